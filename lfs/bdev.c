@@ -1,0 +1,168 @@
+/* bdev.c — pread/pwrite/fdatasync, with optional write tracing. */
+#include "bdev.h"
+#include "format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int
+lfs_bdev_open(struct lfs_bdev *dev, const char *path, bool readonly)
+{
+	memset(dev, 0, sizeof(*dev));
+	dev->trace_fd = -1;
+	dev->readonly = readonly;
+	dev->fd = open(path, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	if (dev->fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(dev->fd, &st) < 0) {
+		int err = -errno;
+		close(dev->fd);
+		return err;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		uint64_t sz;
+		if (ioctl(dev->fd, BLKGETSIZE64, &sz) < 0) {
+			int err = -errno;
+			close(dev->fd);
+			return err;
+		}
+		dev->size_bytes = sz;
+	} else if (S_ISREG(st.st_mode)) {
+		dev->size_bytes = (uint64_t)st.st_size;
+	} else {
+		close(dev->fd);
+		return -ENOTBLK;
+	}
+	dev->block_size = LFS_DEFAULT_BLOCK_SIZE;
+	return 0;
+}
+
+void
+lfs_bdev_close(struct lfs_bdev *dev)
+{
+	if (dev->trace_fd >= 0)
+		close(dev->trace_fd);
+	if (dev->fd >= 0)
+		close(dev->fd);
+	dev->fd = dev->trace_fd = -1;
+}
+
+int
+lfs_bdev_pread(struct lfs_bdev *dev, uint64_t off, uint64_t len, void *buf)
+{
+	uint8_t *p = buf;
+	while (len > 0) {
+		ssize_t n = pread(dev->fd, p, len, (off_t)off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)             /* past the end of a truncated image */
+			return -EIO;
+		p += n;
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
+		dev->bytes_read += (uint64_t)n;
+	}
+	return 0;
+}
+
+static int
+write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int
+trace_record(struct lfs_bdev *dev, uint32_t type, uint64_t off, uint64_t len, const void *data)
+{
+	uint8_t hdr[16];
+	lfs_put32(hdr, type);
+	lfs_put32(hdr + 4, (uint32_t)len);
+	lfs_put64(hdr + 8, off);
+	int err = write_all(dev->trace_fd, hdr, sizeof(hdr));
+	if (!err && len)
+		err = write_all(dev->trace_fd, data, len);
+	return err;
+}
+
+int
+lfs_bdev_pwrite(struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *buf)
+{
+	if (dev->readonly)
+		return -EROFS;
+	if (off + len > dev->size_bytes)
+		return -ENOSPC;
+	if (dev->trace_fd >= 0) {
+		int err = trace_record(dev, LFS_TRACE_WRITE, off, len, buf);
+		if (err)
+			return err;
+	}
+	const uint8_t *p = buf;
+	while (len > 0) {
+		ssize_t n = pwrite(dev->fd, p, len, (off_t)off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
+		dev->bytes_written += (uint64_t)n;
+	}
+	return 0;
+}
+
+int
+lfs_bdev_read(struct lfs_bdev *dev, uint64_t blk, uint32_t nblk, void *buf)
+{
+	return lfs_bdev_pread(dev, blk * dev->block_size, (uint64_t)nblk * dev->block_size, buf);
+}
+
+int
+lfs_bdev_write(struct lfs_bdev *dev, uint64_t blk, uint32_t nblk, const void *buf)
+{
+	return lfs_bdev_pwrite(dev, blk * dev->block_size, (uint64_t)nblk * dev->block_size, buf);
+}
+
+int
+lfs_bdev_sync(struct lfs_bdev *dev)
+{
+	if (dev->readonly)
+		return 0;
+	if (fdatasync(dev->fd) < 0)
+		return -errno;
+	if (dev->trace_fd >= 0)
+		return trace_record(dev, LFS_TRACE_FLUSH, 0, 0, NULL);
+	return 0;
+}
+
+int
+lfs_bdev_trace(struct lfs_bdev *dev, const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	dev->trace_fd = fd;
+	return 0;
+}

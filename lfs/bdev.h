@@ -1,0 +1,41 @@
+/*
+ * bdev.h — layer 1: block I/O on an image file or block device.
+ *
+ * Everything above reads and writes whole blocks through these four
+ * calls.  A trace file, when set, records every write and every flush
+ * (the crash-state harness rebuilds images from it), and a counter of
+ * bytes written gives the write amplification figures.
+ */
+#ifndef LFS_BDEV_H
+#define LFS_BDEV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct lfs_bdev {
+	int fd;
+	bool readonly;
+	uint32_t block_size;
+	uint64_t size_bytes;        /* of the file or device */
+	uint64_t bytes_written;     /* since open */
+	uint64_t bytes_read;
+	int trace_fd;               /* -1: no trace */
+};
+
+/* Open PATH; returns 0 or -errno.  block_size may be set later. */
+int lfs_bdev_open(struct lfs_bdev *dev, const char *path, bool readonly);
+void lfs_bdev_close(struct lfs_bdev *dev);
+int lfs_bdev_read(struct lfs_bdev *dev, uint64_t blk, uint32_t nblk, void *buf);
+int lfs_bdev_write(struct lfs_bdev *dev, uint64_t blk, uint32_t nblk, const void *buf);
+/* Byte-granular variants, for the superblock and tools. */
+int lfs_bdev_pread(struct lfs_bdev *dev, uint64_t off, uint64_t len, void *buf);
+int lfs_bdev_pwrite(struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *buf);
+int lfs_bdev_sync(struct lfs_bdev *dev);
+/* Record all later writes and flushes to PATH (see lfs-crashsim). */
+int lfs_bdev_trace(struct lfs_bdev *dev, const char *path);
+
+/* Trace record: le32 type (1 write, 2 flush), le32 len, le64 offset, data */
+#define LFS_TRACE_WRITE 1
+#define LFS_TRACE_FLUSH 2
+
+#endif

@@ -1,0 +1,434 @@
+/*
+ * bmap.c — layer 4: block maps.
+ *
+ * A file's logical block b is found through 12 direct pointers, then four
+ * trees of depth 1..4 (tree k covers nptr^(k+1) blocks).  A node is named
+ * by (tree, level, index), so it can be cached and written without a
+ * pointer to its parent.  Worked example, nptr = 512: block 12 is tree 0,
+ * rel 0: leaf (0,0,0) slot 0; block 524 is tree 1, rel 0: root (1,0,0)
+ * slot 0 -> leaf (1,1,0) slot 0.
+ *
+ * Nodes are written by lfs_bmap_flush_nodes(), deepest level first, so a
+ * parent is written after all of its children have their new addresses.
+ */
+#include "lfs_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t
+ipow(uint64_t b, unsigned e)
+{
+	uint64_t r = 1;
+	while (e--)
+		r *= b;
+	return r;
+}
+
+/* Number of data blocks under one pointer of a node at `level` in tree k. */
+static uint64_t
+span(const struct lfs_fs *fs, unsigned k, unsigned level)
+{
+	return ipow(fs->nptr, k - level);
+}
+
+static uint64_t
+tree_base(const struct lfs_fs *fs, unsigned k)
+{
+	uint64_t b = LFS_NDIRECT;
+	for (unsigned j = 0; j < k; j++)
+		b += ipow(fs->nptr, j + 1);
+	return b;
+}
+
+uint64_t
+lfs_bmap_max_blocks(const struct lfs_fs *fs)
+{
+	return tree_base(fs, LFS_NINDIRECT);
+}
+
+/* Split a logical block into (tree, rel).  Caller ensures lblk >= NDIRECT. */
+static int
+locate(const struct lfs_fs *fs, uint64_t lblk, unsigned *k, uint64_t *rel)
+{
+	for (unsigned t = 0; t < LFS_NINDIRECT; t++) {
+		uint64_t base = tree_base(fs, t), cap = ipow(fs->nptr, t + 1);
+		if (lblk < base + cap) {
+			*k = t;
+			*rel = lblk - base;
+			return 0;
+		}
+	}
+	return -EFBIG;
+}
+
+static struct lfs_node *
+node_new(const struct lfs_fs *fs)
+{
+	return calloc(1, sizeof(struct lfs_node) + (size_t)fs->nptr * sizeof(uint64_t));
+}
+
+/* The pointer in the parent (or the inode) that refers to node id. */
+static int
+parent_slot(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool create, uint64_t **slot,
+	    struct lfs_node **parent)
+{
+	unsigned k = lfs_node_tree(id), l = lfs_node_level(id);
+	uint64_t i = lfs_node_idx(id);
+	*parent = NULL;
+	if (l == 0) {
+		*slot = &ip->di.ind[k];
+		return 0;
+	}
+	struct lfs_node *p;
+	int err = lfs_bmap_get_node(fs, ip, lfs_node_id(k, l - 1, i / fs->nptr), create, &p);
+	if (err)
+		return err;
+	if (!p) {
+		*slot = NULL;
+		return 0;
+	}
+	*parent = p;
+	*slot = &p->ptrs[i % fs->nptr];
+	return 0;
+}
+
+int
+lfs_bmap_get_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool create,
+		  struct lfs_node **out)
+{
+	struct lfs_node *n = u64map_get(&ip->nodes, id);
+	if (n) {
+		*out = n;
+		return 0;
+	}
+	uint64_t *slot;
+	struct lfs_node *parent;
+	int err = parent_slot(fs, ip, id, create, &slot, &parent);
+	if (err)
+		return err;
+	uint64_t addr = slot ? *slot : 0;
+	if (!addr && !create) {
+		*out = NULL;
+		return 0;
+	}
+	n = node_new(fs);
+	if (!n)
+		return -ENOMEM;
+	if (addr) {
+		uint8_t *blk = malloc(fs->bsize);
+		err = blk ? lfs_read_block(fs, addr, blk) : -ENOMEM;
+		if (!err)
+			lfs_node_decode(n->ptrs, fs->nptr, blk);
+		free(blk);
+		if (err) {
+			free(n);
+			return err;
+		}
+		n->addr = addr;
+	} else {
+		n->dirty = true;
+		ip->di.blocks++;
+		lfs_inode_dirty(fs, ip);
+	}
+	if (u64map_put(&ip->nodes, id, n)) {
+		free(n);
+		return -ENOMEM;
+	}
+	*out = n;
+	return 0;
+}
+
+int
+lfs_bmap_get(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, uint64_t *addr)
+{
+	if (lblk < LFS_NDIRECT) {
+		*addr = ip->di.direct[lblk];
+		return 0;
+	}
+	unsigned k;
+	uint64_t rel;
+	int err = locate(fs, lblk, &k, &rel);
+	if (err)
+		return err;
+	struct lfs_node *n;
+	err = lfs_bmap_get_node(fs, ip, lfs_node_id(k, k, rel / fs->nptr), false, &n);
+	if (err)
+		return err;
+	*addr = n ? n->ptrs[rel % fs->nptr] : 0;
+	return 0;
+}
+
+int
+lfs_bmap_set(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, uint64_t addr, uint64_t *old)
+{
+	uint64_t *slot;
+	if (lblk < LFS_NDIRECT) {
+		slot = &ip->di.direct[lblk];
+	} else {
+		unsigned k;
+		uint64_t rel;
+		int err = locate(fs, lblk, &k, &rel);
+		if (err)
+			return err;
+		struct lfs_node *n;
+		err = lfs_bmap_get_node(fs, ip, lfs_node_id(k, k, rel / fs->nptr), true, &n);
+		if (err)
+			return err;
+		slot = &n->ptrs[rel % fs->nptr];
+		n->dirty = true;
+	}
+	*old = *slot;
+	*slot = addr;
+	if (!*old && addr)
+		ip->di.blocks++;
+	else if (*old && !addr)
+		ip->di.blocks--;
+	lfs_inode_dirty(fs, ip);
+	return 0;
+}
+
+static void
+release_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, struct lfs_node *n)
+{
+	if (n->addr)
+		lfs_seg_unuse(fs, n->addr, fs->bsize);
+	ip->di.blocks--;
+	u64map_del(&ip->nodes, id);
+	free(n);
+	uint64_t *slot;
+	struct lfs_node *parent;
+	if (parent_slot(fs, ip, id, false, &slot, &parent) == 0 && slot) {
+		*slot = 0;
+		if (parent)
+			parent->dirty = true;
+	}
+	lfs_inode_dirty(fs, ip);
+}
+
+/* Free data blocks with rel in [lo, hi) under node (k, l, i). */
+static int
+free_node(struct lfs_fs *fs, struct lfs_inode *ip, unsigned k, unsigned l, uint64_t i, uint64_t lo,
+	  uint64_t hi)
+{
+	uint64_t id = lfs_node_id(k, l, i);
+	struct lfs_node *n;
+	int err = lfs_bmap_get_node(fs, ip, id, false, &n);
+	if (err || !n)
+		return err;
+	uint64_t sp = span(fs, k, l), base = i * fs->nptr * sp;
+	for (uint32_t s = 0; s < fs->nptr; s++) {
+		uint64_t a = base + s * sp, b = a + sp;
+		if (b <= lo || a >= hi)
+			continue;
+		if (l == k) {
+			if (n->ptrs[s]) {
+				lfs_seg_unuse(fs, n->ptrs[s], fs->bsize);
+				n->ptrs[s] = 0;
+				ip->di.blocks--;
+				n->dirty = true;
+			}
+			continue;
+		}
+		/* the child may be cached and new, with no pointer here yet */
+		uint64_t cid = lfs_node_id(k, l + 1, i * fs->nptr + s);
+		if (!n->ptrs[s] && !u64map_get(&ip->nodes, cid))
+			continue;
+		err = free_node(fs, ip, k, l + 1, i * fs->nptr + s, lo, hi);
+		if (err)
+			return err;
+	}
+	bool empty = true;
+	for (uint32_t s = 0; s < fs->nptr && empty; s++)
+		if (n->ptrs[s])
+			empty = false;
+	if (empty && l < k) {
+		/* an interior node may still have new children not yet linked */
+		for (uint32_t s = 0; s < fs->nptr && empty; s++)
+			if (u64map_get(&ip->nodes, lfs_node_id(k, l + 1, i * fs->nptr + s)))
+				empty = false;
+	}
+	if (empty)
+		release_node(fs, ip, id, n);
+	else
+		lfs_inode_dirty(fs, ip);
+	return 0;
+}
+
+int
+lfs_bmap_free_range(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uint64_t end)
+{
+	for (uint64_t b = first; b < end && b < LFS_NDIRECT; b++) {
+		if (ip->di.direct[b]) {
+			lfs_seg_unuse(fs, ip->di.direct[b], fs->bsize);
+			ip->di.direct[b] = 0;
+			ip->di.blocks--;
+			lfs_inode_dirty(fs, ip);
+		}
+	}
+	for (unsigned k = 0; k < LFS_NINDIRECT; k++) {
+		uint64_t base = tree_base(fs, k), cap = ipow(fs->nptr, k + 1);
+		if (end <= base || first >= base + cap)
+			continue;
+		if (!ip->di.ind[k] && !u64map_get(&ip->nodes, lfs_node_id(k, 0, 0)))
+			continue;
+		uint64_t lo = first > base ? first - base : 0;
+		uint64_t hi = end - base < cap ? end - base : cap;
+		int err = free_node(fs, ip, k, 0, 0, lo, hi);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+struct idlist {
+	uint64_t *ids;
+	size_t n;
+	unsigned level;
+};
+
+static void
+collect_dirty(uint64_t id, void *val, void *ctx)
+{
+	struct idlist *l = ctx;
+	struct lfs_node *n = val;
+	if (n->dirty && lfs_node_level(id) == l->level)
+		l->ids[l->n++] = id;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int
+lfs_bmap_flush_nodes(struct lfs_fs *fs, struct lfs_inode *ip)
+{
+	if (!ip->nodes.count)
+		return 0;
+	uint8_t *blk = malloc(fs->bsize);
+	struct idlist l = { .ids = NULL };
+	int err = 0;
+	if (!blk)
+		return -ENOMEM;
+	for (int level = LFS_NINDIRECT - 1; level >= 0 && !err; level--) {
+		free(l.ids);
+		l.ids = malloc((ip->nodes.count + 1) * sizeof(uint64_t));
+		if (!l.ids) {
+			err = -ENOMEM;
+			break;
+		}
+		l.n = 0;
+		l.level = (unsigned)level;
+		u64map_each(&ip->nodes, collect_dirty, &l);
+		qsort(l.ids, l.n, sizeof(uint64_t), cmp_u64);
+		for (size_t j = 0; j < l.n && !err; j++) {
+			struct lfs_node *n = u64map_get(&ip->nodes, l.ids[j]);
+			uint64_t addr, *slot;
+			struct lfs_node *parent;
+			lfs_node_encode(n->ptrs, fs->nptr, blk);
+			err = lfs_seg_append(fs, LFS_BK_INDIR, ip->ino, ip->di.version, l.ids[j], blk, &addr);
+			if (err)
+				break;
+			if (n->addr)
+				lfs_seg_unuse(fs, n->addr, fs->bsize);
+			lfs_seg_use(fs, addr, fs->bsize);
+			n->addr = addr;
+			n->dirty = false;
+			err = parent_slot(fs, ip, l.ids[j], true, &slot, &parent);
+			if (!err) {
+				*slot = addr;
+				if (parent)
+					parent->dirty = true;
+			}
+		}
+	}
+	free(l.ids);
+	free(blk);
+	return err;
+}
+
+void
+lfs_bmap_drop_clean_nodes(struct lfs_inode *ip)
+{
+	if (!ip->nodes.count)
+		return;
+	uint64_t *ids = malloc(ip->nodes.count * sizeof(uint64_t));
+	if (!ids)
+		return;
+	size_t n = ip->nodes.count;
+	u64map_sorted_keys(&ip->nodes, ids);
+	for (size_t j = 0; j < n; j++) {
+		struct lfs_node *nd = u64map_get(&ip->nodes, ids[j]);
+		if (!nd->dirty) {
+			u64map_del(&ip->nodes, ids[j]);
+			free(nd);
+		}
+	}
+	free(ids);
+}
+
+/* ---------------------------------------------------------------- */
+
+struct walk {
+	struct lfs_fs *fs;
+	int (*fn)(void *, uint64_t, uint8_t, uint64_t);
+	void *ctx;
+};
+
+static int
+walk_node(struct walk *w, uint64_t addr, unsigned k, unsigned l, uint64_t i)
+{
+	struct lfs_fs *fs = w->fs;
+	uint64_t id = lfs_node_id(k, l, i);
+	int err = w->fn(w->ctx, addr, LFS_BK_INDIR, id);
+	if (err)
+		return err;
+	uint64_t *ptrs = malloc((size_t)fs->nptr * sizeof(uint64_t));
+	uint8_t *blk = malloc(fs->bsize);
+	if (!ptrs || !blk) {
+		free(ptrs);
+		free(blk);
+		return -ENOMEM;
+	}
+	err = lfs_read_block(fs, addr, blk);
+	if (!err)
+		lfs_node_decode(ptrs, fs->nptr, blk);
+	free(blk);
+	uint64_t sp = span(fs, k, l), base = tree_base(fs, k) + i * fs->nptr * sp;
+	for (uint32_t s = 0; s < fs->nptr && !err; s++) {
+		if (!ptrs[s])
+			continue;
+		if (!lfs_addr_valid(fs, ptrs[s])) {
+			err = -EFSCORRUPTED;
+			break;
+		}
+		if (l == k)
+			err = w->fn(w->ctx, ptrs[s], LFS_BK_DATA, base + s);
+		else
+			err = walk_node(w, ptrs[s], k, l + 1, i * fs->nptr + s);
+	}
+	free(ptrs);
+	return err;
+}
+
+int
+lfs_bmap_walk_disk(struct lfs_fs *fs, const struct lfs_dinode *di,
+		   int (*fn)(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk), void *ctx)
+{
+	struct walk w = { fs, fn, ctx };
+	int err = 0;
+	if (!(di->flags & LFS_DI_INLINE))
+		for (uint64_t b = 0; b < LFS_NDIRECT && !err; b++)
+			if (di->direct[b])
+				err = fn(ctx, di->direct[b], LFS_BK_DATA, b);
+	for (unsigned k = 0; k < LFS_NINDIRECT && !err; k++)
+		if (di->ind[k])
+			err = walk_node(&w, di->ind[k], k, 0, 0);
+	if (!err && di->xattr)
+		err = fn(ctx, di->xattr, LFS_BK_XATTR, 0);
+	return err;
+}

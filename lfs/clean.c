@@ -1,0 +1,241 @@
+/*
+ * clean.c — the mechanism of cleaning, owned by the filesystem daemon.
+ *
+ * The policy (which segments, when) lives in lfs_cleanerd; here is what
+ * any policy needs: whether a block in the log is still live, and moving
+ * the live blocks of a segment to the head of the log.  A move re-dirties
+ * the block's owner (page, node, record, xattr, table block) so the next
+ * flush writes it anew; the segment then empties and turns clean at the
+ * following checkpoint.  Every decision is taken against current state,
+ * so a stale request from the cleaner can never move a dead block.
+ *
+ * lfs_clean_reclaim() is the daemon's own last resort when a write would
+ * otherwise fail with ENOSPC and no cleaner has freed space in time.
+ */
+#include "lfs_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool
+record_live(struct lfs_fs *fs, uint64_t addr, const uint8_t *blk, uint32_t off, uint32_t *ino)
+{
+	struct lfs_dinode di;
+	if (lfs_dinode_decode(&di, blk + off, fs->bsize - off) < 0 || di.mode == 0 ||
+	    di.ino >= fs->sb.max_inodes)
+		return false;
+	const struct lfs_imap_entry *e = &fs->imap[di.ino];
+	*ino = di.ino;
+	return (e->flags & LFS_IMAP_INUSE) && e->daddr == addr && e->slot == off / LFS_INODE_ALIGN;
+}
+
+bool
+lfs_clean_block_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, const uint8_t *blk)
+{
+	struct lfs_inode *ip;
+	switch (e->kind) {
+	case LFS_BK_IMAP:
+		return e->lblk < fs->n_imap_blocks && fs->imap_addr[e->lblk] == addr;
+	case LFS_BK_SUT:
+		return e->lblk < fs->n_sut_blocks && fs->sut_addr[e->lblk] == addr;
+	case LFS_BK_INODE:
+		for (uint32_t off = lfs_inode_block_next(blk, fs->bsize, 0); off < fs->bsize;
+		     off = lfs_inode_block_next(blk, fs->bsize, off + LFS_INODE_ALIGN)) {
+			uint32_t ino;
+			if (record_live(fs, addr, blk, off, &ino))
+				return true;
+		}
+		return false;
+	default:
+		break;
+	}
+	if (!lfs_imap_valid_ino(fs, e->ino) || fs->imap[e->ino].version != e->version)
+		return false;
+	if (lfs_iget(fs, e->ino, &ip))
+		return false;
+	uint64_t cur = 0;
+	switch (e->kind) {
+	case LFS_BK_DATA:
+		if (lfs_bmap_get(fs, ip, e->lblk, &cur))
+			return false;
+		return cur == addr;
+	case LFS_BK_INDIR: {
+		struct lfs_node *n;
+		if (!(e->lblk & LFS_NODE_FLAG) || lfs_node_tree(e->lblk) >= LFS_NINDIRECT ||
+		    lfs_node_level(e->lblk) > lfs_node_tree(e->lblk) ||
+		    lfs_bmap_get_node(fs, ip, e->lblk, false, &n) || !n)
+			return false;
+		return n->addr == addr;
+	}
+	case LFS_BK_XATTR:
+		return ip->di.xattr == addr;
+	}
+	return false;
+}
+
+/* Re-dirty the owner of a live block so the next flush rewrites it. */
+static int
+move_block(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, const uint8_t *blk)
+{
+	struct lfs_inode *ip;
+	int err;
+	switch (e->kind) {
+	case LFS_BK_IMAP:
+		fs->imap_dirty[e->lblk] = 1;
+		return 0;
+	case LFS_BK_SUT:
+		fs->sut_dirty[e->lblk] = 1;
+		return 0;
+	case LFS_BK_INODE:
+		for (uint32_t off = lfs_inode_block_next(blk, fs->bsize, 0); off < fs->bsize;
+		     off = lfs_inode_block_next(blk, fs->bsize, off + LFS_INODE_ALIGN)) {
+			uint32_t ino;
+			if (record_live(fs, addr, blk, off, &ino)) {
+				if ((err = lfs_iget(fs, ino, &ip)))
+					return err;
+				lfs_inode_dirty(fs, ip);
+			}
+		}
+		return 0;
+	}
+	if ((err = lfs_iget(fs, e->ino, &ip)))
+		return err;
+	switch (e->kind) {
+	case LFS_BK_DATA: {
+		struct lfs_page *pg;
+		err = lfs_file_get_page(fs, ip, e->lblk, false, false, &pg);
+		if (!err)
+			err = lfs_file_dirty_page(fs, ip, e->lblk, pg);
+		return err;
+	}
+	case LFS_BK_INDIR: {
+		struct lfs_node *n;
+		err = lfs_bmap_get_node(fs, ip, e->lblk, false, &n);
+		if (!err && n) {
+			n->dirty = true;
+			lfs_inode_dirty(fs, ip);
+		}
+		return err;
+	}
+	case LFS_BK_XATTR:
+		if (!ip->xattr_loaded) {
+			ip->xattr = malloc(fs->bsize);
+			if (!ip->xattr)
+				return -ENOMEM;
+			memcpy(ip->xattr, blk, fs->bsize);
+			ip->xattr_loaded = true;
+		}
+		ip->xattr_dirty = true;
+		lfs_inode_dirty(fs, ip);
+		return 0;
+	}
+	return 0;
+}
+
+/* Calls fn for each block of each verifying pseg in segment seg. */
+int
+lfs_seg_scan(struct lfs_fs *fs, uint64_t seg,
+	     int (*fn)(struct lfs_fs *, const struct lfs_pseg_entry *, uint64_t, const uint8_t *, void *),
+	     void *ctx)
+{
+	uint8_t *buf = malloc((size_t)(1 + fs->max_pseg) * fs->bsize);
+	if (!buf)
+		return -ENOMEM;
+	int err = 0;
+	uint64_t first = lfs_seg_first_block(fs, seg);
+	for (uint32_t off = 0; lfs_seg_has_room(fs, off) && !err;) {
+		if ((err = lfs_bdev_read(&fs->dev, first + off, 1, buf)))
+			break;
+		if (lfs_pseg_verify(buf, fs->bsize, fs->seed))
+			break;
+		struct lfs_pseg_hdr h;
+		lfs_pseg_hdr_decode(&h, buf);
+		if (h.nblocks > fs->sb.seg_blocks - off - 1)
+			break;
+		if ((err = lfs_bdev_read(&fs->dev, first + off + 1, h.nblocks, buf + fs->bsize)))
+			break;
+		for (uint32_t j = 0; j < h.nblocks && !err; j++) {
+			struct lfs_pseg_entry e;
+			lfs_pseg_entry_decode(&e, buf, j);
+			const uint8_t *blk = buf + (size_t)(j + 1) * fs->bsize;
+			if (lfs_crc(fs->seed, blk, fs->bsize) != e.crc)
+				continue; /* never trust a block that fails its crc */
+			err = fn(fs, &e, first + off + 1 + j, blk, ctx);
+		}
+		off += 1 + h.nblocks;
+	}
+	free(buf);
+	return err;
+}
+
+static int
+move_if_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, const uint8_t *blk, void *ctx)
+{
+	uint64_t *moved = ctx;
+	if (!lfs_clean_block_live(fs, e, addr, blk))
+		return 0;
+	(*moved)++;
+	return move_block(fs, e, addr, blk);
+}
+
+int
+lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved)
+{
+	if (seg >= fs->sb.nsegs || fs->segs[seg].state != LFS_SEG_DIRTY)
+		return -EINVAL;
+	int err = lfs_flush(fs);
+	if (err)
+		return err;
+	uint64_t n = 0;
+	err = lfs_seg_scan(fs, seg, move_if_live, &n);
+	if (!err)
+		err = lfs_flush(fs);
+	if (!err) {
+		fs->stats.blocks_cleaned += n;
+		fs->stats.segs_cleaned++;
+		*moved += n;
+		if (fs->segs[seg].live_bytes)
+			lfs_log("cleaner: segment %llu still has %u live bytes after cleaning",
+				(unsigned long long)seg, fs->segs[seg].live_bytes);
+	}
+	return err;
+}
+
+int
+lfs_clean_reclaim(struct lfs_fs *fs, uint64_t *moved)
+{
+	uint64_t segbytes = (uint64_t)fs->sb.seg_blocks * fs->bsize;
+	int cleaned = 0;
+	for (int round = 0; round < 4; round++) {
+		uint64_t best = UINT64_MAX, best_live = segbytes;
+		bool empty = false;
+		for (uint64_t s = 0; s < fs->sb.nsegs; s++) {
+			if (fs->segs[s].state != LFS_SEG_DIRTY)
+				continue;
+			uint64_t live = lfs_seg_live(fs, s);
+			if (live == 0)
+				empty = true; /* freed by the checkpoint below */
+			else if (live < best_live) {
+				best = s;
+				best_live = live;
+			}
+		}
+		if (empty && !cleaned) {
+			cleaned++;
+			break;
+		}
+		/* worth it only if it frees a tenth of a segment, and the
+		 * moved blocks must fit in what is clean, reserve included */
+		if (best == UINT64_MAX || best_live > segbytes - segbytes / 10 ||
+		    best_live / fs->bsize + 8 > fs->nclean * fs->sb.seg_blocks + (fs->sb.seg_blocks - fs->cur_off))
+			break;
+		int err = lfs_clean_segment(fs, best, moved);
+		if (err)
+			return err;
+		cleaned++;
+	}
+	if (!cleaned)
+		return -ENOSPC;
+	return lfs_ckpt_write(fs, false);
+}

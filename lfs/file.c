@@ -1,0 +1,384 @@
+/*
+ * file.c — layer 4/5: file content.
+ *
+ * Content is either inline in the inode record (regular files and
+ * symlinks up to inline_max bytes; then size == inline_len) or in blocks
+ * found through the block map.  Writes land in per-inode pages; flush.c
+ * gives each dirty page its place in the log.  Regular files drop their
+ * pages once written (the kernel caches reads); directories keep them.
+ */
+#include "lfs_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t
+lfs_file_max_size(const struct lfs_fs *fs)
+{
+	uint64_t blocks = lfs_bmap_max_blocks(fs);
+	if (blocks > (uint64_t)INT64_MAX / fs->bsize)
+		return (uint64_t)INT64_MAX;
+	return blocks * fs->bsize;
+}
+
+int
+lfs_file_get_page(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, bool for_write, bool whole,
+		  struct lfs_page **out)
+{
+	struct lfs_page *pg = u64map_get(&ip->pages, lblk);
+	if (pg) {
+		*out = pg;
+		return 0;
+	}
+	pg = calloc(1, sizeof(*pg));
+	if (pg)
+		pg->data = malloc(fs->bsize);
+	if (!pg || !pg->data) {
+		if (pg)
+			free(pg);
+		return -ENOMEM;
+	}
+	int err = 0;
+	if (whole && for_write) {
+		memset(pg->data, 0, fs->bsize);
+	} else {
+		uint64_t addr;
+		err = lfs_bmap_get(fs, ip, lblk, &addr);
+		if (!err && addr)
+			err = lfs_read_block(fs, addr, pg->data);
+		else if (!err)
+			memset(pg->data, 0, fs->bsize);
+	}
+	if (!err)
+		err = u64map_put(&ip->pages, lblk, pg);
+	if (err) {
+		free(pg->data);
+		free(pg);
+		return err;
+	}
+	*out = pg;
+	return 0;
+}
+
+int
+lfs_file_dirty_page(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, struct lfs_page *pg)
+{
+	if (pg->dirty)
+		return 0;
+	uint64_t addr;
+	int err = lfs_bmap_get(fs, ip, lblk, &addr);
+	if (err)
+		return err;
+	pg->dirty = true;
+	pg->was_hole = addr == 0;
+	if (pg->was_hole)
+		ip->pending_new++;
+	ip->ndirty_pages++;
+	fs->dirty_bytes += fs->bsize;
+	lfs_inode_dirty(fs, ip);
+	return 0;
+}
+
+static void
+page_free(struct lfs_fs *fs, struct lfs_inode *ip, struct lfs_page *pg)
+{
+	if (pg->dirty) {
+		ip->ndirty_pages--;
+		fs->dirty_bytes -= fs->bsize;
+		if (pg->was_hole)
+			ip->pending_new--;
+	}
+	free(pg->data);
+	free(pg);
+}
+
+void
+lfs_file_drop_pages(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uint64_t end)
+{
+	size_t n = ip->pages.count;
+	if (!n)
+		return;
+	uint64_t *keys = malloc(n * sizeof(uint64_t));
+	if (!keys)
+		return;
+	u64map_sorted_keys(&ip->pages, keys);
+	for (size_t i = 0; i < n; i++)
+		if (keys[i] >= first && keys[i] < end)
+			page_free(fs, ip, u64map_del(&ip->pages, keys[i]));
+	free(keys);
+}
+
+/* Move inline content to block 0 so the file can grow past inline_max. */
+static int
+uninline(struct lfs_fs *fs, struct lfs_inode *ip)
+{
+	if (!(ip->di.flags & LFS_DI_INLINE))
+		return 0;
+	if (ip->di.inline_len) {
+		struct lfs_page *pg;
+		int err = lfs_file_get_page(fs, ip, 0, true, true, &pg);
+		if (err)
+			return err;
+		memcpy(pg->data, ip->inl, ip->di.inline_len);
+		err = lfs_file_dirty_page(fs, ip, 0, pg);
+		if (err)
+			return err;
+	}
+	memset(ip->inl, 0, ip->di.inline_len);
+	ip->di.inline_len = 0;
+	ip->di.flags &= ~LFS_DI_INLINE;
+	lfs_inode_dirty(fs, ip);
+	return 0;
+}
+
+ssize_t
+lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, uint64_t off)
+{
+	if (off >= ip->di.size)
+		return 0;
+	if (size > ip->di.size - off)
+		size = (size_t)(ip->di.size - off);
+	if (ip->di.flags & LFS_DI_INLINE) {
+		memcpy(buf, ip->inl + off, size);
+		return (ssize_t)size;
+	}
+	uint8_t *out = buf;
+	uint8_t *run = NULL;
+	size_t done = 0;
+	int err = 0;
+	while (done < size && !err) {
+		uint64_t pos = off + done, lblk = pos / fs->bsize;
+		uint32_t boff = (uint32_t)(pos % fs->bsize);
+		size_t n = fs->bsize - boff;
+		if (n > size - done)
+			n = size - done;
+		struct lfs_page *pg = u64map_get(&ip->pages, lblk);
+		if (pg) {
+			memcpy(out + done, pg->data + boff, n);
+			done += n;
+			continue;
+		}
+		uint64_t addr;
+		err = lfs_bmap_get(fs, ip, lblk, &addr);
+		if (err)
+			break;
+		if (!addr) {
+			memset(out + done, 0, n);
+			done += n;
+			continue;
+		}
+		/* Gather blocks that follow each other on disk into one read. */
+		uint32_t nrun = 1;
+		size_t rest = size - done - n;
+		while (rest > 0 && nrun < 256) {
+			uint64_t a2;
+			if (u64map_get(&ip->pages, lblk + nrun) || lfs_bmap_get(fs, ip, lblk + nrun, &a2) ||
+			    a2 != addr + nrun)
+				break;
+			size_t m = rest < fs->bsize ? rest : fs->bsize;
+			rest -= m;
+			nrun++;
+		}
+		if (!run && !(run = malloc((size_t)256 * fs->bsize))) {
+			err = -ENOMEM;
+			break;
+		}
+		if (fs->pn)
+			for (uint32_t j = 0; j < nrun && !err; j++)
+				err = lfs_read_block(fs, addr + j, run + (size_t)j * fs->bsize);
+		else if (!lfs_addr_valid(fs, addr) || !lfs_addr_valid(fs, addr + nrun - 1))
+			err = -EFSCORRUPTED;
+		else
+			err = lfs_bdev_read(&fs->dev, addr, nrun, run);
+		if (err)
+			break;
+		size_t take = (size_t)nrun * fs->bsize - boff;
+		if (take > size - done)
+			take = size - done;
+		memcpy(out + done, run + boff, take);
+		done += take;
+	}
+	free(run);
+	if (err && !done)
+		return err;
+	return (ssize_t)done;
+}
+
+ssize_t
+lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, const void *buf, size_t size, uint64_t off)
+{
+	if (size == 0)
+		return 0;
+	uint64_t end = off + size;
+	if (end > lfs_file_max_size(fs) || end < off)
+		return -EFBIG;
+	int err;
+	if (ip->di.flags & LFS_DI_INLINE) {
+		if (end <= lfs_inline_max(fs->bsize)) {
+			err = lfs_file_ensure_space(fs, 0);
+			if (err)
+				return err;
+			memcpy(ip->inl + off, buf, size);
+			if (end > ip->di.size)
+				ip->di.size = ip->di.inline_len = (uint32_t)end;
+			lfs_inode_dirty(fs, ip);
+			return (ssize_t)size;
+		}
+		err = uninline(fs, ip);
+		if (err)
+			return err;
+	}
+	err = lfs_file_ensure_space(fs, size + fs->bsize);
+	if (err)
+		return err;
+	const uint8_t *in = buf;
+	size_t done = 0;
+	while (done < size) {
+		uint64_t pos = off + done, lblk = pos / fs->bsize;
+		uint32_t boff = (uint32_t)(pos % fs->bsize);
+		size_t n = fs->bsize - boff;
+		if (n > size - done)
+			n = size - done;
+		struct lfs_page *pg;
+		err = lfs_file_get_page(fs, ip, lblk, true, n == fs->bsize, &pg);
+		if (!err)
+			err = lfs_file_dirty_page(fs, ip, lblk, pg);
+		if (err)
+			break;
+		memcpy(pg->data + boff, in + done, n);
+		done += n;
+	}
+	if (off + done > ip->di.size)
+		ip->di.size = off + done;
+	lfs_inode_dirty(fs, ip);
+	if (err && !done)
+		return err;
+	return (ssize_t)done;
+}
+
+/* Zero [from, to) inside one block, if the block holds anything. */
+static int
+zero_in_block(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, uint32_t from, uint32_t to)
+{
+	if (from >= to)
+		return 0;
+	struct lfs_page *pg = u64map_get(&ip->pages, lblk);
+	if (!pg) {
+		uint64_t addr;
+		int err = lfs_bmap_get(fs, ip, lblk, &addr);
+		if (err || !addr)
+			return err;
+		err = lfs_file_get_page(fs, ip, lblk, true, false, &pg);
+		if (err)
+			return err;
+	}
+	int err = lfs_file_dirty_page(fs, ip, lblk, pg);
+	if (!err)
+		memset(pg->data + from, 0, to - from);
+	return err;
+}
+
+int
+lfs_file_truncate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t size)
+{
+	if (size > lfs_file_max_size(fs))
+		return -EFBIG;
+	int err;
+	if (ip->di.flags & LFS_DI_INLINE) {
+		if (size <= lfs_inline_max(fs->bsize)) {
+			if (size < ip->di.inline_len)
+				memset(ip->inl + size, 0, ip->di.inline_len - size);
+			ip->di.size = ip->di.inline_len = (uint32_t)size;
+			lfs_inode_dirty(fs, ip);
+			return 0;
+		}
+		if ((err = uninline(fs, ip)))
+			return err;
+	}
+	if (size < ip->di.size) {
+		uint64_t first = (size + fs->bsize - 1) / fs->bsize;
+		lfs_file_drop_pages(fs, ip, first, UINT64_MAX);
+		if ((err = lfs_bmap_free_range(fs, ip, first, lfs_bmap_max_blocks(fs))))
+			return err;
+		if (size % fs->bsize &&
+		    (err = zero_in_block(fs, ip, size / fs->bsize, (uint32_t)(size % fs->bsize), fs->bsize)))
+			return err;
+	}
+	ip->di.size = size;
+	if (size == 0 && S_ISREG(ip->di.mode) && ip->di.blocks == 0 && ip->pending_new == 0) {
+		/* an emptied file starts small again */
+		ip->di.flags |= LFS_DI_INLINE;
+		ip->di.inline_len = 0;
+	}
+	lfs_inode_dirty(fs, ip);
+	return 0;
+}
+
+int
+lfs_file_punch(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_t len)
+{
+	if (off >= ip->di.size)
+		return 0;
+	uint64_t end = off + len;
+	if (end > ip->di.size || end < off)
+		end = ip->di.size;
+	if (ip->di.flags & LFS_DI_INLINE) {
+		memset(ip->inl + off, 0, end - off);
+		lfs_inode_dirty(fs, ip);
+		return 0;
+	}
+	uint64_t bs = fs->bsize;
+	uint64_t fb = (off + bs - 1) / bs, lb = end / bs; /* whole blocks [fb, lb) */
+	int err;
+	if (fb > lb) {          /* inside a single block */
+		return zero_in_block(fs, ip, off / bs, (uint32_t)(off % bs), (uint32_t)(end % bs));
+	}
+	if (off % bs && (err = zero_in_block(fs, ip, off / bs, (uint32_t)(off % bs), (uint32_t)bs)))
+		return err;
+	if (end % bs && (err = zero_in_block(fs, ip, lb, 0, (uint32_t)(end % bs))))
+		return err;
+	lfs_file_drop_pages(fs, ip, fb, lb);
+	return lfs_bmap_free_range(fs, ip, fb, lb);
+}
+
+int
+lfs_file_flush_pages(struct lfs_fs *fs, struct lfs_inode *ip)
+{
+	if (!ip->ndirty_pages)
+		return 0;
+	size_t n = ip->pages.count;
+	uint64_t *keys = malloc(n * sizeof(uint64_t));
+	if (!keys)
+		return -ENOMEM;
+	u64map_sorted_keys(&ip->pages, keys);
+	bool keep = S_ISDIR(ip->di.mode);
+	int err = 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		struct lfs_page *pg = u64map_get(&ip->pages, keys[i]);
+		if (!pg->dirty) {
+			if (!keep)
+				page_free(fs, ip, u64map_del(&ip->pages, keys[i]));
+			continue;
+		}
+		uint64_t addr, old;
+		err = lfs_seg_append(fs, LFS_BK_DATA, ip->ino, ip->di.version, keys[i], pg->data, &addr);
+		if (!err)
+			err = lfs_bmap_set(fs, ip, keys[i], addr, &old);
+		if (err)
+			break;
+		if (old)
+			lfs_seg_unuse(fs, old, fs->bsize);
+		lfs_seg_use(fs, addr, fs->bsize);
+		if (pg->was_hole)
+			ip->pending_new--;
+		pg->dirty = false;
+		pg->was_hole = false;
+		ip->ndirty_pages--;
+		fs->dirty_bytes -= fs->bsize;
+		if (!keep)
+			page_free(fs, ip, u64map_del(&ip->pages, keys[i]));
+	}
+	free(keys);
+	return err;
+}

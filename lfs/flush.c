@@ -1,0 +1,172 @@
+/*
+ * flush.c — turn all dirty in-memory state into one log group.
+ *
+ * Order inside the group: tombstones of freed inodes, then per dirty
+ * inode its data pages, xattr block and block-map nodes (deepest first),
+ * then the inode records packed into INODE blocks.  The group's last pseg
+ * carries LFS_PSEG_END; roll-forward applies a group only whole, and a
+ * flush runs only between operations, so every group is a consistent
+ * step.  This is also what fsync waits for.
+ */
+#include "lfs_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int
+write_tombstone(struct lfs_fs *fs, uint32_t ino, uint32_t version)
+{
+	struct lfs_dinode di = { .ino = ino, .version = version };
+	uint8_t *p;
+	uint64_t addr;
+	uint16_t slot;
+	int err = lfs_seg_inode_slot(fs, lfs_inode_reclen(0), &p, &addr, &slot);
+	if (!err)
+		lfs_dinode_encode(&di, NULL, p);
+	return err;
+}
+
+static int
+write_record(struct lfs_fs *fs, struct lfs_inode *ip)
+{
+	if (!(ip->di.flags & LFS_DI_INLINE))
+		ip->di.inline_len = 0;
+	uint32_t reclen = lfs_inode_reclen(ip->di.inline_len);
+	uint8_t *p;
+	uint64_t addr;
+	uint16_t slot;
+	int err = lfs_seg_inode_slot(fs, reclen, &p, &addr, &slot);
+	if (err)
+		return err;
+	lfs_dinode_encode(&ip->di, ip->inl, p);
+	struct lfs_imap_entry *e = &fs->imap[ip->ino];
+	if (e->daddr)
+		lfs_seg_unuse(fs, e->daddr, ip->disk_reclen);
+	lfs_seg_use(fs, addr, reclen);
+	lfs_imap_set(fs, ip->ino, addr, slot, ip->di.version, ip->di.nlink == 0);
+	ip->disk_reclen = reclen;
+	ip->dirty = false;
+	return 0;
+}
+
+static int
+write_xattr(struct lfs_fs *fs, struct lfs_inode *ip)
+{
+	if (!ip->xattr_dirty)
+		return 0;
+	uint64_t addr = 0;
+	if (ip->xattr) {
+		int err = lfs_seg_append(fs, LFS_BK_XATTR, ip->ino, ip->di.version, 0, ip->xattr, &addr);
+		if (err)
+			return err;
+		lfs_seg_use(fs, addr, fs->bsize);
+	}
+	if (ip->di.xattr)
+		lfs_seg_unuse(fs, ip->di.xattr, fs->bsize);
+	ip->di.xattr = addr;
+	ip->xattr_dirty = false;
+	return 0;
+}
+
+static void
+collect_tomb(uint64_t key, void *val, void *ctx)
+{
+	uint64_t **p = ctx;
+	*(*p)++ = key;
+	*(*p)++ = (uint64_t)(uintptr_t)val;
+}
+
+int
+lfs_flush(struct lfs_fs *fs)
+{
+	if (fs->fatal)
+		return fs->fatal;
+	if (!fs->dirty.count && !fs->tombstones.count)
+		return 0;
+	int err = 0;
+	if (fs->tombstones.count) {
+		uint64_t *t = malloc(2 * fs->tombstones.count * sizeof(uint64_t)), *w = t;
+		if (!t)
+			return -ENOMEM;
+		u64map_each(&fs->tombstones, collect_tomb, &w);
+		for (uint64_t *r = t; r < w && !err; r += 2)
+			err = write_tombstone(fs, (uint32_t)r[0], (uint32_t)r[1]);
+		free(t);
+		if (err)
+			return err;
+		u64map_free(&fs->tombstones);
+	}
+	size_t n = fs->dirty.count;
+	uint64_t *inos = malloc((n + 1) * sizeof(uint64_t));
+	if (!inos)
+		return -ENOMEM;
+	u64map_sorted_keys(&fs->dirty, inos);
+	for (size_t i = 0; i < n && !err; i++) {
+		struct lfs_inode *ip = u64map_get(&fs->dirty, inos[i]);
+		err = lfs_file_flush_pages(fs, ip);
+		if (!err)
+			err = write_xattr(fs, ip);
+		if (!err)
+			err = lfs_bmap_flush_nodes(fs, ip);
+	}
+	for (size_t i = 0; i < n && !err; i++)
+		err = write_record(fs, u64map_get(&fs->dirty, inos[i]));
+	if (!err)
+		err = lfs_seg_end_group(fs);
+	if (!err) {
+		u64map_free(&fs->dirty);
+		/* keep memory bounded: forget what nobody holds */
+		for (size_t i = 0; i < n; i++) {
+			struct lfs_inode *ip = u64map_get(&fs->icache, inos[i]);
+			if (!ip)
+				continue;
+			if (!ip->nlookup && !ip->nopen && ip->ino != LFS_ROOT_INO && ip->di.nlink)
+				lfs_inode_evict(fs, ip);
+			else if (ip->nodes.count > 4096)
+				lfs_bmap_drop_clean_nodes(ip);
+		}
+	}
+	free(inos);
+	fs->last_flush_ns = lfs_now_ns();
+	return err;
+}
+
+/*
+ * Admission control: before an operation adds `bytes` of dirty data, make
+ * sure the whole dirty state will fit in clean segments outside the
+ * reserve.  If not: flush and checkpoint (segments emptied since the last
+ * checkpoint become clean), then clean the emptiest segments; only when
+ * live data truly fills the disk is the answer ENOSPC.
+ */
+static uint64_t
+blocks_needed(const struct lfs_fs *fs, uint64_t bytes)
+{
+	uint64_t pages = (fs->dirty_bytes + bytes + fs->bsize - 1) / fs->bsize;
+	/* summaries, block-map nodes and inode blocks on top of the data */
+	return pages + pages / 32 + fs->dirty.count + fs->tombstones.count / 8 + 16;
+}
+
+int
+lfs_file_ensure_space(struct lfs_fs *fs, uint64_t bytes)
+{
+	if (fs->fatal)
+		return fs->fatal;
+	if (blocks_needed(fs, bytes) <= lfs_seg_free_blocks(fs))
+		return 0;
+	int err = lfs_ckpt_write(fs, false);
+	if (err)
+		return err;
+	for (int round = 0; round < 64; round++) {
+		if (blocks_needed(fs, bytes) <= lfs_seg_free_blocks(fs))
+			return 0;
+		uint64_t moved = 0;
+		err = lfs_clean_reclaim(fs, &moved);
+		if (err == -ENOSPC)
+			break;
+		if (err)
+			return err;
+	}
+	return blocks_needed(fs, bytes) <= lfs_seg_free_blocks(fs) ? 0 : -ENOSPC;
+}
+

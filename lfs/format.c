@@ -1,0 +1,408 @@
+/*
+ * format.c — encode and decode every on-disk structure (see format.h).
+ * Decoders never trust the bytes: lengths and counts are checked against
+ * the block before anything is read through them.
+ */
+#include "format.h"
+
+#include <errno.h>
+#include <string.h>
+#include <zlib.h>
+
+uint32_t
+lfs_crc(uint32_t seed, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	uLong c = seed;
+	/* zlib takes uInt lengths; feed it in chunks for large buffers. */
+	while (len > 0) {
+		uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
+		c = crc32(c, p, n);
+		p += n;
+		len -= n;
+	}
+	return (uint32_t)c;
+}
+
+/* ---------------------------------------------------------------- */
+
+void
+lfs_super_encode(const struct lfs_super *sb, uint8_t buf[LFS_SB_SIZE])
+{
+	memset(buf, 0, LFS_SB_SIZE);
+	lfs_put32(buf + LFS_SB_OFF_MAGIC, sb->magic);
+	lfs_put32(buf + LFS_SB_OFF_VERSION, sb->version);
+	lfs_put32(buf + LFS_SB_OFF_COMPAT, sb->feature_compat);
+	lfs_put32(buf + LFS_SB_OFF_INCOMPAT, sb->feature_incompat);
+	lfs_put32(buf + LFS_SB_OFF_BLOCK_SIZE, sb->block_size);
+	lfs_put32(buf + LFS_SB_OFF_SEG_BLOCKS, sb->seg_blocks);
+	lfs_put64(buf + LFS_SB_OFF_NBLOCKS, sb->nblocks);
+	lfs_put64(buf + LFS_SB_OFF_NSEGS, sb->nsegs);
+	lfs_put64(buf + LFS_SB_OFF_SEG0, sb->seg0);
+	lfs_put64(buf + LFS_SB_OFF_CKPT0, sb->ckpt_addr[0]);
+	lfs_put64(buf + LFS_SB_OFF_CKPT1, sb->ckpt_addr[1]);
+	lfs_put32(buf + LFS_SB_OFF_CKPT_BLOCKS, sb->ckpt_blocks);
+	lfs_put32(buf + LFS_SB_OFF_MAX_INODES, sb->max_inodes);
+	lfs_put32(buf + LFS_SB_OFF_RESERVED, sb->reserved_segs);
+	lfs_put64(buf + LFS_SB_OFF_CREATED, sb->created_ns);
+	memcpy(buf + LFS_SB_OFF_UUID, sb->uuid, 16);
+	memcpy(buf + LFS_SB_OFF_LABEL, sb->label, strnlen(sb->label, LFS_LABEL_MAX));
+	lfs_put32(buf + LFS_SB_OFF_CRC, lfs_crc(0, buf, LFS_SB_OFF_CRC));
+}
+
+int
+lfs_super_decode(struct lfs_super *sb, const uint8_t buf[LFS_SB_SIZE])
+{
+	memset(sb, 0, sizeof(*sb));
+	sb->magic = lfs_get32(buf + LFS_SB_OFF_MAGIC);
+	if (sb->magic != LFS_SB_MAGIC)
+		return -EINVAL;
+	if (lfs_get32(buf + LFS_SB_OFF_CRC) != lfs_crc(0, buf, LFS_SB_OFF_CRC))
+		return -EFSCORRUPTED;
+	sb->version = lfs_get32(buf + LFS_SB_OFF_VERSION);
+	sb->feature_compat = lfs_get32(buf + LFS_SB_OFF_COMPAT);
+	sb->feature_incompat = lfs_get32(buf + LFS_SB_OFF_INCOMPAT);
+	if (sb->version > LFS_VERSION || sb->feature_incompat != 0)
+		return -EPROTONOSUPPORT;
+	sb->block_size = lfs_get32(buf + LFS_SB_OFF_BLOCK_SIZE);
+	sb->seg_blocks = lfs_get32(buf + LFS_SB_OFF_SEG_BLOCKS);
+	sb->nblocks = lfs_get64(buf + LFS_SB_OFF_NBLOCKS);
+	sb->nsegs = lfs_get64(buf + LFS_SB_OFF_NSEGS);
+	sb->seg0 = lfs_get64(buf + LFS_SB_OFF_SEG0);
+	sb->ckpt_addr[0] = lfs_get64(buf + LFS_SB_OFF_CKPT0);
+	sb->ckpt_addr[1] = lfs_get64(buf + LFS_SB_OFF_CKPT1);
+	sb->ckpt_blocks = lfs_get32(buf + LFS_SB_OFF_CKPT_BLOCKS);
+	sb->max_inodes = lfs_get32(buf + LFS_SB_OFF_MAX_INODES);
+	sb->reserved_segs = lfs_get32(buf + LFS_SB_OFF_RESERVED);
+	sb->created_ns = lfs_get64(buf + LFS_SB_OFF_CREATED);
+	memcpy(sb->uuid, buf + LFS_SB_OFF_UUID, 16);
+	memcpy(sb->label, buf + LFS_SB_OFF_LABEL, LFS_LABEL_MAX);
+	sb->label[LFS_LABEL_MAX] = '\0';
+
+	/* Geometry must be self-consistent before anyone sizes memory by it. */
+	uint32_t bs = sb->block_size;
+	if (bs < LFS_MIN_BLOCK_SIZE || bs > LFS_MAX_BLOCK_SIZE || (bs & (bs - 1)))
+		return -EFSCORRUPTED;
+	if (sb->seg_blocks < 8 || sb->seg_blocks > (1u << 20) || sb->nsegs < 4 ||
+	    sb->nsegs > (1ull << 32) || sb->ckpt_blocks == 0 || sb->ckpt_blocks > (1u << 16) ||
+	    sb->max_inodes < 16 || sb->reserved_segs >= sb->nsegs)
+		return -EFSCORRUPTED;
+	if (sb->ckpt_addr[0] != 1 || sb->ckpt_addr[1] != 1 + (uint64_t)sb->ckpt_blocks ||
+	    sb->seg0 < 1 + 2 * (uint64_t)sb->ckpt_blocks ||
+	    sb->seg0 + sb->nsegs * sb->seg_blocks > sb->nblocks)
+		return -EFSCORRUPTED;
+	uint32_t nimap = (sb->max_inodes + bs / LFS_IMAP_ENTRY_SIZE - 1) / (bs / LFS_IMAP_ENTRY_SIZE);
+	uint32_t nsut = (uint32_t)((sb->nsegs + bs / LFS_SUT_ENTRY_SIZE - 1) / (bs / LFS_SUT_ENTRY_SIZE));
+	if (lfs_ckpt_region_bytes(nimap, nsut) > (size_t)sb->ckpt_blocks * bs)
+		return -EFSCORRUPTED;
+	return 0;
+}
+
+uint32_t
+lfs_super_seed(const struct lfs_super *sb)
+{
+	return lfs_crc(0, sb->uuid, sizeof(sb->uuid));
+}
+
+/* ---------------------------------------------------------------- */
+
+size_t
+lfs_ckpt_region_bytes(uint32_t n_imap_blocks, uint32_t n_sut_blocks)
+{
+	return LFS_CKPT_HDR_SIZE + 8 * ((size_t)n_imap_blocks + n_sut_blocks);
+}
+
+void
+lfs_ckpt_hdr_encode(const struct lfs_ckpt_hdr *h, uint8_t *buf)
+{
+	memset(buf, 0, LFS_CKPT_HDR_SIZE);
+	lfs_put32(buf + LFS_CK_OFF_MAGIC, h->magic);
+	lfs_put32(buf + LFS_CK_OFF_CRC, h->crc);
+	lfs_put64(buf + LFS_CK_OFF_SEQ, h->ckpt_seq);
+	lfs_put64(buf + LFS_CK_OFF_TIME, h->timestamp_ns);
+	lfs_put64(buf + LFS_CK_OFF_NEXT_PSEG, h->next_pseg_seq);
+	lfs_put64(buf + LFS_CK_OFF_HEAD_SEG, h->head_seg);
+	lfs_put32(buf + LFS_CK_OFF_HEAD_OFF, h->head_off);
+	lfs_put32(buf + LFS_CK_OFF_FLAGS, h->flags);
+	lfs_put64(buf + LFS_CK_OFF_NEXT_SEG, h->next_seg);
+	lfs_put32(buf + LFS_CK_OFF_NIMAP, h->n_imap_blocks);
+	lfs_put32(buf + LFS_CK_OFF_NSUT, h->n_sut_blocks);
+	lfs_put64(buf + LFS_CK_OFF_INODES, h->inodes_used);
+	lfs_put64(buf + LFS_CK_OFF_BYTES, h->bytes_written);
+}
+
+void
+lfs_ckpt_hdr_decode(struct lfs_ckpt_hdr *h, const uint8_t *buf)
+{
+	h->magic = lfs_get32(buf + LFS_CK_OFF_MAGIC);
+	h->crc = lfs_get32(buf + LFS_CK_OFF_CRC);
+	h->ckpt_seq = lfs_get64(buf + LFS_CK_OFF_SEQ);
+	h->timestamp_ns = lfs_get64(buf + LFS_CK_OFF_TIME);
+	h->next_pseg_seq = lfs_get64(buf + LFS_CK_OFF_NEXT_PSEG);
+	h->head_seg = lfs_get64(buf + LFS_CK_OFF_HEAD_SEG);
+	h->head_off = lfs_get32(buf + LFS_CK_OFF_HEAD_OFF);
+	h->flags = lfs_get32(buf + LFS_CK_OFF_FLAGS);
+	h->next_seg = lfs_get64(buf + LFS_CK_OFF_NEXT_SEG);
+	h->n_imap_blocks = lfs_get32(buf + LFS_CK_OFF_NIMAP);
+	h->n_sut_blocks = lfs_get32(buf + LFS_CK_OFF_NSUT);
+	h->inodes_used = lfs_get64(buf + LFS_CK_OFF_INODES);
+	h->bytes_written = lfs_get64(buf + LFS_CK_OFF_BYTES);
+}
+
+/* ---------------------------------------------------------------- */
+
+void
+lfs_pseg_hdr_encode(const struct lfs_pseg_hdr *h, uint8_t *blk)
+{
+	memset(blk, 0, LFS_PSEG_HDR_SIZE);
+	lfs_put32(blk + 0, h->magic);
+	lfs_put32(blk + 4, h->sum_crc);
+	lfs_put64(blk + 8, h->seq);
+	lfs_put64(blk + 16, h->ckpt_seq);
+	lfs_put64(blk + 24, h->timestamp_ns);
+	lfs_put64(blk + 32, h->next_seg);
+	lfs_put32(blk + 40, h->nblocks);
+	lfs_put32(blk + 44, h->flags);
+}
+
+void
+lfs_pseg_hdr_decode(struct lfs_pseg_hdr *h, const uint8_t *blk)
+{
+	h->magic = lfs_get32(blk + 0);
+	h->sum_crc = lfs_get32(blk + 4);
+	h->seq = lfs_get64(blk + 8);
+	h->ckpt_seq = lfs_get64(blk + 16);
+	h->timestamp_ns = lfs_get64(blk + 24);
+	h->next_seg = lfs_get64(blk + 32);
+	h->nblocks = lfs_get32(blk + 40);
+	h->flags = lfs_get32(blk + 44);
+}
+
+void
+lfs_pseg_entry_encode(const struct lfs_pseg_entry *e, uint8_t *blk, uint32_t i)
+{
+	uint8_t *p = blk + LFS_PSEG_HDR_SIZE + (size_t)i * LFS_PSEG_ENTRY_SIZE;
+	memset(p, 0, LFS_PSEG_ENTRY_SIZE);
+	lfs_put32(p + 0, e->ino);
+	lfs_put32(p + 4, e->version);
+	lfs_put64(p + 8, e->lblk);
+	lfs_put32(p + 16, e->crc);
+	p[20] = e->kind;
+}
+
+void
+lfs_pseg_entry_decode(struct lfs_pseg_entry *e, const uint8_t *blk, uint32_t i)
+{
+	const uint8_t *p = blk + LFS_PSEG_HDR_SIZE + (size_t)i * LFS_PSEG_ENTRY_SIZE;
+	e->ino = lfs_get32(p + 0);
+	e->version = lfs_get32(p + 4);
+	e->lblk = lfs_get64(p + 8);
+	e->crc = lfs_get32(p + 16);
+	e->kind = p[20];
+}
+
+void
+lfs_pseg_entry_set_crc(uint8_t *blk, uint32_t i, uint32_t crc)
+{
+	lfs_put32(blk + LFS_PSEG_HDR_SIZE + (size_t)i * LFS_PSEG_ENTRY_SIZE + 16, crc);
+}
+
+void
+lfs_pseg_seal(uint8_t *blk, uint32_t block_size, uint32_t seed)
+{
+	lfs_put32(blk + 4, 0);
+	lfs_put32(blk + 4, lfs_crc(seed, blk, block_size));
+}
+
+int
+lfs_pseg_verify(const uint8_t *blk, uint32_t block_size, uint32_t seed)
+{
+	if (lfs_get32(blk) != LFS_PSEG_MAGIC)
+		return -EINVAL;
+	uint32_t want = lfs_get32(blk + 4);
+	/* crc with the field zeroed, without copying the block */
+	static const uint8_t zero[4];
+	uint32_t c = lfs_crc(seed, blk, 4);
+	c = lfs_crc(c, zero, 4);
+	c = lfs_crc(c, blk + 8, block_size - 8);
+	if (c != want)
+		return -EFSCORRUPTED;
+	uint32_t n = lfs_get32(blk + 40);
+	if (n == 0 || n > lfs_pseg_max_entries(block_size))
+		return -EFSCORRUPTED;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+
+void
+lfs_imap_entry_encode(const struct lfs_imap_entry *e, uint8_t *p)
+{
+	lfs_put64(p, e->daddr);
+	lfs_put32(p + 8, e->version);
+	lfs_put16(p + 12, e->slot);
+	lfs_put16(p + 14, e->flags);
+}
+
+void
+lfs_imap_entry_decode(struct lfs_imap_entry *e, const uint8_t *p)
+{
+	e->daddr = lfs_get64(p);
+	e->version = lfs_get32(p + 8);
+	e->slot = lfs_get16(p + 12);
+	e->flags = lfs_get16(p + 14);
+}
+
+void
+lfs_sut_entry_encode(const struct lfs_sut_entry *e, uint8_t *p)
+{
+	lfs_put32(p, e->live_bytes);
+	lfs_put32(p + 4, e->flags);
+	lfs_put64(p + 8, e->mtime_ns);
+}
+
+void
+lfs_sut_entry_decode(struct lfs_sut_entry *e, const uint8_t *p)
+{
+	e->live_bytes = lfs_get32(p);
+	e->flags = lfs_get32(p + 4);
+	e->mtime_ns = lfs_get64(p + 8);
+}
+
+/* ---------------------------------------------------------------- */
+
+static void
+put_time(uint8_t *p, uint8_t *pns, int64_t sec, uint32_t nsec)
+{
+	lfs_put64(p, (uint64_t)sec);
+	lfs_put32(pns, nsec);
+}
+
+uint32_t
+lfs_dinode_encode(const struct lfs_dinode *di, const void *inline_data, uint8_t *p)
+{
+	uint32_t reclen = lfs_inode_reclen(di->inline_len);
+	memset(p, 0, reclen);
+	lfs_put32(p + LFS_DI_OFF_INO, di->ino);
+	lfs_put32(p + LFS_DI_OFF_VERSION, di->version);
+	lfs_put32(p + LFS_DI_OFF_MODE, di->mode);
+	lfs_put32(p + LFS_DI_OFF_UID, di->uid);
+	lfs_put32(p + LFS_DI_OFF_GID, di->gid);
+	lfs_put32(p + LFS_DI_OFF_NLINK, di->nlink);
+	lfs_put32(p + LFS_DI_OFF_FLAGS, di->flags);
+	lfs_put32(p + LFS_DI_OFF_RDEV, di->rdev);
+	lfs_put64(p + LFS_DI_OFF_SIZE, di->size);
+	lfs_put64(p + LFS_DI_OFF_BLOCKS, di->blocks);
+	put_time(p + LFS_DI_OFF_ATIME, p + LFS_DI_OFF_ATIME_NS, di->atime_sec, di->atime_nsec);
+	put_time(p + LFS_DI_OFF_MTIME, p + LFS_DI_OFF_MTIME_NS, di->mtime_sec, di->mtime_nsec);
+	put_time(p + LFS_DI_OFF_CTIME, p + LFS_DI_OFF_CTIME_NS, di->ctime_sec, di->ctime_nsec);
+	put_time(p + LFS_DI_OFF_BTIME, p + LFS_DI_OFF_BTIME_NS, di->btime_sec, di->btime_nsec);
+	lfs_put32(p + LFS_DI_OFF_PARENT, di->parent);
+	lfs_put32(p + LFS_DI_OFF_RECLEN, reclen);
+	lfs_put32(p + LFS_DI_OFF_INLINE, di->inline_len);
+	lfs_put32(p + LFS_DI_OFF_MAGIC, LFS_INODE_MAGIC);
+	for (int i = 0; i < LFS_NDIRECT; i++)
+		lfs_put64(p + LFS_DI_OFF_DIRECT + 8 * i, di->direct[i]);
+	for (int i = 0; i < LFS_NINDIRECT; i++)
+		lfs_put64(p + LFS_DI_OFF_IND + 8 * i, di->ind[i]);
+	lfs_put64(p + LFS_DI_OFF_XATTR, di->xattr);
+	if (di->inline_len)
+		memcpy(p + LFS_INODE_HDR_SIZE, inline_data, di->inline_len);
+	return reclen;
+}
+
+int
+lfs_dinode_decode(struct lfs_dinode *di, const uint8_t *p, uint32_t avail)
+{
+	if (avail < LFS_INODE_HDR_SIZE || lfs_get32(p + LFS_DI_OFF_MAGIC) != LFS_INODE_MAGIC)
+		return -EFSCORRUPTED;
+	memset(di, 0, sizeof(*di));
+	di->ino = lfs_get32(p + LFS_DI_OFF_INO);
+	di->version = lfs_get32(p + LFS_DI_OFF_VERSION);
+	di->mode = lfs_get32(p + LFS_DI_OFF_MODE);
+	di->uid = lfs_get32(p + LFS_DI_OFF_UID);
+	di->gid = lfs_get32(p + LFS_DI_OFF_GID);
+	di->nlink = lfs_get32(p + LFS_DI_OFF_NLINK);
+	di->flags = lfs_get32(p + LFS_DI_OFF_FLAGS);
+	di->rdev = lfs_get32(p + LFS_DI_OFF_RDEV);
+	di->size = lfs_get64(p + LFS_DI_OFF_SIZE);
+	di->blocks = lfs_get64(p + LFS_DI_OFF_BLOCKS);
+	di->atime_sec = (int64_t)lfs_get64(p + LFS_DI_OFF_ATIME);
+	di->atime_nsec = lfs_get32(p + LFS_DI_OFF_ATIME_NS);
+	di->mtime_sec = (int64_t)lfs_get64(p + LFS_DI_OFF_MTIME);
+	di->mtime_nsec = lfs_get32(p + LFS_DI_OFF_MTIME_NS);
+	di->ctime_sec = (int64_t)lfs_get64(p + LFS_DI_OFF_CTIME);
+	di->ctime_nsec = lfs_get32(p + LFS_DI_OFF_CTIME_NS);
+	di->btime_sec = (int64_t)lfs_get64(p + LFS_DI_OFF_BTIME);
+	di->btime_nsec = lfs_get32(p + LFS_DI_OFF_BTIME_NS);
+	di->parent = lfs_get32(p + LFS_DI_OFF_PARENT);
+	di->inline_len = lfs_get32(p + LFS_DI_OFF_INLINE);
+	for (int i = 0; i < LFS_NDIRECT; i++)
+		di->direct[i] = lfs_get64(p + LFS_DI_OFF_DIRECT + 8 * i);
+	for (int i = 0; i < LFS_NINDIRECT; i++)
+		di->ind[i] = lfs_get64(p + LFS_DI_OFF_IND + 8 * i);
+	di->xattr = lfs_get64(p + LFS_DI_OFF_XATTR);
+	uint32_t reclen = lfs_get32(p + LFS_DI_OFF_RECLEN);
+	if (reclen != lfs_inode_reclen(di->inline_len) || reclen > avail ||
+	    di->atime_nsec >= 1000000000u || di->mtime_nsec >= 1000000000u ||
+	    di->ctime_nsec >= 1000000000u || di->btime_nsec >= 1000000000u)
+		return -EFSCORRUPTED;
+	return (int)reclen;
+}
+
+uint32_t
+lfs_inode_block_next(const uint8_t *blk, uint32_t block_size, uint32_t off)
+{
+	while (off + LFS_INODE_HDR_SIZE <= block_size) {
+		if (lfs_get32(blk + off + LFS_DI_OFF_MAGIC) == LFS_INODE_MAGIC)
+			return off;
+		off += LFS_INODE_ALIGN;
+	}
+	return block_size;
+}
+
+/* ---------------------------------------------------------------- */
+
+void
+lfs_node_encode(const uint64_t *ptrs, uint32_t n, uint8_t *blk)
+{
+	for (uint32_t i = 0; i < n; i++)
+		lfs_put64(blk + 8 * (size_t)i, ptrs[i]);
+}
+
+void
+lfs_node_decode(uint64_t *ptrs, uint32_t n, const uint8_t *blk)
+{
+	for (uint32_t i = 0; i < n; i++)
+		ptrs[i] = lfs_get64(blk + 8 * (size_t)i);
+}
+
+/* ---------------------------------------------------------------- */
+
+void
+lfs_dirent_encode(const struct lfs_dirent *d, uint8_t *p)
+{
+	lfs_put32(p, d->ino);
+	lfs_put16(p + 4, d->rec_len);
+	p[6] = d->name_len;
+	p[7] = d->type;
+	if (d->name_len)
+		memcpy(p + LFS_DIRENT_HDR, d->name, d->name_len);
+}
+
+int
+lfs_dirent_decode(struct lfs_dirent *d, const uint8_t *blk, uint32_t off, uint32_t block_size)
+{
+	if (off % 8 || off + LFS_DIRENT_HDR > block_size)
+		return -EFSCORRUPTED;
+	const uint8_t *p = blk + off;
+	d->ino = lfs_get32(p);
+	d->rec_len = lfs_get16(p + 4);
+	d->name_len = p[6];
+	d->type = p[7];
+	d->name = (const char *)p + LFS_DIRENT_HDR;
+	if (d->rec_len < LFS_DIRENT_HDR || d->rec_len % 8 || off + d->rec_len > block_size ||
+	    (d->ino && (d->name_len == 0 || lfs_dirent_len(d->name_len) > d->rec_len)))
+		return -EFSCORRUPTED;
+	return 0;
+}

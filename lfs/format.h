@@ -1,0 +1,336 @@
+/*
+ * format.h — the on-disk format of lfs, and the only code that knows it.
+ *
+ * Every tool, the FUSE daemon and the cleaner decode and encode disk
+ * structures through the functions declared here; nothing else touches
+ * raw on-disk bytes.  All fields are fixed-width little-endian.
+ *
+ * Layout of a device of N blocks (block size B, default 4096):
+ *
+ *   block 0              superblock (written once, by mkfs)
+ *   blocks 1 .. C        checkpoint region 0  } written in place, in turn;
+ *   blocks C+1 .. 2C     checkpoint region 1  } the newer valid one wins
+ *   seg0 ..              segments 0 .. nsegs-1, each seg_blocks blocks,
+ *                        seg0 rounded up to a segment boundary
+ *
+ * A segment is filled with partial segments ("psegs"), back to back:
+ *
+ *   [summary block][block 1][block 2] ... [block n]
+ *
+ * The summary names every block that follows (owner inode, version,
+ * logical block or kind) and carries the crc32 of each, plus its own.
+ * Psegs are grouped: a flush of the filesystem writes one or more psegs,
+ * the last marked LFS_PSEG_END.  Roll-forward applies whole groups only,
+ * so each group takes the filesystem from one consistent state to the next.
+ *
+ * Blocks in the log:
+ *   DATA    file/directory/symlink content, (ino, lblk)
+ *   INDIR   block-map node, (ino, node id; see lfs_node_id())
+ *   INODE   packed inode records, each 64-byte aligned, variable length
+ *           (small files keep their data inline in the record)
+ *   XATTR   one block of extended attributes of an inode
+ *   IMAP    a block of the inode map (ino -> record address), written at
+ *           checkpoints
+ *   SUT     a block of the segment usage table, written at checkpoints
+ *
+ * All checksums are crc32 seeded with the filesystem's seed (from its
+ * uuid), so blocks left over from an earlier mkfs never verify.
+ */
+#ifndef LFS_FORMAT_H
+#define LFS_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LFS_SB_MAGIC        0x3153464cu /* "LFS1" */
+#define LFS_CKPT_MAGIC      0x54504b43u /* "CKPT" */
+#define LFS_PSEG_MAGIC      0x47455350u /* "PSEG" */
+#define LFS_INODE_MAGIC     0x444f4e49u /* "INOD" */
+#define LFS_VERSION         1
+
+#define LFS_MIN_BLOCK_SIZE  1024
+#define LFS_MAX_BLOCK_SIZE  32768 /* dirent rec_len is 16 bits */
+#define LFS_DEFAULT_BLOCK_SIZE 4096
+#define LFS_DEFAULT_SEG_SIZE   (1u << 20)
+#define LFS_NAME_MAX        255
+#define LFS_ROOT_INO        1u
+#define LFS_NDIRECT         12
+#define LFS_NINDIRECT       4   /* trees of depth 1..4 */
+
+/* Errors on a corrupt image, as ext4 and XFS report them. */
+#ifndef EFSCORRUPTED
+#define EFSCORRUPTED        EUCLEAN
+#endif
+
+/* ---------------------------------------------------------------- */
+/* Byte order helpers: the only place that converts.                */
+
+static inline void lfs_put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void lfs_put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static inline void lfs_put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static inline uint16_t lfs_get16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t lfs_get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+static inline uint64_t lfs_get64(const uint8_t *p) { return (uint64_t)lfs_get32(p) | ((uint64_t)lfs_get32(p + 4) << 32); }
+
+/* ---------------------------------------------------------------- */
+/* Superblock: block 0, written by mkfs only.                       */
+
+#define LFS_SB_SIZE 256
+#define LFS_LABEL_MAX 64
+
+struct lfs_super {
+	uint32_t magic;
+	uint32_t version;
+	uint32_t feature_compat;
+	uint32_t feature_incompat;
+	uint32_t block_size;
+	uint32_t seg_blocks;        /* blocks per segment */
+	uint64_t nblocks;           /* device blocks in use */
+	uint64_t nsegs;
+	uint64_t seg0;              /* first block of segment 0 */
+	uint64_t ckpt_addr[2];      /* first block of each checkpoint region */
+	uint32_t ckpt_blocks;       /* size of each checkpoint region */
+	uint32_t max_inodes;
+	uint32_t reserved_segs;     /* kept back so cleaning can always proceed */
+	uint32_t pad0;
+	uint64_t created_ns;
+	uint8_t uuid[16];
+	char label[LFS_LABEL_MAX + 1];
+};
+
+/* Offsets of the superblock fields; tests check each one. */
+enum {
+	LFS_SB_OFF_MAGIC = 0, LFS_SB_OFF_VERSION = 4, LFS_SB_OFF_COMPAT = 8,
+	LFS_SB_OFF_INCOMPAT = 12, LFS_SB_OFF_BLOCK_SIZE = 16, LFS_SB_OFF_SEG_BLOCKS = 20,
+	LFS_SB_OFF_NBLOCKS = 24, LFS_SB_OFF_NSEGS = 32, LFS_SB_OFF_SEG0 = 40,
+	LFS_SB_OFF_CKPT0 = 48, LFS_SB_OFF_CKPT1 = 56, LFS_SB_OFF_CKPT_BLOCKS = 64,
+	LFS_SB_OFF_MAX_INODES = 68, LFS_SB_OFF_RESERVED = 72, LFS_SB_OFF_CREATED = 80,
+	LFS_SB_OFF_UUID = 88, LFS_SB_OFF_LABEL = 104, LFS_SB_OFF_CRC = 252,
+};
+_Static_assert(LFS_SB_OFF_LABEL + LFS_LABEL_MAX <= LFS_SB_OFF_CRC, "label overlaps crc");
+_Static_assert(LFS_SB_OFF_CRC + 4 == LFS_SB_SIZE, "superblock size");
+
+void lfs_super_encode(const struct lfs_super *sb, uint8_t buf[LFS_SB_SIZE]);
+/* Returns 0, -EINVAL (not lfs), -EPROTONOSUPPORT (newer version),
+ * -EFSCORRUPTED (bad crc or impossible geometry). */
+int lfs_super_decode(struct lfs_super *sb, const uint8_t buf[LFS_SB_SIZE]);
+uint32_t lfs_super_seed(const struct lfs_super *sb);
+
+/* ---------------------------------------------------------------- */
+/* Checksums.                                                       */
+
+uint32_t lfs_crc(uint32_t seed, const void *buf, size_t len);
+
+/* ---------------------------------------------------------------- */
+/* Checkpoint region: header then the addresses of every imap and   */
+/* SUT block (0 = never written: all entries free/zero).            */
+
+#define LFS_CKPT_HDR_SIZE 128
+
+struct lfs_ckpt_hdr {
+	uint32_t magic;
+	uint32_t crc;               /* over the whole region, this field zero */
+	uint64_t ckpt_seq;          /* increases by one per checkpoint */
+	uint64_t timestamp_ns;
+	uint64_t next_pseg_seq;     /* seq the first pseg after us must carry */
+	uint64_t head_seg;          /* log head: segment and block offset */
+	uint32_t head_off;
+	uint32_t flags;             /* LFS_CKPT_CLEAN: written at unmount */
+	uint64_t next_seg;          /* segment the log continues in */
+	uint32_t n_imap_blocks;
+	uint32_t n_sut_blocks;
+	uint64_t inodes_used;
+	uint64_t bytes_written;     /* lifetime counter, for write amplification */
+};
+#define LFS_CKPT_CLEAN 1u
+
+enum {
+	LFS_CK_OFF_MAGIC = 0, LFS_CK_OFF_CRC = 4, LFS_CK_OFF_SEQ = 8, LFS_CK_OFF_TIME = 16,
+	LFS_CK_OFF_NEXT_PSEG = 24, LFS_CK_OFF_HEAD_SEG = 32, LFS_CK_OFF_HEAD_OFF = 40,
+	LFS_CK_OFF_FLAGS = 44, LFS_CK_OFF_NEXT_SEG = 48, LFS_CK_OFF_NIMAP = 56,
+	LFS_CK_OFF_NSUT = 60, LFS_CK_OFF_INODES = 64, LFS_CK_OFF_BYTES = 72,
+};
+
+void lfs_ckpt_hdr_encode(const struct lfs_ckpt_hdr *h, uint8_t *buf);
+void lfs_ckpt_hdr_decode(struct lfs_ckpt_hdr *h, const uint8_t *buf);
+/* Bytes a checkpoint region needs for the given table sizes. */
+size_t lfs_ckpt_region_bytes(uint32_t n_imap_blocks, uint32_t n_sut_blocks);
+
+/* ---------------------------------------------------------------- */
+/* Partial segment summary.                                         */
+
+#define LFS_PSEG_HDR_SIZE 64
+#define LFS_PSEG_ENTRY_SIZE 24
+#define LFS_PSEG_END 1u         /* last pseg of a flush group */
+
+enum lfs_block_kind {
+	LFS_BK_DATA = 1,
+	LFS_BK_INDIR = 2,
+	LFS_BK_INODE = 3,
+	LFS_BK_XATTR = 4,
+	LFS_BK_IMAP = 5,
+	LFS_BK_SUT = 6,
+};
+
+struct lfs_pseg_hdr {
+	uint32_t magic;
+	uint32_t sum_crc;           /* over the summary block, this field zero */
+	uint64_t seq;
+	uint64_t ckpt_seq;          /* the checkpoint this pseg follows */
+	uint64_t timestamp_ns;
+	uint64_t next_seg;
+	uint32_t nblocks;           /* blocks after the summary */
+	uint32_t flags;
+};
+
+struct lfs_pseg_entry {
+	uint32_t ino;
+	uint32_t version;
+	uint64_t lblk;              /* logical block, node id, or table index */
+	uint32_t crc;               /* of the block */
+	uint8_t kind;
+};
+
+static inline uint32_t lfs_pseg_max_entries(uint32_t block_size)
+{
+	return (block_size - LFS_PSEG_HDR_SIZE) / LFS_PSEG_ENTRY_SIZE;
+}
+
+void lfs_pseg_hdr_encode(const struct lfs_pseg_hdr *h, uint8_t *blk);
+void lfs_pseg_hdr_decode(struct lfs_pseg_hdr *h, const uint8_t *blk);
+void lfs_pseg_entry_encode(const struct lfs_pseg_entry *e, uint8_t *blk, uint32_t i);
+void lfs_pseg_entry_decode(struct lfs_pseg_entry *e, const uint8_t *blk, uint32_t i);
+void lfs_pseg_entry_set_crc(uint8_t *blk, uint32_t i, uint32_t crc);
+/* Seal: compute and store sum_crc.  Verify: magic, crc, sane nblocks. */
+void lfs_pseg_seal(uint8_t *blk, uint32_t block_size, uint32_t seed);
+int lfs_pseg_verify(const uint8_t *blk, uint32_t block_size, uint32_t seed);
+
+/* ---------------------------------------------------------------- */
+/* Inode map and segment usage table entries.                       */
+
+#define LFS_IMAP_ENTRY_SIZE 16
+#define LFS_SUT_ENTRY_SIZE 16
+
+struct lfs_imap_entry {
+	uint64_t daddr;             /* block holding the record; 0 = free */
+	uint32_t version;           /* bumped each time the number is reused */
+	uint16_t slot;              /* record offset in the block / 64 */
+	uint16_t flags;             /* LFS_IMAP_INUSE */
+};
+#define LFS_IMAP_INUSE 1u
+#define LFS_IMAP_ORPHAN 2u         /* record has nlink 0: free at mount */
+
+struct lfs_sut_entry {
+	uint32_t live_bytes;        /* data, nodes, inodes; not IMAP/SUT */
+	uint32_t flags;
+	uint64_t mtime_ns;          /* newest write into the segment */
+};
+
+void lfs_imap_entry_encode(const struct lfs_imap_entry *e, uint8_t *p);
+void lfs_imap_entry_decode(struct lfs_imap_entry *e, const uint8_t *p);
+void lfs_sut_entry_encode(const struct lfs_sut_entry *e, uint8_t *p);
+void lfs_sut_entry_decode(struct lfs_sut_entry *e, const uint8_t *p);
+
+/* ---------------------------------------------------------------- */
+/* Inode records.                                                   */
+
+#define LFS_INODE_HDR_SIZE 256
+#define LFS_INODE_ALIGN 64
+
+struct lfs_dinode {
+	uint32_t ino;
+	uint32_t version;
+	uint32_t mode;              /* 0: a tombstone, the inode was freed */
+	uint32_t uid, gid;
+	uint32_t nlink;
+	uint32_t flags;
+	uint32_t rdev;
+	uint64_t size;
+	uint64_t blocks;            /* allocated blocks (data and nodes) */
+	int64_t atime_sec, mtime_sec, ctime_sec, btime_sec;
+	uint32_t atime_nsec, mtime_nsec, ctime_nsec, btime_nsec;
+	uint32_t parent;            /* directories: the parent's inode */
+	uint32_t inline_len;        /* bytes of inline content after the header */
+	uint64_t direct[LFS_NDIRECT];
+	uint64_t ind[LFS_NINDIRECT];
+	uint64_t xattr;             /* XATTR block, 0 if none */
+};
+#define LFS_DI_INLINE 1u        /* content lives in the record */
+
+enum {
+	LFS_DI_OFF_INO = 0, LFS_DI_OFF_VERSION = 4, LFS_DI_OFF_MODE = 8, LFS_DI_OFF_UID = 12,
+	LFS_DI_OFF_GID = 16, LFS_DI_OFF_NLINK = 20, LFS_DI_OFF_FLAGS = 24, LFS_DI_OFF_RDEV = 28,
+	LFS_DI_OFF_SIZE = 32, LFS_DI_OFF_BLOCKS = 40,
+	LFS_DI_OFF_ATIME = 48, LFS_DI_OFF_ATIME_NS = 56, LFS_DI_OFF_PARENT = 60,
+	LFS_DI_OFF_MTIME = 64, LFS_DI_OFF_MTIME_NS = 72, LFS_DI_OFF_RECLEN = 76,
+	LFS_DI_OFF_CTIME = 80, LFS_DI_OFF_CTIME_NS = 88, LFS_DI_OFF_INLINE = 92,
+	LFS_DI_OFF_BTIME = 96, LFS_DI_OFF_BTIME_NS = 104, LFS_DI_OFF_MAGIC = 108,
+	LFS_DI_OFF_DIRECT = 112, LFS_DI_OFF_IND = 208, LFS_DI_OFF_XATTR = 240,
+};
+_Static_assert(LFS_DI_OFF_DIRECT + 8 * LFS_NDIRECT == LFS_DI_OFF_IND, "direct");
+_Static_assert(LFS_DI_OFF_IND + 8 * LFS_NINDIRECT == LFS_DI_OFF_XATTR, "indirect");
+_Static_assert(LFS_DI_OFF_XATTR + 16 == LFS_INODE_HDR_SIZE, "inode header size");
+
+static inline uint32_t lfs_inline_max(uint32_t block_size) { return block_size - LFS_INODE_HDR_SIZE; }
+static inline uint32_t lfs_inode_reclen(uint32_t inline_len)
+{
+	return (LFS_INODE_HDR_SIZE + inline_len + LFS_INODE_ALIGN - 1) & ~(uint32_t)(LFS_INODE_ALIGN - 1);
+}
+
+/* Encodes the header and copies inline content; returns the record length. */
+uint32_t lfs_dinode_encode(const struct lfs_dinode *di, const void *inline_data, uint8_t *p);
+/* Decodes the record at p, which has `avail` bytes up to the block end.
+ * Returns the record length, or -EFSCORRUPTED. */
+int lfs_dinode_decode(struct lfs_dinode *di, const uint8_t *p, uint32_t avail);
+/* Iterate the records packed in an INODE block: returns the offset of the
+ * next record at or after `off`, or block_size at the end. */
+uint32_t lfs_inode_block_next(const uint8_t *blk, uint32_t block_size, uint32_t off);
+
+/* ---------------------------------------------------------------- */
+/* Block map: 12 direct pointers, then trees of depth 1..4.  A node  */
+/* is named by (tree, level from root, index at that level).        */
+
+#define LFS_NODE_FLAG (1ull << 63)
+static inline uint64_t lfs_node_id(unsigned tree, unsigned level, uint64_t idx)
+{
+	return LFS_NODE_FLAG | ((uint64_t)tree << 56) | ((uint64_t)level << 52) | idx;
+}
+static inline unsigned lfs_node_tree(uint64_t id) { return (unsigned)((id >> 56) & 0x7f); }
+static inline unsigned lfs_node_level(uint64_t id) { return (unsigned)((id >> 52) & 0xf); }
+static inline uint64_t lfs_node_idx(uint64_t id) { return id & ((1ull << 52) - 1); }
+
+void lfs_node_encode(const uint64_t *ptrs, uint32_t n, uint8_t *blk);
+void lfs_node_decode(uint64_t *ptrs, uint32_t n, const uint8_t *blk);
+
+/* ---------------------------------------------------------------- */
+/* Directory blocks: records of                                      */
+/*   le32 ino | le16 rec_len | u8 name_len | u8 type | name, 8-aligned */
+/* that tile the block; ino 0 marks free space.  Records never move, */
+/* so a record's byte position is a stable readdir cookie.           */
+
+#define LFS_DIRENT_HDR 8
+static inline uint32_t lfs_dirent_len(uint32_t name_len) { return (LFS_DIRENT_HDR + name_len + 7) & ~7u; }
+
+struct lfs_dirent {
+	uint32_t ino;
+	uint16_t rec_len;
+	uint8_t name_len;
+	uint8_t type;               /* DT_* */
+	const char *name;           /* points into the block */
+};
+void lfs_dirent_encode(const struct lfs_dirent *d, uint8_t *p);
+/* Returns 0, or -EFSCORRUPTED if the record does not fit at `off`. */
+int lfs_dirent_decode(struct lfs_dirent *d, const uint8_t *blk, uint32_t off, uint32_t block_size);
+
+/* ---------------------------------------------------------------- */
+/* XATTR block: le32 count, then per attribute                       */
+/* le16 name_len | le16 pad | le32 value_len | name | value.         */
+
+#define LFS_XATTR_HDR 4
+#define LFS_XATTR_ENT_HDR 8
+
+#endif

@@ -1,0 +1,819 @@
+/*
+ * fs.c — layer 5: the filesystem API of lfs.h.
+ *
+ * Each entry point takes fs->lock, does its work on the in-memory state
+ * (which flush.c later turns into one log group), and answers 0 or
+ * -errno.  Semantics follow Linux/ext4; the kernel has already checked
+ * permissions (the daemon mounts with default_permissions).
+ */
+#include "lfs_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/xattr.h>
+
+#define LFS_LINK_MAX 65000
+
+static void
+lock(struct lfs_fs *fs)
+{
+	pthread_mutex_lock(&fs->lock);
+}
+
+static int
+unlock(struct lfs_fs *fs, int ret)
+{
+	pthread_mutex_unlock(&fs->lock);
+	return ret;
+}
+
+static int
+check_name(const char *name)
+{
+	size_t len = strlen(name);
+	if (len == 0)
+		return -ENOENT;
+	if (len > LFS_NAME_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static int
+get_dir(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **dp)
+{
+	int err = lfs_iget(fs, ino, dp);
+	if (!err && !S_ISDIR((*dp)->di.mode))
+		err = -ENOTDIR;
+	return err;
+}
+
+/* Write-side operations refuse early on a read-only or failed mount. */
+static int
+writable(struct lfs_fs *fs)
+{
+	if (fs->dev.readonly)
+		return -EROFS;
+	return fs->fatal;
+}
+
+/* After an operation: keep buffered state and the log since the last
+ * checkpoint bounded. */
+static void
+after_write(struct lfs_fs *fs)
+{
+	if (fs->dirty_bytes >= fs->opts.dirty_limit)
+		lfs_flush(fs);
+	if (fs->opts.ckpt_segs && fs->segs_since_ckpt >= fs->opts.ckpt_segs)
+		lfs_ckpt_write(fs, false);
+}
+
+static void
+touch_dir(struct lfs_inode *dp, struct lfs_fs *fs)
+{
+	lfs_inode_touch(dp, true, true);
+	lfs_inode_dirty(fs, dp);
+}
+
+int
+lfs_lookup(struct lfs_fs *fs, uint64_t dir, const char *name, struct stat *st)
+{
+	lock(fs);
+	struct lfs_inode *dp, *ip;
+	uint32_t ino;
+	int err = check_name(name);
+	if (!err)
+		err = get_dir(fs, dir, &dp);
+	if (!err) {
+		if (strcmp(name, ".") == 0)
+			ino = dp->ino;
+		else if (strcmp(name, "..") == 0)
+			ino = dp->di.parent ? dp->di.parent : LFS_ROOT_INO;
+		else
+			err = lfs_dir_lookup(fs, dp, name, &ino, NULL);
+	}
+	if (!err)
+		err = lfs_iget(fs, ino, &ip);
+	if (!err) {
+		ip->nlookup++;
+		lfs_inode_stat(fs, ip, st);
+	}
+	return unlock(fs, err);
+}
+
+void
+lfs_forget(struct lfs_fs *fs, uint64_t ino, uint64_t nlookup)
+{
+	lock(fs);
+	struct lfs_inode *ip = u64map_get(&fs->icache, ino);
+	if (ip) {
+		ip->nlookup = ip->nlookup > nlookup ? ip->nlookup - nlookup : 0;
+		if (ip->di.nlink == 0)
+			lfs_inode_maybe_free(fs, ip);
+		else if (!ip->nlookup && !ip->nopen && !ip->dirty && ip->ino != LFS_ROOT_INO &&
+			 !ip->ndirty_pages && !ip->xattr_dirty)
+			lfs_inode_evict(fs, ip);
+	}
+	unlock(fs, 0);
+}
+
+int
+lfs_getattr(struct lfs_fs *fs, uint64_t ino, struct stat *st)
+{
+	lock(fs);
+	struct lfs_inode *ip;
+	int err = lfs_iget(fs, ino, &ip);
+	if (!err)
+		lfs_inode_stat(fs, ip, st);
+	return unlock(fs, err);
+}
+
+int
+lfs_setattr(struct lfs_fs *fs, uint64_t ino, const struct stat *a, int to_set, struct stat *out)
+{
+	lock(fs);
+	struct lfs_inode *ip;
+	int err = writable(fs);
+	if (!err)
+		err = lfs_iget(fs, ino, &ip);
+	if (err)
+		return unlock(fs, err);
+	struct lfs_dinode *di = &ip->di;
+	if (to_set & LFS_SET_SIZE) {
+		if (S_ISDIR(di->mode))
+			return unlock(fs, -EISDIR);
+		if (!S_ISREG(di->mode))
+			return unlock(fs, -EINVAL);
+		if ((uint64_t)a->st_size != di->size) {
+			err = lfs_file_ensure_space(fs, 0);
+			if (!err)
+				err = lfs_file_truncate(fs, ip, (uint64_t)a->st_size);
+			if (err)
+				return unlock(fs, err);
+		}
+		lfs_inode_touch(ip, true, true);
+	}
+	if (to_set & LFS_SET_MODE)
+		di->mode = (di->mode & S_IFMT) | (a->st_mode & 07777);
+	if (to_set & LFS_SET_UID)
+		di->uid = a->st_uid;
+	if (to_set & LFS_SET_GID)
+		di->gid = a->st_gid;
+	if (to_set & LFS_SET_ATIME_NOW) {
+		lfs_inode_touch(ip, false, false);
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		di->atime_sec = ts.tv_sec;
+		di->atime_nsec = (uint32_t)ts.tv_nsec;
+	} else if (to_set & LFS_SET_ATIME) {
+		di->atime_sec = a->st_atim.tv_sec;
+		di->atime_nsec = (uint32_t)a->st_atim.tv_nsec;
+	}
+	if (to_set & LFS_SET_MTIME_NOW) {
+		lfs_inode_touch(ip, true, false);
+	} else if (to_set & LFS_SET_MTIME) {
+		di->mtime_sec = a->st_mtim.tv_sec;
+		di->mtime_nsec = (uint32_t)a->st_mtim.tv_nsec;
+	}
+	if (to_set & LFS_SET_CTIME) {
+		di->ctime_sec = a->st_ctim.tv_sec;
+		di->ctime_nsec = (uint32_t)a->st_ctim.tv_nsec;
+	} else {
+		lfs_inode_touch(ip, false, true);
+	}
+	lfs_inode_dirty(fs, ip);
+	lfs_inode_stat(fs, ip, out);
+	after_write(fs);
+	return unlock(fs, 0);
+}
+
+/* Create a node named `name` in dir; the new inode carries one lookup. */
+static int
+new_node(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, dev_t rdev, const char *target,
+	 const struct lfs_cred *cred, struct lfs_inode **out)
+{
+	struct lfs_inode *dp, *ip;
+	uint32_t ino;
+	int err = writable(fs);
+	if (!err)
+		err = check_name(name);
+	if (!err)
+		err = get_dir(fs, dir, &dp);
+	if (err)
+		return err;
+	if (dp->di.nlink == 0)
+		return -ENOENT;
+	if (S_ISDIR(mode) && dp->di.nlink >= LFS_LINK_MAX)
+		return -EMLINK;
+	err = lfs_dir_lookup(fs, dp, name, &ino, NULL);
+	if (err != -ENOENT)
+		return err ? err : -EEXIST;
+	size_t tlen = target ? strlen(target) : 0;
+	if ((err = lfs_file_ensure_space(fs, tlen + 2 * fs->bsize)))
+		return err;
+	if ((err = lfs_inode_new(fs, mode, cred, dp, &ip)))
+		return err;
+	ip->di.nlink = S_ISDIR(mode) ? 2 : 1;
+	if (S_ISCHR(mode) || S_ISBLK(mode))
+		ip->di.rdev = lfs_rdev_encode(rdev);
+	if (target) {
+		ssize_t n = lfs_file_write(fs, ip, target, tlen, 0);
+		err = n < 0 ? (int)n : 0;
+	}
+	if (!err)
+		err = lfs_dir_add(fs, dp, name, ip->ino, lfs_mode_to_dt(mode));
+	if (err) {
+		ip->di.nlink = 0;
+		lfs_inode_maybe_free(fs, ip);
+		return err;
+	}
+	if (S_ISDIR(mode))
+		dp->di.nlink++;
+	touch_dir(dp, fs);
+	ip->nlookup++;
+	*out = ip;
+	return 0;
+}
+
+int
+lfs_mknod(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, dev_t rdev,
+	  const struct lfs_cred *cred, struct stat *out)
+{
+	lock(fs);
+	struct lfs_inode *ip;
+	int err = new_node(fs, dir, name, mode, rdev, NULL, cred, &ip);
+	if (!err)
+		lfs_inode_stat(fs, ip, out);
+	return unlock(fs, err);
+}
+
+int
+lfs_create(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, bool excl,
+	   const struct lfs_cred *cred, struct stat *out)
+{
+	lock(fs);
+	struct lfs_inode *ip;
+	int err = new_node(fs, dir, name, S_IFREG | (mode & 07777), 0, NULL, cred, &ip);
+	if (err == -EEXIST && !excl) {
+		/* lost a race with another creator: open what is there */
+		struct lfs_inode *dp;
+		uint32_t ino;
+		err = get_dir(fs, dir, &dp);
+		if (!err)
+			err = lfs_dir_lookup(fs, dp, name, &ino, NULL);
+		if (!err)
+			err = lfs_iget(fs, ino, &ip);
+		if (!err && S_ISDIR(ip->di.mode))
+			err = -EISDIR;
+		if (!err)
+			ip->nlookup++;
+	}
+	if (!err) {
+		ip->nopen++;
+		lfs_inode_stat(fs, ip, out);
+	}
+	return unlock(fs, err);
+}
+
+int
+lfs_mkdir(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, const struct lfs_cred *cred,
+	  struct stat *out)
+{
+	lock(fs);
+	struct lfs_inode *ip;
+	int err = new_node(fs, dir, name, S_IFDIR | (mode & 07777), 0, NULL, cred, &ip);
+	if (!err)
+		lfs_inode_stat(fs, ip, out);
+	return unlock(fs, err);
+}
+
+int
+lfs_symlink(struct lfs_fs *fs, uint64_t dir, const char *name, const char *target,
+	    const struct lfs_cred *cred, struct stat *out)
+{
+	lock(fs);
+	struct lfs_inode *ip;
+	int err = strlen(target) >= 4096 ? -ENAMETOOLONG : 0;
+	if (!err)
+		err = new_node(fs, dir, name, S_IFLNK | 0777, 0, target, cred, &ip);
+	if (!err)
+		lfs_inode_stat(fs, ip, out);
+	return unlock(fs, err);
+}
+
+int
+lfs_readlink(struct lfs_fs *fs, uint64_t ino, char *buf, size_t size)
+{
+	lock(fs);
+	struct lfs_inode *ip;
+	int err = lfs_iget(fs, ino, &ip);
+	if (!err && !S_ISLNK(ip->di.mode))
+		err = -EINVAL;
+	if (err)
+		return unlock(fs, err);
+	if (size == 0)
+		return unlock(fs, -ERANGE);
+	ssize_t n = lfs_file_read(fs, ip, buf, size - 1, 0);
+	if (n < 0)
+		return unlock(fs, (int)n);
+	buf[n] = '\0';
+	return unlock(fs, (int)n);
+}
+
+int
+lfs_link(struct lfs_fs *fs, uint64_t ino, uint64_t dir, const char *name, struct stat *out)
+{
+	lock(fs);
+	struct lfs_inode *ip, *dp;
+	uint32_t existing;
+	int err = writable(fs);
+	if (!err)
+		err = check_name(name);
+	if (!err)
+		err = lfs_iget(fs, ino, &ip);
+	if (!err)
+		err = get_dir(fs, dir, &dp);
+	if (err)
+		return unlock(fs, err);
+	if (S_ISDIR(ip->di.mode))
+		return unlock(fs, -EPERM);
+	if (ip->di.nlink >= LFS_LINK_MAX)
+		return unlock(fs, -EMLINK);
+	if (dp->di.nlink == 0)
+		return unlock(fs, -ENOENT);
+	err = lfs_dir_lookup(fs, dp, name, &existing, NULL);
+	if (err != -ENOENT)
+		return unlock(fs, err ? err : -EEXIST);
+	if ((err = lfs_file_ensure_space(fs, fs->bsize)))
+		return unlock(fs, err);
+	if ((err = lfs_dir_add(fs, dp, name, ip->ino, lfs_mode_to_dt(ip->di.mode))))
+		return unlock(fs, err);
+	ip->di.nlink++;
+	lfs_inode_touch(ip, false, true);
+	lfs_inode_dirty(fs, ip);
+	touch_dir(dp, fs);
+	ip->nlookup++;
+	lfs_inode_stat(fs, ip, out);
+	return unlock(fs, 0);
+}
+
+static int
+remove_entry(struct lfs_fs *fs, uint64_t dir, const char *name, bool want_dir)
+{
+	struct lfs_inode *dp, *ip;
+	uint32_t ino;
+	int err = writable(fs);
+	if (!err)
+		err = check_name(name);
+	if (!err)
+		err = get_dir(fs, dir, &dp);
+	if (err)
+		return err;
+	if (want_dir && strcmp(name, ".") == 0)
+		return -EINVAL;
+	if (want_dir && strcmp(name, "..") == 0)
+		return -ENOTEMPTY;
+	if ((err = lfs_dir_lookup(fs, dp, name, &ino, NULL)) || (err = lfs_iget(fs, ino, &ip)))
+		return err;
+	if (want_dir && !S_ISDIR(ip->di.mode))
+		return -ENOTDIR;
+	if (!want_dir && S_ISDIR(ip->di.mode))
+		return -EISDIR;
+	if (want_dir && !lfs_dir_empty(fs, ip))
+		return -ENOTEMPTY;
+	if ((err = lfs_file_ensure_space(fs, 0)))
+		return err;
+	if ((err = lfs_dir_remove(fs, dp, name)))
+		return err;
+	if (want_dir) {
+		ip->di.nlink = 0;
+		dp->di.nlink--;
+	} else {
+		ip->di.nlink--;
+	}
+	lfs_inode_touch(ip, false, true);
+	lfs_inode_dirty(fs, ip);
+	touch_dir(dp, fs);
+	lfs_inode_maybe_free(fs, ip);
+	return 0;
+}
+
+int
+lfs_unlink(struct lfs_fs *fs, uint64_t dir, const char *name)
+{
+	lock(fs);
+	int err = remove_entry(fs, dir, name, false);
+	return unlock(fs, err);
+}
+
+int
+lfs_rmdir(struct lfs_fs *fs, uint64_t dir, const char *name)
+{
+	lock(fs);
+	int err = remove_entry(fs, dir, name, true);
+	return unlock(fs, err);
+}
+
+/* Is `dir` the inode `anc` or below it? */
+static int
+is_within(struct lfs_fs *fs, struct lfs_inode *dir, uint32_t anc, bool *within)
+{
+	struct lfs_inode *p = dir;
+	for (int depth = 0; depth < 100000; depth++) {
+		if (p->ino == anc) {
+			*within = true;
+			return 0;
+		}
+		if (p->ino == LFS_ROOT_INO) {
+			*within = false;
+			return 0;
+		}
+		int err = lfs_iget(fs, p->di.parent, &p);
+		if (err)
+			return err;
+	}
+	return -ELOOP;
+}
+
+static void
+reparent(struct lfs_fs *fs, struct lfs_inode *child, struct lfs_inode *from, struct lfs_inode *to)
+{
+	if (!S_ISDIR(child->di.mode) || from == to)
+		return;
+	child->di.parent = to->ino;
+	from->di.nlink--;
+	to->di.nlink++;
+	lfs_inode_dirty(fs, child);
+	lfs_inode_dirty(fs, from);
+	lfs_inode_dirty(fs, to);
+}
+
+static int
+do_rename(struct lfs_fs *fs, uint64_t odir, const char *oname, uint64_t ndir, const char *nname,
+	  unsigned flags)
+{
+	struct lfs_inode *od, *nd, *src, *dst = NULL;
+	uint32_t sino, dino;
+	int err = writable(fs);
+	if (!err)
+		err = check_name(oname);
+	if (!err)
+		err = check_name(nname);
+	if (!err)
+		err = get_dir(fs, odir, &od);
+	if (!err)
+		err = get_dir(fs, ndir, &nd);
+	if (err)
+		return err;
+	if ((flags & LFS_RENAME_EXCHANGE) && (flags & LFS_RENAME_NOREPLACE))
+		return -EINVAL;
+	if ((err = lfs_dir_lookup(fs, od, oname, &sino, NULL)) || (err = lfs_iget(fs, sino, &src)))
+		return err;
+	err = lfs_dir_lookup(fs, nd, nname, &dino, NULL);
+	if (err && err != -ENOENT)
+		return err;
+	if (!err && (err = lfs_iget(fs, dino, &dst)))
+		return err;
+	if ((flags & LFS_RENAME_EXCHANGE) && !dst)
+		return -ENOENT;
+	if ((flags & LFS_RENAME_NOREPLACE) && dst)
+		return -EEXIST;
+	if (dst == src)
+		return 0; /* two names of one inode: POSIX says do nothing */
+	bool within;
+	if (S_ISDIR(src->di.mode) && od != nd) {
+		if ((err = is_within(fs, nd, src->ino, &within)))
+			return err;
+		if (within)
+			return -EINVAL;
+	}
+	if ((flags & LFS_RENAME_EXCHANGE) && S_ISDIR(dst->di.mode) && od != nd) {
+		if ((err = is_within(fs, od, dst->ino, &within)))
+			return err;
+		if (within)
+			return -EINVAL;
+	}
+	if (dst && !(flags & LFS_RENAME_EXCHANGE)) {
+		if (S_ISDIR(src->di.mode) && !S_ISDIR(dst->di.mode))
+			return -ENOTDIR;
+		if (!S_ISDIR(src->di.mode) && S_ISDIR(dst->di.mode))
+			return -EISDIR;
+		if (S_ISDIR(dst->di.mode) && !lfs_dir_empty(fs, dst))
+			return -ENOTEMPTY;
+	}
+	if (S_ISDIR(src->di.mode) && od != nd && !dst && nd->di.nlink >= LFS_LINK_MAX)
+		return -EMLINK;
+	if ((err = lfs_file_ensure_space(fs, 2 * fs->bsize)))
+		return err;
+
+	if (flags & LFS_RENAME_EXCHANGE) {
+		if ((err = lfs_dir_set(fs, od, oname, dst->ino, lfs_mode_to_dt(dst->di.mode))) ||
+		    (err = lfs_dir_set(fs, nd, nname, src->ino, lfs_mode_to_dt(src->di.mode))))
+			return err;
+		reparent(fs, src, od, nd);
+		reparent(fs, dst, nd, od);
+		lfs_inode_touch(dst, false, true);
+		lfs_inode_dirty(fs, dst);
+	} else {
+		if (dst)
+			err = lfs_dir_set(fs, nd, nname, src->ino, lfs_mode_to_dt(src->di.mode));
+		else
+			err = lfs_dir_add(fs, nd, nname, src->ino, lfs_mode_to_dt(src->di.mode));
+		if (!err)
+			err = lfs_dir_remove(fs, od, oname);
+		if (err)
+			return err;
+		reparent(fs, src, od, nd);
+		if (dst) {
+			if (S_ISDIR(dst->di.mode)) {
+				dst->di.nlink = 0;
+				nd->di.nlink--;
+			} else {
+				dst->di.nlink--;
+			}
+			lfs_inode_touch(dst, false, true);
+			lfs_inode_dirty(fs, dst);
+		}
+	}
+	lfs_inode_touch(src, false, true);
+	lfs_inode_dirty(fs, src);
+	touch_dir(od, fs);
+	touch_dir(nd, fs);
+	if (dst && !(flags & LFS_RENAME_EXCHANGE))
+		lfs_inode_maybe_free(fs, dst);
+	return 0;
+}
+
+int
+lfs_rename(struct lfs_fs *fs, uint64_t odir, const char *oname, uint64_t ndir, const char *nname,
+	   unsigned flags)
+{
+	lock(fs);
+	int err = do_rename(fs, odir, oname, ndir, nname, flags);
+	return unlock(fs, err);
+}
+
+int
+lfs_open(struct lfs_fs *fs, uint64_t ino, int flags)
+{
+	lock(fs);
+	struct lfs_inode *ip;
+	int err = lfs_iget(fs, ino, &ip);
+	if (!err && (flags & O_ACCMODE) != O_RDONLY && (err = writable(fs)))
+		return unlock(fs, err);
+	if (!err)
+		ip->nopen++;
+	return unlock(fs, err);
+}
+
+int
+lfs_release(struct lfs_fs *fs, uint64_t ino)
+{
+	lock(fs);
+	struct lfs_inode *ip = u64map_get(&fs->icache, ino);
+	if (ip) {
+		if (ip->nopen)
+			ip->nopen--;
+		lfs_inode_maybe_free(fs, ip);
+	}
+	return unlock(fs, 0);
+}
+
+ssize_t
+lfs_read(struct lfs_fs *fs, uint64_t ino, void *buf, size_t size, off_t off)
+{
+	lock(fs);
+	struct lfs_inode *ip;
+	int err = lfs_iget(fs, ino, &ip);
+	if (err)
+		return unlock(fs, err);
+	if (S_ISDIR(ip->di.mode))
+		return unlock(fs, -EISDIR);
+	if (off < 0)
+		return unlock(fs, -EINVAL);
+	ssize_t n = lfs_file_read(fs, ip, buf, size, (uint64_t)off);
+	pthread_mutex_unlock(&fs->lock);
+	return n;
+}
+
+ssize_t
+lfs_write(struct lfs_fs *fs, uint64_t ino, const void *buf, size_t size, off_t off)
+{
+	lock(fs);
+	struct lfs_inode *ip;
+	int err = writable(fs);
+	if (!err)
+		err = lfs_iget(fs, ino, &ip);
+	if (err)
+		return unlock(fs, err);
+	if (!S_ISREG(ip->di.mode))
+		return unlock(fs, S_ISDIR(ip->di.mode) ? -EISDIR : -EINVAL);
+	if (off < 0)
+		return unlock(fs, -EINVAL);
+	ssize_t n = lfs_file_write(fs, ip, buf, size, (uint64_t)off);
+	if (n > 0) {
+		lfs_inode_touch(ip, true, true);
+		after_write(fs);
+	}
+	pthread_mutex_unlock(&fs->lock);
+	return n;
+}
+
+int
+lfs_fsync(struct lfs_fs *fs, uint64_t ino, bool datasync)
+{
+	(void)ino;
+	(void)datasync;
+	lock(fs);
+	if (fs->dev.readonly)
+		return unlock(fs, 0);
+	/* one flush writes everything dirty: the file, and the directory
+	 * entries that lead to it, become durable together */
+	int err = lfs_flush(fs);
+	if (!err)
+		err = lfs_bdev_sync(&fs->dev);
+	if (!err && fs->opts.ckpt_segs && fs->segs_since_ckpt >= fs->opts.ckpt_segs)
+		err = lfs_ckpt_write(fs, false);
+	return unlock(fs, err);
+}
+
+int
+lfs_syncfs(struct lfs_fs *fs)
+{
+	lock(fs);
+	int err = fs->dev.readonly ? 0 : lfs_ckpt_write(fs, false);
+	return unlock(fs, err);
+}
+
+int
+lfs_checkpoint(struct lfs_fs *fs)
+{
+	return lfs_syncfs(fs);
+}
+
+int
+lfs_fallocate(struct lfs_fs *fs, uint64_t ino, int mode, off_t off, off_t len)
+{
+	lock(fs);
+	struct lfs_inode *ip;
+	int err = writable(fs);
+	if (!err)
+		err = lfs_iget(fs, ino, &ip);
+	if (err)
+		return unlock(fs, err);
+	if (off < 0 || len <= 0)
+		return unlock(fs, -EINVAL);
+	if (!S_ISREG(ip->di.mode))
+		return unlock(fs, S_ISDIR(ip->di.mode) ? -EISDIR : -ENODEV);
+	uint64_t end = (uint64_t)off + (uint64_t)len;
+	if (end > lfs_file_max_size(fs))
+		return unlock(fs, -EFBIG);
+	bool keep = mode & FALLOC_FL_KEEP_SIZE;
+	mode &= ~FALLOC_FL_KEEP_SIZE;
+	if (mode == FALLOC_FL_PUNCH_HOLE) {
+		if (!keep)
+			return unlock(fs, -EOPNOTSUPP);
+		err = lfs_file_ensure_space(fs, 2 * fs->bsize);
+		if (!err)
+			err = lfs_file_punch(fs, ip, (uint64_t)off, (uint64_t)len);
+		if (!err)
+			lfs_inode_touch(ip, true, true);
+	} else if (mode == FALLOC_FL_ZERO_RANGE || mode == 0) {
+		/* A log-structured filesystem cannot reserve blocks in place;
+		 * what it can promise is that the space exists now. */
+		err = lfs_file_ensure_space(fs, mode == 0 ? (uint64_t)len : 2 * fs->bsize);
+		if (!err && mode == FALLOC_FL_ZERO_RANGE) {
+			err = lfs_file_punch(fs, ip, (uint64_t)off, (uint64_t)len);
+			lfs_inode_touch(ip, true, true);
+		}
+		if (!err && !keep && end > ip->di.size) {
+			err = lfs_file_truncate(fs, ip, end);
+			lfs_inode_touch(ip, false, true);
+		}
+	} else {
+		err = -EOPNOTSUPP;
+	}
+	if (!err) {
+		lfs_inode_dirty(fs, ip);
+		after_write(fs);
+	}
+	return unlock(fs, err);
+}
+
+struct rd_ctx {
+	lfs_filldir_t fill;
+	void *ctx;
+};
+
+#define DIR_COOKIE_BASE 3   /* 1 and 2 are "." and ".." */
+
+static int
+rd_one(void *c, const struct lfs_dirent *d, uint64_t pos)
+{
+	struct rd_ctx *r = c;
+	char name[LFS_NAME_MAX + 1];
+	memcpy(name, d->name, d->name_len);
+	name[d->name_len] = '\0';
+	struct stat st = { .st_ino = d->ino, .st_mode = (mode_t)d->type << 12 };
+	return r->fill(r->ctx, name, &st, (off_t)(pos + DIR_COOKIE_BASE + 1));
+}
+
+int
+lfs_readdir(struct lfs_fs *fs, uint64_t dir, off_t off, lfs_filldir_t fill, void *ctx)
+{
+	lock(fs);
+	struct lfs_inode *dp;
+	int err = get_dir(fs, dir, &dp);
+	if (err)
+		return unlock(fs, err);
+	if (off < 1) {
+		struct stat st = { .st_ino = dp->ino, .st_mode = S_IFDIR };
+		if (fill(ctx, ".", &st, 1))
+			return unlock(fs, 0);
+	}
+	if (off < 2) {
+		struct stat st = { .st_ino = dp->di.parent ? dp->di.parent : dp->ino, .st_mode = S_IFDIR };
+		if (fill(ctx, "..", &st, 2))
+			return unlock(fs, 0);
+	}
+	uint64_t pos = off > DIR_COOKIE_BASE ? (uint64_t)off - DIR_COOKIE_BASE : 0;
+	struct rd_ctx r = { fill, ctx };
+	err = lfs_dir_iterate(fs, dp, pos, rd_one, &r);
+	return unlock(fs, err);
+}
+
+int
+lfs_statfs(struct lfs_fs *fs, struct statvfs *st)
+{
+	lock(fs);
+	memset(st, 0, sizeof(*st));
+	uint64_t usable = (fs->sb.nsegs - fs->sb.reserved_segs) * (uint64_t)fs->sb.seg_blocks;
+	uint64_t live = 0;
+	for (uint64_t s = 0; s < fs->sb.nsegs; s++)
+		live += lfs_seg_live(fs, s);
+	uint64_t used = (live + fs->dirty_bytes) / fs->bsize;
+	st->f_bsize = fs->bsize;
+	st->f_frsize = fs->bsize;
+	st->f_blocks = usable;
+	st->f_bfree = st->f_bavail = used < usable ? usable - used : 0;
+	st->f_files = fs->sb.max_inodes - 1;
+	st->f_ffree = st->f_favail = fs->sb.max_inodes - 1 - fs->inodes_used;
+	st->f_namemax = LFS_NAME_MAX;
+	memcpy(&st->f_fsid, fs->sb.uuid, sizeof(st->f_fsid));
+	return unlock(fs, 0);
+}
+
+int
+lfs_setxattr(struct lfs_fs *fs, uint64_t ino, const char *name, const void *value, size_t size, int flags)
+{
+	lock(fs);
+	struct lfs_inode *ip;
+	int err = writable(fs);
+	if (!err)
+		err = lfs_iget(fs, ino, &ip);
+	if (!err)
+		err = lfs_xattr_set(fs, ip, name, value, size, flags);
+	if (!err)
+		after_write(fs);
+	return unlock(fs, err);
+}
+
+ssize_t
+lfs_getxattr(struct lfs_fs *fs, uint64_t ino, const char *name, void *value, size_t size)
+{
+	lock(fs);
+	struct lfs_inode *ip;
+	ssize_t r = lfs_iget(fs, ino, &ip);
+	if (!r)
+		r = lfs_xattr_get(fs, ip, name, value, size);
+	pthread_mutex_unlock(&fs->lock);
+	return r;
+}
+
+ssize_t
+lfs_listxattr(struct lfs_fs *fs, uint64_t ino, char *list, size_t size)
+{
+	lock(fs);
+	struct lfs_inode *ip;
+	ssize_t r = lfs_iget(fs, ino, &ip);
+	if (!r)
+		r = lfs_xattr_list(fs, ip, list, size);
+	pthread_mutex_unlock(&fs->lock);
+	return r;
+}
+
+int
+lfs_removexattr(struct lfs_fs *fs, uint64_t ino, const char *name)
+{
+	lock(fs);
+	struct lfs_inode *ip;
+	int err = writable(fs);
+	if (!err)
+		err = lfs_iget(fs, ino, &ip);
+	if (!err)
+		err = lfs_xattr_remove(fs, ip, name);
+	return unlock(fs, err);
+}

@@ -1,0 +1,675 @@
+/*
+ * fuse_main.c — layer 6: the FUSE low-level glue and the lfs daemon.
+ *
+ * Each handler translates one request into one lfs.h call and sends
+ * exactly one reply; lfs.h already speaks -errno, so nothing is
+ * translated.  The session loop is single-threaded: the core serializes
+ * on one lock anyway, and a tick thread runs the flush and checkpoint
+ * timers.
+ *
+ *   lfs [-f] [-o OPTIONS] IMAGE MOUNTPOINT
+ */
+#define FUSE_USE_VERSION 34
+#include "lfs.h"
+#include "format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define LFS_MAX_WRITE (1u << 20)
+
+struct lfs_daemon {
+	struct lfs_fs *fs;
+	double timeout;             /* entry and attribute cache, seconds */
+	pthread_t ticker;
+	volatile int stop;
+	pid_t cleaner;              /* 0: not started */
+};
+
+static struct lfs_daemon *
+D(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static struct lfs_fs *
+FS(fuse_req_t req)
+{
+	return D(req)->fs;
+}
+
+static void
+reply_entry(fuse_req_t req, int err, const struct stat *st)
+{
+	if (err) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	struct fuse_entry_param e;
+	memset(&e, 0, sizeof(e));
+	e.ino = st->st_ino;
+	e.attr = *st;
+	e.attr_timeout = D(req)->timeout;
+	e.entry_timeout = D(req)->timeout;
+	fuse_reply_entry(req, &e);
+}
+
+static struct lfs_cred
+cred_of(fuse_req_t req)
+{
+	const struct fuse_ctx *c = fuse_req_ctx(req);
+	struct lfs_cred cr = { c->uid, c->gid };
+	return cr;
+}
+
+static void
+op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	if (conn->capable & FUSE_CAP_WRITEBACK_CACHE)
+		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+	conn->max_write = LFS_MAX_WRITE;
+	conn->max_readahead = LFS_MAX_WRITE;
+	conn->want &= ~(unsigned)FUSE_CAP_POSIX_LOCKS; /* the kernel does local locks */
+	conn->want &= ~(unsigned)FUSE_CAP_FLOCK_LOCKS;
+}
+
+static void
+op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct stat st;
+	int err = lfs_lookup(FS(req), parent, name, &st);
+	if (err == -ENOENT) {
+		/* a negative entry the kernel may cache: only we change the tree */
+		struct fuse_entry_param e;
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = D(req)->timeout;
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	reply_entry(req, err, &st);
+}
+
+static void
+op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	lfs_forget(FS(req), ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void
+op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	for (size_t i = 0; i < count; i++)
+		lfs_forget(FS(req), forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static void
+op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)fi;
+	struct stat st;
+	int err = lfs_getattr(FS(req), ino, &st);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_attr(req, &st, D(req)->timeout);
+}
+
+static void
+op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
+{
+	(void)fi;
+	static const struct { int fuse, lfs; } map[] = {
+		{ FUSE_SET_ATTR_MODE, LFS_SET_MODE }, { FUSE_SET_ATTR_UID, LFS_SET_UID },
+		{ FUSE_SET_ATTR_GID, LFS_SET_GID }, { FUSE_SET_ATTR_SIZE, LFS_SET_SIZE },
+		{ FUSE_SET_ATTR_ATIME, LFS_SET_ATIME }, { FUSE_SET_ATTR_MTIME, LFS_SET_MTIME },
+		{ FUSE_SET_ATTR_ATIME_NOW, LFS_SET_ATIME_NOW }, { FUSE_SET_ATTR_MTIME_NOW, LFS_SET_MTIME_NOW },
+		{ FUSE_SET_ATTR_CTIME, LFS_SET_CTIME },
+	};
+	int set = 0;
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (to_set & map[i].fuse)
+			set |= map[i].lfs;
+	struct stat st;
+	int err = lfs_setattr(FS(req), ino, attr, set, &st);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_attr(req, &st, D(req)->timeout);
+}
+
+static void
+op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	char buf[4097];
+	int n = lfs_readlink(FS(req), ino, buf, sizeof(buf));
+	if (n < 0)
+		fuse_reply_err(req, -n);
+	else
+		fuse_reply_readlink(req, buf);
+}
+
+static void
+op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+	struct lfs_cred c = cred_of(req);
+	struct stat st;
+	int err = lfs_mknod(FS(req), parent, name, mode, rdev, &c, &st);
+	reply_entry(req, err, &st);
+}
+
+static void
+op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	struct lfs_cred c = cred_of(req);
+	struct stat st;
+	int err = lfs_mkdir(FS(req), parent, name, mode, &c, &st);
+	reply_entry(req, err, &st);
+}
+
+static void
+op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	struct lfs_cred c = cred_of(req);
+	struct stat st;
+	int err = lfs_symlink(FS(req), parent, name, link, &c, &st);
+	reply_entry(req, err, &st);
+}
+
+static void
+op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	struct stat st;
+	int err = lfs_link(FS(req), ino, newparent, newname, &st);
+	reply_entry(req, err, &st);
+}
+
+static void
+op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, -lfs_unlink(FS(req), parent, name));
+}
+
+static void
+op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, -lfs_rmdir(FS(req), parent, name));
+}
+
+static void
+op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent, const char *newname,
+	  unsigned int flags)
+{
+	unsigned f = 0;
+	if (flags & RENAME_NOREPLACE)
+		f |= LFS_RENAME_NOREPLACE;
+	if (flags & RENAME_EXCHANGE)
+		f |= LFS_RENAME_EXCHANGE;
+	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	fuse_reply_err(req, -lfs_rename(FS(req), parent, name, newparent, newname, f));
+}
+
+static void
+op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	int err = lfs_open(FS(req), ino, fi->flags);
+	if (err) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	fi->keep_cache = 1; /* we are the only writer: cached pages stay valid */
+	fuse_reply_open(req, fi);
+}
+
+static void
+op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
+{
+	struct lfs_cred c = cred_of(req);
+	struct stat st;
+	int err = lfs_create(FS(req), parent, name, mode, (fi->flags & O_EXCL) != 0, &c, &st);
+	if (err) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	struct fuse_entry_param e;
+	memset(&e, 0, sizeof(e));
+	e.ino = st.st_ino;
+	e.attr = st;
+	e.attr_timeout = e.entry_timeout = D(req)->timeout;
+	fi->keep_cache = 1;
+	fuse_reply_create(req, &e, fi);
+}
+
+static void
+op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)fi;
+	char *buf = malloc(size ? size : 1);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	ssize_t n = lfs_read(FS(req), ino, buf, size, off);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+}
+
+static void
+op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)fi;
+	ssize_t n = lfs_write(FS(req), ino, buf, size, off);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_write(req, (size_t)n);
+}
+
+static void
+op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)fi;
+	fuse_reply_err(req, 0);
+}
+
+static void
+op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)fi;
+	fuse_reply_err(req, -lfs_release(FS(req), ino));
+}
+
+static void
+op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	(void)fi;
+	fuse_reply_err(req, -lfs_fsync(FS(req), ino, datasync != 0));
+}
+
+static void
+op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct stat st;
+	int err = lfs_getattr(FS(req), ino, &st);
+	if (!err && !S_ISDIR(st.st_mode))
+		err = -ENOTDIR;
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_open(req, fi);
+}
+
+struct dirbuf {
+	fuse_req_t req;
+	char *buf;
+	size_t size, used;
+};
+
+static int
+fill_dir(void *ctx, const char *name, const struct stat *st, off_t next)
+{
+	struct dirbuf *b = ctx;
+	size_t need = fuse_add_direntry(b->req, NULL, 0, name, NULL, 0);
+	if (b->used + need > b->size)
+		return 1;
+	fuse_add_direntry(b->req, b->buf + b->used, b->size - b->used, name, st, next);
+	b->used += need;
+	return 0;
+}
+
+static void
+op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)fi;
+	struct dirbuf b = { req, malloc(size ? size : 1), size, 0 };
+	if (!b.buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	int err = lfs_readdir(FS(req), ino, off, fill_dir, &b);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_buf(req, b.buf, b.used);
+	free(b.buf);
+}
+
+static void
+op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)fi;
+	fuse_reply_err(req, 0);
+}
+
+static void
+op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	op_fsync(req, ino, datasync, fi);
+}
+
+static void
+op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	(void)ino;
+	struct statvfs st;
+	int err = lfs_statfs(FS(req), &st);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_statfs(req, &st);
+}
+
+static void
+op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size, int flags)
+{
+	fuse_reply_err(req, -lfs_setxattr(FS(req), ino, name, value, size, flags));
+}
+
+static void
+reply_xattr(fuse_req_t req, ssize_t n, const char *buf, size_t size)
+{
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+}
+
+static void
+op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	char *buf = size ? malloc(size) : NULL;
+	if (size && !buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	reply_xattr(req, lfs_getxattr(FS(req), ino, name, buf, size), buf, size);
+	free(buf);
+}
+
+static void
+op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	char *buf = size ? malloc(size) : NULL;
+	if (size && !buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	reply_xattr(req, lfs_listxattr(FS(req), ino, buf, size), buf, size);
+	free(buf);
+}
+
+static void
+op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	fuse_reply_err(req, -lfs_removexattr(FS(req), ino, name));
+}
+
+static void
+op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length, struct fuse_file_info *fi)
+{
+	(void)fi;
+	fuse_reply_err(req, -lfs_fallocate(FS(req), ino, mode, offset, length));
+}
+
+static const struct fuse_lowlevel_ops lfs_ops = {
+	.init = op_init,
+	.lookup = op_lookup,
+	.forget = op_forget,
+	.forget_multi = op_forget_multi,
+	.getattr = op_getattr,
+	.setattr = op_setattr,
+	.readlink = op_readlink,
+	.mknod = op_mknod,
+	.mkdir = op_mkdir,
+	.unlink = op_unlink,
+	.rmdir = op_rmdir,
+	.symlink = op_symlink,
+	.rename = op_rename,
+	.link = op_link,
+	.open = op_open,
+	.read = op_read,
+	.write = op_write,
+	.flush = op_flush,
+	.release = op_release,
+	.fsync = op_fsync,
+	.opendir = op_opendir,
+	.readdir = op_readdir,
+	.releasedir = op_releasedir,
+	.fsyncdir = op_fsyncdir,
+	.statfs = op_statfs,
+	.setxattr = op_setxattr,
+	.getxattr = op_getxattr,
+	.listxattr = op_listxattr,
+	.removexattr = op_removexattr,
+	.create = op_create,
+	.fallocate = op_fallocate,
+};
+
+/* ---------------------------------------------------------------- */
+
+static void *
+ticker(void *arg)
+{
+	struct lfs_daemon *d = arg;
+	while (!d->stop) {
+		usleep(200 * 1000);
+		if (!d->stop)
+			lfs_tick(d->fs);
+	}
+	return NULL;
+}
+
+struct cmdline {
+	char *image;
+	char *mountpoint;
+	int foreground;
+	int show_help;
+	int show_version;
+	unsigned ckpt_interval;
+	unsigned ckpt_segs;
+	unsigned flush_ms;
+	unsigned dirty_mb;
+	char *trace;
+	int no_cleaner;
+	char *cleaner_conf;
+	double timeout;
+	int ro;
+};
+
+#define OPT(t, p) { t, offsetof(struct cmdline, p), 1 }
+static const struct fuse_opt lfs_fuse_opts[] = {
+	OPT("ckpt_interval=%u", ckpt_interval),
+	OPT("ckpt_segs=%u", ckpt_segs),
+	OPT("flush_ms=%u", flush_ms),
+	OPT("dirty_mb=%u", dirty_mb),
+	OPT("trace=%s", trace),
+	OPT("nocleaner", no_cleaner),
+	OPT("cleaner_conf=%s", cleaner_conf),
+	OPT("cache_timeout=%lf", timeout),
+	OPT("-f", foreground),
+	OPT("-h", show_help),
+	OPT("--help", show_help),
+	OPT("-V", show_version),
+	OPT("--version", show_version),
+	FUSE_OPT_END
+};
+
+static int
+opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	struct cmdline *c = data;
+	(void)outargs;
+	if (key == FUSE_OPT_KEY_NONOPT) {
+		if (!c->image) {
+			c->image = realpath(arg, NULL);
+			if (!c->image) {
+				fprintf(stderr, "lfs: %s: %s\n", arg, strerror(errno));
+				return -1;
+			}
+			return 0;
+		}
+		if (!c->mountpoint) {
+			c->mountpoint = strdup(arg);
+			return 0;
+		}
+		fprintf(stderr, "lfs: unexpected argument '%s'\n", arg);
+		return -1;
+	}
+	if (key == FUSE_OPT_KEY_OPT && (strcmp(arg, "ro") == 0))
+		c->ro = 1;
+	return 1;
+}
+
+static void
+usage(void)
+{
+	printf("usage: lfs [-f] [-o OPTIONS] IMAGE MOUNTPOINT\n\n"
+	       "lfs options (see lfs(8)):\n"
+	       "    -o ckpt_interval=N   checkpoint every N seconds (default 30, 0 = off)\n"
+	       "    -o ckpt_segs=M       checkpoint after M segments written (default 256)\n"
+	       "    -o flush_ms=N        write buffered data to the log every N ms (default 5000)\n"
+	       "    -o dirty_mb=N        flush when N MiB are buffered (default 64)\n"
+	       "    -o nocleaner         do not start lfs_cleanerd\n"
+	       "    -o cleaner_conf=F    config file for lfs_cleanerd\n"
+	       "    -o cache_timeout=S   kernel entry/attribute cache time (default 1.0)\n"
+	       "    -o trace=FILE        record every block write and flush (crash tests)\n"
+	       "    -f                   stay in the foreground\n"
+	       "and the generic FUSE mount options (ro, allow_other, ...).\n");
+}
+
+static pid_t
+start_cleaner(const char *mountpoint, const char *conf)
+{
+	char self[PATH_MAX], path[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	const char *prog = "lfs_cleanerd";
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(path, sizeof(path), "%s/lfs_cleanerd", self);
+			if (access(path, X_OK) == 0)
+				prog = path;
+			else {
+				snprintf(path, sizeof(path), "%s/../cleaner/lfs_cleanerd", self);
+				if (access(path, X_OK) == 0)
+					prog = path;
+			}
+		}
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (conf)
+			execlp(prog, "lfs_cleanerd", "-f", "-c", conf, mountpoint, (char *)NULL);
+		else
+			execlp(prog, "lfs_cleanerd", "-f", mountpoint, (char *)NULL);
+		_exit(127);
+	}
+	return pid < 0 ? 0 : pid;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct cmdline c = { .timeout = 1.0, .ckpt_interval = UINT_MAX };
+	if (fuse_opt_parse(&args, &c, lfs_fuse_opts, opt_proc) == -1)
+		return 2;
+	if (c.show_help) {
+		usage();
+		return 0;
+	}
+	if (c.show_version) {
+		printf("lfs %s (on-disk format %d)\n", PACKAGE_VERSION, LFS_VERSION);
+		return 0;
+	}
+	if (!c.image || !c.mountpoint) {
+		usage();
+		return 2;
+	}
+	struct lfs_opts o;
+	lfs_opts_default(&o);
+	if (c.ckpt_interval != UINT_MAX)
+		o.ckpt_interval_s = c.ckpt_interval;
+	if (c.ckpt_segs)
+		o.ckpt_segs = c.ckpt_segs;
+	if (c.flush_ms)
+		o.flush_interval_ms = c.flush_ms;
+	if (c.dirty_mb)
+		o.dirty_limit = (uint64_t)c.dirty_mb << 20;
+	o.trace_path = c.trace;
+	o.readonly = c.ro;
+
+	struct lfs_daemon d = { .timeout = c.timeout };
+	int err = lfs_mount(c.image, &o, &d.fs);
+	if (err) {
+		fprintf(stderr, "lfs: cannot mount %s: %s\n", c.image, strerror(-err));
+		return 1;
+	}
+	char fsname[PATH_MAX + 16];
+	snprintf(fsname, sizeof(fsname), "-ofsname=%s", c.image);
+	fuse_opt_add_arg(&args, fsname);
+	fuse_opt_add_arg(&args, "-osubtype=lfs");
+	fuse_opt_add_arg(&args, "-odefault_permissions");
+	if (getuid() == 0)
+		fuse_opt_add_arg(&args, "-oallow_other");
+
+	struct fuse_session *se = fuse_session_new(&args, &lfs_ops, sizeof(lfs_ops), &d);
+	int ret = 1;
+	if (!se)
+		goto out_fs;
+	if (fuse_set_signal_handlers(se))
+		goto out_se;
+	if (fuse_session_mount(se, c.mountpoint))
+		goto out_sig;
+	if (!c.foreground)
+		lfs_log_use_syslog(true);
+	fuse_daemonize(c.foreground);
+	pthread_create(&d.ticker, NULL, ticker, &d);
+	if (!c.no_cleaner && !c.ro)
+		d.cleaner = start_cleaner(c.mountpoint, c.cleaner_conf);
+	ret = fuse_session_loop(se) ? 1 : 0;
+	if (d.cleaner > 0) {
+		kill(d.cleaner, SIGTERM);
+		waitpid(d.cleaner, NULL, 0);
+	}
+	d.stop = 1;
+	pthread_join(d.ticker, NULL);
+	fuse_session_unmount(se);
+out_sig:
+	fuse_remove_signal_handlers(se);
+out_se:
+	fuse_session_destroy(se);
+out_fs:
+	if (lfs_unmount(d.fs))
+		ret = 1;
+	fuse_opt_free_args(&args);
+	free(c.image);
+	free(c.mountpoint);
+	free(c.trace);
+	free(c.cleaner_conf);
+	return ret;
+}

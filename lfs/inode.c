@@ -1,0 +1,293 @@
+/*
+ * inode.c — layer 4: the inode cache.
+ *
+ * An inode is loaded from its record (found through the inode map) on
+ * first use and stays cached while the kernel holds a reference, a file
+ * handle is open, or it has dirty state.  Records are rewritten only by
+ * flush.c; here they are read, created and freed.
+ */
+#include "lfs_int.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <syslog.h>
+#include <time.h>
+
+static bool log_syslog;
+
+void
+lfs_log_use_syslog(bool on)
+{
+	log_syslog = on;
+	if (on)
+		openlog("lfs", LOG_PID, LOG_DAEMON);
+}
+
+void
+lfs_log(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (log_syslog) {
+		vsyslog(LOG_NOTICE, fmt, ap);
+	} else {
+		fputs("lfs: ", stderr);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+	va_end(ap);
+}
+
+uint64_t
+lfs_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int
+lfs_inode_read_record(struct lfs_fs *fs, uint64_t daddr, uint16_t slot, struct lfs_dinode *di,
+		      uint8_t *inl)
+{
+	uint8_t *blk = malloc(fs->bsize);
+	if (!blk)
+		return -ENOMEM;
+	int err = lfs_read_block(fs, daddr, blk);
+	uint32_t off = (uint32_t)slot * LFS_INODE_ALIGN;
+	if (!err && off >= fs->bsize)
+		err = -EFSCORRUPTED;
+	if (!err) {
+		int r = lfs_dinode_decode(di, blk + off, fs->bsize - off);
+		if (r < 0)
+			err = r;
+		else if (di->inline_len > lfs_inline_max(fs->bsize))
+			err = -EFSCORRUPTED;
+		else if (inl && di->inline_len)
+			memcpy(inl, blk + off + LFS_INODE_HDR_SIZE, di->inline_len);
+	}
+	if (err == -EFSCORRUPTED)
+		lfs_log("inode record at block %llu slot %u is corrupt", (unsigned long long)daddr, slot);
+	free(blk);
+	return err;
+}
+
+static struct lfs_inode *
+inode_alloc(struct lfs_fs *fs, uint32_t ino)
+{
+	struct lfs_inode *ip = calloc(1, sizeof(*ip));
+	if (!ip)
+		return NULL;
+	ip->inl = calloc(1, lfs_inline_max(fs->bsize));
+	if (!ip->inl) {
+		free(ip);
+		return NULL;
+	}
+	ip->ino = ino;
+	u64map_init(&ip->pages);
+	u64map_init(&ip->nodes);
+	if (u64map_put(&fs->icache, ino, ip)) {
+		free(ip->inl);
+		free(ip);
+		return NULL;
+	}
+	return ip;
+}
+
+int
+lfs_iget(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **out)
+{
+	struct lfs_inode *ip = u64map_get(&fs->icache, ino);
+	if (ip) {
+		*out = ip;
+		return 0;
+	}
+	if (!lfs_imap_valid_ino(fs, ino))
+		return -ESTALE;
+	struct lfs_imap_entry *e = &fs->imap[ino];
+	if (!e->daddr) {
+		lfs_log("inode %llu is in use but has no record", (unsigned long long)ino);
+		return -EFSCORRUPTED;
+	}
+	ip = inode_alloc(fs, (uint32_t)ino);
+	if (!ip)
+		return -ENOMEM;
+	int err = lfs_inode_read_record(fs, e->daddr, e->slot, &ip->di, ip->inl);
+	if (!err && (ip->di.ino != ino || ip->di.mode == 0)) {
+		lfs_log("inode map entry %llu points at a record of inode %u", (unsigned long long)ino,
+			ip->di.ino);
+		err = -EFSCORRUPTED;
+	}
+	if (err) {
+		u64map_del(&fs->icache, ino);
+		free(ip->inl);
+		free(ip);
+		return err;
+	}
+	ip->disk_reclen = lfs_inode_reclen(ip->di.inline_len);
+	*out = ip;
+	return 0;
+}
+
+void
+lfs_inode_dirty(struct lfs_fs *fs, struct lfs_inode *ip)
+{
+	if (!ip->dirty) {
+		ip->dirty = true;
+		if (u64map_put(&fs->dirty, ip->ino, ip))
+			ip->dirty = false; /* ENOMEM: caught at flush by a full scan */
+	}
+	fs->changed_since_ckpt = true;
+}
+
+static void
+set_now(int64_t *sec, uint32_t *nsec)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	*sec = ts.tv_sec;
+	*nsec = (uint32_t)ts.tv_nsec;
+}
+
+void
+lfs_inode_touch(struct lfs_inode *ip, bool mtime, bool ctime)
+{
+	int64_t s;
+	uint32_t ns;
+	set_now(&s, &ns);
+	if (mtime) {
+		ip->di.mtime_sec = s;
+		ip->di.mtime_nsec = ns;
+	}
+	if (ctime) {
+		ip->di.ctime_sec = s;
+		ip->di.ctime_nsec = ns;
+	}
+}
+
+int
+lfs_inode_new(struct lfs_fs *fs, mode_t mode, const struct lfs_cred *cred, struct lfs_inode *parent,
+	      struct lfs_inode **out)
+{
+	uint32_t ino, version;
+	int err = lfs_imap_alloc(fs, &ino, &version);
+	if (err)
+		return err;
+	return lfs_inode_init(fs, ino, version, mode, cred, parent, out);
+}
+
+int
+lfs_inode_init(struct lfs_fs *fs, uint32_t ino, uint32_t version, mode_t mode,
+	       const struct lfs_cred *cred, struct lfs_inode *parent, struct lfs_inode **out)
+{
+	struct lfs_inode *ip = inode_alloc(fs, ino);
+	if (!ip) {
+		lfs_imap_release(fs, ino);
+		return -ENOMEM;
+	}
+	struct lfs_dinode *di = &ip->di;
+	di->ino = ino;
+	di->version = version;
+	di->mode = mode;
+	di->uid = cred->uid;
+	di->gid = cred->gid;
+	/* setgid directories pass their group (and, to directories, the bit) on */
+	if (parent && (parent->di.mode & S_ISGID)) {
+		di->gid = parent->di.gid;
+		if (S_ISDIR(mode))
+			di->mode |= S_ISGID;
+	}
+	set_now(&di->atime_sec, &di->atime_nsec);
+	di->mtime_sec = di->ctime_sec = di->btime_sec = di->atime_sec;
+	di->mtime_nsec = di->ctime_nsec = di->btime_nsec = di->atime_nsec;
+	if (S_ISREG(mode) || S_ISLNK(mode))
+		di->flags |= LFS_DI_INLINE;
+	if (parent && S_ISDIR(mode))
+		di->parent = parent->ino;
+	lfs_inode_dirty(fs, ip);
+	*out = ip;
+	return 0;
+}
+
+static uint32_t
+encode_rdev(dev_t d)
+{
+	uint32_t ma = major(d), mi = minor(d);
+	return (mi & 0xff) | (ma << 8) | ((mi & ~0xffu) << 12);
+}
+
+static dev_t
+decode_rdev(uint32_t v)
+{
+	return makedev((v >> 8) & 0xfff, (v & 0xff) | ((v >> 12) & 0xfff00));
+}
+
+uint32_t
+lfs_rdev_encode(dev_t d)
+{
+	return encode_rdev(d);
+}
+
+void
+lfs_inode_stat(const struct lfs_fs *fs, const struct lfs_inode *ip, struct stat *st)
+{
+	const struct lfs_dinode *di = &ip->di;
+	memset(st, 0, sizeof(*st));
+	st->st_ino = ip->ino;
+	st->st_mode = di->mode;
+	st->st_nlink = di->nlink;
+	st->st_uid = di->uid;
+	st->st_gid = di->gid;
+	st->st_rdev = decode_rdev(di->rdev);
+	st->st_size = (off_t)di->size;
+	st->st_blksize = fs->bsize;
+	st->st_blocks = (blkcnt_t)((di->blocks + ip->pending_new) * (fs->bsize / 512));
+	if (di->flags & LFS_DI_INLINE)
+		st->st_blocks += (di->inline_len + 511) / 512;
+	st->st_atim.tv_sec = di->atime_sec;
+	st->st_atim.tv_nsec = di->atime_nsec;
+	st->st_mtim.tv_sec = di->mtime_sec;
+	st->st_mtim.tv_nsec = di->mtime_nsec;
+	st->st_ctim.tv_sec = di->ctime_sec;
+	st->st_ctim.tv_nsec = di->ctime_nsec;
+}
+
+void
+lfs_inode_evict(struct lfs_fs *fs, struct lfs_inode *ip)
+{
+	lfs_file_drop_pages(fs, ip, 0, UINT64_MAX);
+	u64map_free(&ip->pages);
+	lfs_bmap_drop_clean_nodes(ip);
+	/* dirty nodes of a freed inode were already released by free_range */
+	u64map_free(&ip->nodes);
+	lfs_dir_free_index(ip);
+	u64map_del(&fs->icache, ip->ino);
+	u64map_del(&fs->dirty, ip->ino);
+	free(ip->xattr);
+	free(ip->inl);
+	free(ip);
+}
+
+void
+lfs_inode_maybe_free(struct lfs_fs *fs, struct lfs_inode *ip)
+{
+	if (ip->di.nlink > 0 || ip->nlookup > 0 || ip->nopen > 0 || ip->ino == LFS_ROOT_INO)
+		return;
+	/* The last name and the last user are gone: give back the blocks,
+	 * and log a tombstone so roll-forward frees the number too. */
+	lfs_file_drop_pages(fs, ip, 0, UINT64_MAX);
+	lfs_bmap_free_range(fs, ip, 0, lfs_bmap_max_blocks(fs));
+	if (ip->di.xattr)
+		lfs_seg_unuse(fs, ip->di.xattr, fs->bsize);
+	struct lfs_imap_entry *e = &fs->imap[ip->ino];
+	if (e->daddr) {
+		lfs_seg_unuse(fs, e->daddr, ip->disk_reclen);
+		u64map_put(&fs->tombstones, ip->ino, (void *)(uintptr_t)(ip->di.version | 0x100000000ull));
+	}
+	lfs_imap_release(fs, ip->ino);
+	fs->changed_since_ckpt = true;
+	lfs_inode_evict(fs, ip);
+}

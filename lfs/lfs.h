@@ -1,0 +1,114 @@
+/*
+ * lfs.h — the filesystem API (layer 5), independent of FUSE.
+ *
+ * Every call takes the filesystem lock itself and returns 0 (or a count)
+ * on success and -errno on failure.  Inode numbers are the FUSE node ids;
+ * the root is LFS_ROOT_INO.  A caller that receives an inode through
+ * lookup/create/mknod/mkdir/symlink/link holds one reference on it and
+ * gives it back with lfs_forget(), as the kernel does.
+ */
+#ifndef LFS_LFS_H
+#define LFS_LFS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+
+struct lfs_fs;
+
+struct lfs_opts {
+	unsigned ckpt_interval_s;   /* checkpoint every N seconds (0: never) */
+	unsigned ckpt_segs;         /* checkpoint after M segments written (0: never) */
+	unsigned flush_interval_ms; /* write dirty data to the log this often */
+	uint64_t dirty_limit;       /* flush when this many dirty bytes are buffered */
+	const char *trace_path;     /* record block writes for crash tests */
+	bool readonly;
+	bool verbose;
+};
+void lfs_opts_default(struct lfs_opts *o);
+/* Send log lines to syslog (daemonized) instead of stderr. */
+void lfs_log_use_syslog(bool on);
+
+struct lfs_cred {
+	uid_t uid;
+	gid_t gid;
+};
+
+/* Open the image (recovering from a crash if needed) / flush, checkpoint
+ * and close it.  Errors on open name the problem in the log. */
+int lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out);
+int lfs_unmount(struct lfs_fs *fs);
+/* Run periodic work (flush timer, checkpoint timer); called by a thread. */
+void lfs_tick(struct lfs_fs *fs);
+
+int lfs_lookup(struct lfs_fs *fs, uint64_t dir, const char *name, struct stat *st);
+void lfs_forget(struct lfs_fs *fs, uint64_t ino, uint64_t nlookup);
+int lfs_getattr(struct lfs_fs *fs, uint64_t ino, struct stat *st);
+
+/* setattr: which fields of `st` to apply */
+enum {
+	LFS_SET_MODE = 1 << 0, LFS_SET_UID = 1 << 1, LFS_SET_GID = 1 << 2,
+	LFS_SET_SIZE = 1 << 3, LFS_SET_ATIME = 1 << 4, LFS_SET_MTIME = 1 << 5,
+	LFS_SET_ATIME_NOW = 1 << 6, LFS_SET_MTIME_NOW = 1 << 7, LFS_SET_CTIME = 1 << 8,
+};
+int lfs_setattr(struct lfs_fs *fs, uint64_t ino, const struct stat *attr, int to_set,
+		struct stat *out);
+
+int lfs_mknod(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, dev_t rdev,
+	      const struct lfs_cred *cred, struct stat *out);
+int lfs_create(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, bool excl,
+	       const struct lfs_cred *cred, struct stat *out);
+int lfs_mkdir(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode,
+	      const struct lfs_cred *cred, struct stat *out);
+int lfs_symlink(struct lfs_fs *fs, uint64_t dir, const char *name, const char *target,
+		const struct lfs_cred *cred, struct stat *out);
+int lfs_readlink(struct lfs_fs *fs, uint64_t ino, char *buf, size_t size);
+int lfs_link(struct lfs_fs *fs, uint64_t ino, uint64_t dir, const char *name, struct stat *out);
+int lfs_unlink(struct lfs_fs *fs, uint64_t dir, const char *name);
+int lfs_rmdir(struct lfs_fs *fs, uint64_t dir, const char *name);
+#define LFS_RENAME_NOREPLACE 1u
+#define LFS_RENAME_EXCHANGE 2u
+int lfs_rename(struct lfs_fs *fs, uint64_t odir, const char *oname, uint64_t ndir,
+	       const char *nname, unsigned flags);
+
+int lfs_open(struct lfs_fs *fs, uint64_t ino, int flags);
+int lfs_release(struct lfs_fs *fs, uint64_t ino);
+ssize_t lfs_read(struct lfs_fs *fs, uint64_t ino, void *buf, size_t size, off_t off);
+ssize_t lfs_write(struct lfs_fs *fs, uint64_t ino, const void *buf, size_t size, off_t off);
+int lfs_fsync(struct lfs_fs *fs, uint64_t ino, bool datasync);
+int lfs_syncfs(struct lfs_fs *fs);
+int lfs_fallocate(struct lfs_fs *fs, uint64_t ino, int mode, off_t off, off_t len);
+
+/* readdir: fill is called per entry with the cookie to resume after it;
+ * it returns nonzero when the caller's buffer is full. */
+typedef int (*lfs_filldir_t)(void *ctx, const char *name, const struct stat *st, off_t next);
+int lfs_readdir(struct lfs_fs *fs, uint64_t dir, off_t off, lfs_filldir_t fill, void *ctx);
+
+int lfs_statfs(struct lfs_fs *fs, struct statvfs *st);
+
+int lfs_setxattr(struct lfs_fs *fs, uint64_t ino, const char *name, const void *value,
+		 size_t size, int flags);
+ssize_t lfs_getxattr(struct lfs_fs *fs, uint64_t ino, const char *name, void *value, size_t size);
+ssize_t lfs_listxattr(struct lfs_fs *fs, uint64_t ino, char *list, size_t size);
+int lfs_removexattr(struct lfs_fs *fs, uint64_t ino, const char *name);
+
+/* Write all dirty state, the maps and a checkpoint region. */
+int lfs_checkpoint(struct lfs_fs *fs);
+
+/* Counters for tools and benchmarks. */
+struct lfs_stats {
+	uint64_t bytes_written;     /* to the backing store, lifetime */
+	uint64_t bytes_read;
+	uint64_t segs_total, segs_clean;
+	uint64_t live_bytes;
+	uint64_t checkpoints;
+	uint64_t ckpt_seq;
+	uint64_t psegs_written;
+	uint64_t blocks_cleaned;
+	uint64_t segs_cleaned;
+};
+void lfs_get_stats(struct lfs_fs *fs, struct lfs_stats *st);
+
+#endif

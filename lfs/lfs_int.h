@@ -1,0 +1,281 @@
+/*
+ * lfs_int.h — the in-memory state of a mounted filesystem, shared by the
+ * core modules.  Not for the FUSE glue or tools (they use lfs.h).
+ *
+ * Layers, each calling only those below it:
+ *   bdev.c                 block I/O
+ *   seg.c                  segment writer, segment usage table
+ *   imap.c                 inode map, inode number allocation
+ *   inode.c, bmap.c        inode cache, block maps
+ *   file.c, dir.c, xattr.c content, directories, extended attributes
+ *   flush.c                turn dirty state into one log group
+ *   fs.c                   the API of lfs.h
+ *   ckpt/ckpt.c, recover.c checkpoints and roll-forward, beside seg/imap
+ *
+ * Lock: everything here is protected by fs->lock, taken by the lfs.h entry
+ * points; internal functions assume it is held.
+ */
+#ifndef LFS_LFS_INT_H
+#define LFS_LFS_INT_H
+
+#include "bdev.h"
+#include "format.h"
+#include "lfs.h"
+#include "u64map.h"
+
+#include <pthread.h>
+#include <stdio.h>
+
+/* ---------------------------------------------------------------- */
+
+struct lfs_page {
+	uint8_t *data;
+	bool dirty;
+	bool was_hole;              /* counted in blocks while dirty */
+};
+
+struct lfs_node {
+	uint64_t addr;              /* on disk; 0 for a node not yet written */
+	bool dirty;
+	uint64_t ptrs[];            /* nptr entries */
+};
+
+/* In-memory index of a directory: name hash -> entries. */
+struct lfs_dname {
+	struct lfs_dname *next;     /* same hash */
+	uint32_t pos;               /* byte position of the record */
+	uint32_t ino;
+	uint8_t type;
+	uint8_t name_len;
+	char name[];
+};
+
+struct lfs_dir {
+	struct u64map index;        /* hash -> struct lfs_dname chain */
+	uint32_t nblocks;
+	uint16_t *maxfree;          /* per block: largest record slack */
+	uint32_t hint;              /* block to try first for inserts */
+	uint64_t nentries;
+};
+
+struct lfs_inode {
+	uint32_t ino;
+	struct lfs_dinode di;
+	uint8_t *inl;               /* inline content (inline_max bytes) */
+	bool dirty;                 /* record must be written */
+	uint32_t disk_reclen;       /* length of the record on disk, 0 if none */
+	uint32_t pending_new;       /* dirty pages over holes: blocks to be */
+	uint64_t nlookup;           /* kernel references */
+	uint32_t nopen;
+	struct u64map pages;        /* lblk -> struct lfs_page */
+	uint32_t ndirty_pages;
+	struct u64map nodes;        /* node id -> struct lfs_node */
+	uint8_t *xattr;             /* encoded XATTR block, NULL if none loaded */
+	bool xattr_loaded;
+	bool xattr_dirty;
+	struct lfs_dir *dir;        /* built on first use */
+};
+
+enum lfs_seg_state { LFS_SEG_CLEAN = 0, LFS_SEG_DIRTY = 1, LFS_SEG_ACTIVE = 2 };
+
+struct lfs_seginfo {
+	uint32_t live_bytes;        /* as in the SUT: excludes IMAP/SUT blocks */
+	uint32_t meta_blocks;       /* live IMAP/SUT blocks here */
+	uint64_t mtime_ns;
+	uint8_t state;
+};
+
+struct lfs_fs {
+	pthread_mutex_t lock;
+	struct lfs_bdev dev;
+	struct lfs_super sb;
+	struct lfs_opts opts;
+	uint32_t bsize;
+	uint32_t seed;
+	uint32_t nptr;              /* pointers per node block */
+	uint32_t max_pseg;          /* blocks per pseg after the summary */
+	int fatal;                  /* after a failed log write: -EIO forever */
+
+	/* inode map: protected by lock */
+	struct lfs_imap_entry *imap;
+	uint32_t n_imap_blocks;
+	uint64_t *imap_addr;        /* current address of each imap block */
+	uint8_t *imap_dirty;
+	uint64_t inodes_used;
+	uint32_t ino_hint;
+
+	/* segment usage */
+	struct lfs_seginfo *segs;
+	uint32_t n_sut_blocks;
+	uint64_t *sut_addr;
+	uint8_t *sut_dirty;
+	uint64_t nclean;
+
+	/* log head */
+	uint64_t cur_seg, next_seg;
+	uint32_t cur_off;           /* next free block in cur_seg */
+	uint64_t pseg_seq;          /* of the next pseg */
+	uint64_t ckpt_seq;          /* of the last checkpoint */
+	uint64_t ckpt_time_ns;
+	uint64_t segs_since_ckpt;
+
+	/* the pseg being built: summary then blocks, written in one pwrite */
+	uint8_t *pbuf;
+	uint32_t pn;                /* blocks after the summary */
+	uint64_t pstart;            /* address of the summary block */
+	uint8_t *iblk;              /* open INODE block in pbuf, or NULL */
+	uint32_t iblk_off;
+	uint64_t iblk_addr;
+
+	/* caches */
+	struct u64map icache;       /* ino -> struct lfs_inode */
+	struct u64map dirty;        /* ino -> struct lfs_inode with dirty state */
+	struct u64map tombstones;   /* ino -> version of freed inodes to log */
+	uint64_t dirty_bytes;
+	bool changed_since_ckpt;
+	uint64_t last_flush_ns;
+
+	struct lfs_stats stats;
+	uint64_t base_bytes_written; /* lifetime counter at mount */
+};
+
+/* logging: to stderr (the daemon redirects to syslog when detached) */
+void lfs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+uint64_t lfs_now_ns(void);
+
+static inline uint64_t lfs_seg_first_block(const struct lfs_fs *fs, uint64_t seg)
+{
+	return fs->sb.seg0 + seg * fs->sb.seg_blocks;
+}
+static inline uint64_t lfs_addr_seg(const struct lfs_fs *fs, uint64_t addr)
+{
+	return (addr - fs->sb.seg0) / fs->sb.seg_blocks;
+}
+static inline bool lfs_addr_valid(const struct lfs_fs *fs, uint64_t addr)
+{
+	return addr >= fs->sb.seg0 && addr < fs->sb.seg0 + fs->sb.nsegs * fs->sb.seg_blocks;
+}
+static inline uint64_t lfs_seg_live(const struct lfs_fs *fs, uint64_t seg)
+{
+	return fs->segs[seg].live_bytes + (uint64_t)fs->segs[seg].meta_blocks * fs->bsize;
+}
+
+/* seg.c */
+int lfs_seg_init(struct lfs_fs *fs);
+int lfs_seg_append(struct lfs_fs *fs, uint8_t kind, uint32_t ino, uint32_t version,
+		   uint64_t lblk, const void *data, uint64_t *addr);
+int lfs_seg_inode_slot(struct lfs_fs *fs, uint32_t reclen, uint8_t **p, uint64_t *addr,
+		       uint16_t *slot);
+int lfs_seg_end_group(struct lfs_fs *fs);
+void lfs_seg_use(struct lfs_fs *fs, uint64_t addr, uint32_t bytes);
+void lfs_seg_unuse(struct lfs_fs *fs, uint64_t addr, uint32_t bytes);
+uint64_t lfs_seg_free_blocks(const struct lfs_fs *fs);
+int lfs_seg_pick_next(struct lfs_fs *fs, uint64_t *seg);
+int lfs_read_block(struct lfs_fs *fs, uint64_t addr, void *buf);
+void lfs_seg_after_checkpoint(struct lfs_fs *fs);
+bool lfs_seg_has_room(const struct lfs_fs *fs, uint32_t off);
+
+/* imap.c */
+int lfs_imap_init(struct lfs_fs *fs);
+int lfs_imap_alloc(struct lfs_fs *fs, uint32_t *ino, uint32_t *version);
+int lfs_imap_alloc_at(struct lfs_fs *fs, uint32_t ino, uint32_t *version);
+void lfs_imap_set(struct lfs_fs *fs, uint32_t ino, uint64_t daddr, uint16_t slot, uint32_t version,
+		  bool orphan);
+void lfs_imap_release(struct lfs_fs *fs, uint32_t ino);
+bool lfs_imap_valid_ino(const struct lfs_fs *fs, uint64_t ino);
+
+/* inode.c */
+int lfs_iget(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **out);
+int lfs_inode_new(struct lfs_fs *fs, mode_t mode, const struct lfs_cred *cred,
+		  struct lfs_inode *parent, struct lfs_inode **out);
+int lfs_inode_init(struct lfs_fs *fs, uint32_t ino, uint32_t version, mode_t mode,
+		   const struct lfs_cred *cred, struct lfs_inode *parent, struct lfs_inode **out);
+void lfs_inode_dirty(struct lfs_fs *fs, struct lfs_inode *ip);
+uint32_t lfs_rdev_encode(dev_t d);
+void lfs_inode_touch(struct lfs_inode *ip, bool mtime, bool ctime);
+void lfs_inode_stat(const struct lfs_fs *fs, const struct lfs_inode *ip, struct stat *st);
+void lfs_inode_maybe_free(struct lfs_fs *fs, struct lfs_inode *ip);
+void lfs_inode_evict(struct lfs_fs *fs, struct lfs_inode *ip);
+int lfs_inode_read_record(struct lfs_fs *fs, uint64_t daddr, uint16_t slot,
+			  struct lfs_dinode *di, uint8_t *inl);
+
+/* bmap.c */
+int lfs_bmap_get(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, uint64_t *addr);
+int lfs_bmap_set(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, uint64_t addr,
+		 uint64_t *old);
+int lfs_bmap_free_range(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uint64_t end);
+int lfs_bmap_flush_nodes(struct lfs_fs *fs, struct lfs_inode *ip);
+int lfs_bmap_get_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool create,
+		      struct lfs_node **out);
+void lfs_bmap_drop_clean_nodes(struct lfs_inode *ip);
+uint64_t lfs_bmap_max_blocks(const struct lfs_fs *fs);
+/* Calls fn for every block the on-disk inode references (data, nodes, xattr). */
+int lfs_bmap_walk_disk(struct lfs_fs *fs, const struct lfs_dinode *di,
+		       int (*fn)(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk), void *ctx);
+
+/* file.c */
+ssize_t lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, uint64_t off);
+ssize_t lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, const void *buf, size_t size,
+		       uint64_t off);
+int lfs_file_truncate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t size);
+int lfs_file_punch(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_t len);
+int lfs_file_get_page(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, bool for_write,
+		      bool whole, struct lfs_page **out);
+void lfs_file_drop_pages(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uint64_t end);
+int lfs_file_dirty_page(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, struct lfs_page *pg);
+int lfs_file_flush_pages(struct lfs_fs *fs, struct lfs_inode *ip);
+uint64_t lfs_file_max_size(const struct lfs_fs *fs);
+int lfs_file_ensure_space(struct lfs_fs *fs, uint64_t bytes);
+
+/* dir.c */
+int lfs_dir_lookup(struct lfs_fs *fs, struct lfs_inode *dp, const char *name, uint32_t *ino,
+		   uint8_t *type);
+int lfs_dir_add(struct lfs_fs *fs, struct lfs_inode *dp, const char *name, uint32_t ino, uint8_t type);
+int lfs_dir_remove(struct lfs_fs *fs, struct lfs_inode *dp, const char *name);
+int lfs_dir_set(struct lfs_fs *fs, struct lfs_inode *dp, const char *name, uint32_t ino, uint8_t type);
+bool lfs_dir_empty(struct lfs_fs *fs, struct lfs_inode *dp);
+int lfs_dir_iterate(struct lfs_fs *fs, struct lfs_inode *dp, uint64_t pos,
+		    int (*fn)(void *ctx, const struct lfs_dirent *d, uint64_t pos), void *ctx);
+void lfs_dir_free_index(struct lfs_inode *ip);
+uint8_t lfs_mode_to_dt(uint32_t mode);
+
+/* xattr.c */
+int lfs_xattr_set(struct lfs_fs *fs, struct lfs_inode *ip, const char *name, const void *value,
+		  size_t size, int flags);
+ssize_t lfs_xattr_get(struct lfs_fs *fs, struct lfs_inode *ip, const char *name, void *value,
+		      size_t size);
+ssize_t lfs_xattr_list(struct lfs_fs *fs, struct lfs_inode *ip, char *list, size_t size);
+int lfs_xattr_remove(struct lfs_fs *fs, struct lfs_inode *ip, const char *name);
+
+/* flush.c */
+int lfs_flush(struct lfs_fs *fs);
+int lfs_flush_inode_record(struct lfs_fs *fs, struct lfs_inode *ip);
+
+/* ckpt/ckpt.c and ckpt/recover.c */
+int lfs_ckpt_write(struct lfs_fs *fs, bool clean);
+int lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *hdr);
+int lfs_ckpt_read_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which,
+			 struct lfs_ckpt_hdr *hdr, uint64_t **addrs);
+/* Roll forward; afterwards the head is NOT usable: the caller moves it to
+ * fresh segments (lfs_mount does) before anything is written. */
+int lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found);
+
+/* mount.c */
+int lfs_read_super(struct lfs_bdev *dev, struct lfs_super *sb);
+int lfs_format(const char *path, const struct lfs_super *sb, uid_t uid, gid_t gid);
+/* Geometry for a device of `bytes` (inodes 0: one per 4 KiB). */
+int lfs_plan_geometry(struct lfs_super *sb, uint64_t bytes, uint32_t bs, uint32_t segsize, uint64_t inodes);
+/* Drop the in-memory state without writing anything: a simulated crash. */
+void lfs_abandon(struct lfs_fs *fs);
+
+/* clean.c */
+int lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved);
+/* Clean the emptiest segments and checkpoint; -ENOSPC if none can gain. */
+int lfs_clean_reclaim(struct lfs_fs *fs, uint64_t *moved);
+int lfs_seg_scan(struct lfs_fs *fs, uint64_t seg,
+		 int (*fn)(struct lfs_fs *, const struct lfs_pseg_entry *, uint64_t, const uint8_t *, void *),
+		 void *ctx);
+bool lfs_clean_block_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr,
+			  const uint8_t *blk);
+
+#endif

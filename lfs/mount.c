@@ -1,0 +1,365 @@
+/*
+ * mount.c — bringing a filesystem up and down: mount (superblock,
+ * checkpoint, roll-forward), unmount, mkfs's format, the periodic tick.
+ */
+#include "lfs_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+void
+lfs_opts_default(struct lfs_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->ckpt_interval_s = 30;
+	o->ckpt_segs = 256;
+	o->flush_interval_ms = 5000;
+	o->dirty_limit = 64u << 20;
+}
+
+static void
+fs_free(struct lfs_fs *fs)
+{
+	if (!fs)
+		return;
+	if (fs->icache.nbuckets) {
+		size_t n = fs->icache.count;
+		uint64_t *inos = malloc(n * sizeof(uint64_t) + 1);
+		if (inos) {
+			u64map_sorted_keys(&fs->icache, inos);
+			for (size_t i = 0; i < n; i++)
+				lfs_inode_evict(fs, u64map_get(&fs->icache, inos[i]));
+			free(inos);
+		}
+	}
+	u64map_free(&fs->icache);
+	u64map_free(&fs->dirty);
+	u64map_free(&fs->tombstones);
+	free(fs->imap);
+	free(fs->imap_addr);
+	free(fs->imap_dirty);
+	free(fs->segs);
+	free(fs->sut_addr);
+	free(fs->sut_dirty);
+	free(fs->pbuf);
+	lfs_bdev_close(&fs->dev);
+	pthread_mutex_destroy(&fs->lock);
+	free(fs);
+}
+
+/* Allocate the in-memory state for a device whose superblock is known. */
+static int
+fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs **out)
+{
+	struct lfs_fs *fs = calloc(1, sizeof(*fs));
+	if (!fs)
+		return -ENOMEM;
+	pthread_mutex_init(&fs->lock, NULL);
+	fs->dev.fd = fs->dev.trace_fd = -1;
+	fs->sb = *sb;
+	fs->opts = *opts;
+	fs->bsize = sb->block_size;
+	fs->seed = lfs_super_seed(sb);
+	fs->nptr = fs->bsize / 8;
+	fs->max_pseg = lfs_pseg_max_entries(fs->bsize);
+	if (fs->max_pseg > sb->seg_blocks - 1)
+		fs->max_pseg = sb->seg_blocks - 1;
+	uint32_t per = fs->bsize / LFS_SUT_ENTRY_SIZE;
+	fs->n_sut_blocks = (uint32_t)((sb->nsegs + per - 1) / per);
+	fs->segs = calloc(sb->nsegs, sizeof(*fs->segs));
+	fs->sut_addr = calloc(fs->n_sut_blocks, sizeof(uint64_t));
+	fs->sut_dirty = calloc(fs->n_sut_blocks, 1);
+	u64map_init(&fs->icache);
+	u64map_init(&fs->dirty);
+	u64map_init(&fs->tombstones);
+	int err = (!fs->segs || !fs->sut_addr || !fs->sut_dirty) ? -ENOMEM : 0;
+	if (!err)
+		err = lfs_imap_init(fs);
+	if (!err)
+		err = lfs_seg_init(fs);
+	if (err) {
+		fs_free(fs);
+		return err;
+	}
+	*out = fs;
+	return 0;
+}
+
+int
+lfs_read_super(struct lfs_bdev *dev, struct lfs_super *sb)
+{
+	uint8_t buf[LFS_SB_SIZE];
+	if (dev->size_bytes < LFS_SB_SIZE) {
+		lfs_log("%llu bytes is too small to hold an lfs image", (unsigned long long)dev->size_bytes);
+		return -EINVAL;
+	}
+	int err = lfs_bdev_pread(dev, 0, sizeof(buf), buf);
+	if (err)
+		return err;
+	err = lfs_super_decode(sb, buf);
+	if (err == -EINVAL)
+		lfs_log("not an lfs image (no lfs superblock magic)");
+	else if (err == -EPROTONOSUPPORT)
+		lfs_log("image has format version %u / incompatible features %#x; this lfs reads version %d",
+			sb->version, sb->feature_incompat, LFS_VERSION);
+	else if (err)
+		lfs_log("superblock is corrupt (checksum or geometry)");
+	else if ((uint64_t)sb->nblocks * sb->block_size > dev->size_bytes) {
+		lfs_log("image is truncated: %llu bytes, the superblock says %llu",
+			(unsigned long long)dev->size_bytes, (unsigned long long)sb->nblocks * sb->block_size);
+		err = -EFSCORRUPTED;
+	}
+	if (!err)
+		dev->block_size = sb->block_size;
+	return err;
+}
+
+static void
+free_orphans(struct lfs_fs *fs)
+{
+	for (uint32_t ino = LFS_ROOT_INO + 1; ino < fs->sb.max_inodes; ino++) {
+		if ((fs->imap[ino].flags & (LFS_IMAP_INUSE | LFS_IMAP_ORPHAN)) != (LFS_IMAP_INUSE | LFS_IMAP_ORPHAN))
+			continue;
+		struct lfs_inode *ip;
+		if (lfs_iget(fs, ino, &ip) == 0 && ip->di.nlink == 0) {
+			lfs_inode_maybe_free(fs, ip);
+			lfs_log("freed orphan inode %u (unlinked while open)", ino);
+		}
+	}
+}
+
+int
+lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
+{
+	struct lfs_bdev dev;
+	int err = lfs_bdev_open(&dev, path, opts->readonly);
+	if (err) {
+		lfs_log("%s: %s", path, strerror(-err));
+		return err;
+	}
+	struct lfs_super sb;
+	err = lfs_read_super(&dev, &sb);
+	if (err) {
+		lfs_bdev_close(&dev);
+		return err;
+	}
+	struct lfs_fs *fs;
+	err = fs_alloc(&sb, opts, &fs);
+	if (err) {
+		lfs_bdev_close(&dev);
+		return err;
+	}
+	fs->dev = dev;
+	struct lfs_ckpt_hdr hdr;
+	uint64_t found = 0;
+	err = lfs_ckpt_load(fs, &hdr);
+	if (!err)
+		err = lfs_recover(fs, &hdr, &found);
+	if (!err && !lfs_imap_valid_ino(fs, LFS_ROOT_INO)) {
+		lfs_log("the root directory is missing from the inode map");
+		err = -EFSCORRUPTED;
+	}
+	if (!err && !opts->readonly) {
+		if (found || !(hdr.flags & LFS_CKPT_CLEAN)) {
+			/* Continue in fresh segments, so psegs left after the end
+			 * of the log can never follow new ones (recover.c). */
+			err = lfs_seg_pick_next(fs, &fs->cur_seg);
+			if (!err)
+				err = lfs_seg_pick_next(fs, &fs->next_seg);
+			fs->cur_off = 0;
+		} else {
+			fs->segs[fs->cur_seg].state = LFS_SEG_ACTIVE;
+			fs->segs[fs->next_seg].state = LFS_SEG_ACTIVE;
+		}
+		if (!err)
+			free_orphans(fs);
+		/* A new epoch: psegs of this mount are told apart from any
+		 * left behind by earlier ones. */
+		if (!err)
+			err = lfs_ckpt_write(fs, false);
+		if (!err && opts->trace_path)
+			err = lfs_bdev_trace(&fs->dev, opts->trace_path);
+	}
+	if (err) {
+		fs_free(fs);
+		return err;
+	}
+	fs->last_flush_ns = lfs_now_ns();
+	*out = fs;
+	return 0;
+}
+
+void
+lfs_abandon(struct lfs_fs *fs)
+{
+	fs_free(fs);
+}
+
+int
+lfs_unmount(struct lfs_fs *fs)
+{
+	pthread_mutex_lock(&fs->lock);
+	int err = 0;
+	if (!fs->dev.readonly) {
+		/* the kernel is gone: nobody holds unlinked inodes any more */
+		size_t n = fs->icache.count;
+		uint64_t *inos = malloc(n * sizeof(uint64_t) + 1);
+		if (inos) {
+			u64map_sorted_keys(&fs->icache, inos);
+			for (size_t i = 0; i < n; i++) {
+				struct lfs_inode *ip = u64map_get(&fs->icache, inos[i]);
+				if (ip && ip->di.nlink == 0) {
+					ip->nlookup = 0;
+					ip->nopen = 0;
+					lfs_inode_maybe_free(fs, ip);
+				}
+			}
+			free(inos);
+		}
+		err = lfs_ckpt_write(fs, true);
+		if (err)
+			lfs_log("unmount: final checkpoint failed: %s", strerror(-err));
+	}
+	pthread_mutex_unlock(&fs->lock);
+	fs_free(fs);
+	return err;
+}
+
+void
+lfs_tick(struct lfs_fs *fs)
+{
+	pthread_mutex_lock(&fs->lock);
+	uint64_t now = lfs_now_ns();
+	if (!fs->dev.readonly && !fs->fatal) {
+		if ((fs->dirty.count || fs->tombstones.count) &&
+		    now - fs->last_flush_ns >= (uint64_t)fs->opts.flush_interval_ms * 1000000ull)
+			lfs_flush(fs);
+		if (fs->changed_since_ckpt && fs->opts.ckpt_interval_s &&
+		    now - fs->ckpt_time_ns >= (uint64_t)fs->opts.ckpt_interval_s * 1000000000ull)
+			lfs_ckpt_write(fs, false);
+	}
+	pthread_mutex_unlock(&fs->lock);
+}
+
+/* ---------------------------------------------------------------- */
+
+/* Lay out the geometry for a device of `bytes`. */
+int
+lfs_plan_geometry(struct lfs_super *sb, uint64_t bytes, uint32_t bs, uint32_t segsize, uint64_t inodes)
+{
+	memset(sb, 0, sizeof(*sb));
+	sb->magic = LFS_SB_MAGIC;
+	sb->version = LFS_VERSION;
+	sb->block_size = bs;
+	sb->seg_blocks = segsize / bs;
+	uint64_t nblocks = bytes / bs;
+	if (!inodes)
+		inodes = bytes / 4096;
+	if (inodes < 1024)
+		inodes = 1024;
+	if (inodes > (1u << 26))
+		inodes = 1u << 26;
+	sb->max_inodes = (uint32_t)inodes;
+	uint32_t nimap = (uint32_t)((inodes + bs / LFS_IMAP_ENTRY_SIZE - 1) / (bs / LFS_IMAP_ENTRY_SIZE));
+	/* nsegs bounds the SUT; size the checkpoint region for the largest */
+	uint64_t maxsegs = nblocks / sb->seg_blocks;
+	uint32_t nsut = (uint32_t)((maxsegs + bs / LFS_SUT_ENTRY_SIZE - 1) / (bs / LFS_SUT_ENTRY_SIZE));
+	sb->ckpt_blocks = (uint32_t)((lfs_ckpt_region_bytes(nimap, nsut) + bs - 1) / bs);
+	sb->ckpt_addr[0] = 1;
+	sb->ckpt_addr[1] = 1 + (uint64_t)sb->ckpt_blocks;
+	uint64_t meta_end = 1 + 2ull * sb->ckpt_blocks;
+	sb->seg0 = (meta_end + sb->seg_blocks - 1) / sb->seg_blocks * sb->seg_blocks;
+	if (nblocks <= sb->seg0)
+		return -ENOSPC;
+	sb->nsegs = (nblocks - sb->seg0) / sb->seg_blocks;
+	/* Reserve: room to write every map block at a checkpoint and to
+	 * clean while nearly full. */
+	uint64_t tables = (nimap + nsut) / sb->seg_blocks + 1;
+	uint64_t reserve = sb->nsegs / 50;
+	if (reserve < 4)
+		reserve = 4;
+	reserve += tables;
+	sb->reserved_segs = (uint32_t)reserve;
+	if (sb->nsegs < reserve + 8)
+		return -ENOSPC;
+	sb->nblocks = sb->seg0 + sb->nsegs * sb->seg_blocks;
+	sb->created_ns = lfs_now_ns();
+	if (getrandom(sb->uuid, sizeof(sb->uuid), 0) != sizeof(sb->uuid))
+		return -EIO;
+	return 0;
+}
+
+int
+lfs_format(const char *path, const struct lfs_super *sb, uid_t uid, gid_t gid)
+{
+	struct lfs_opts opts;
+	lfs_opts_default(&opts);
+	struct lfs_fs *fs;
+	int err = fs_alloc(sb, &opts, &fs);
+	if (err)
+		return err;
+	err = lfs_bdev_open(&fs->dev, path, false);
+	if (err) {
+		fs_free(fs);
+		return err;
+	}
+	fs->dev.block_size = sb->block_size;
+	uint8_t *blk = calloc(1, sb->block_size);
+	if (!blk) {
+		fs_free(fs);
+		return -ENOMEM;
+	}
+	/* Superblock; both checkpoint regions zeroed so no old one verifies. */
+	lfs_super_encode(sb, blk);
+	err = lfs_bdev_write(&fs->dev, 0, 1, blk);
+	memset(blk, 0, sb->block_size);
+	for (uint64_t b = 1; b < 1 + 2ull * sb->ckpt_blocks && !err; b++)
+		err = lfs_bdev_write(&fs->dev, b, 1, blk);
+	free(blk);
+	if (err) {
+		fs_free(fs);
+		return err;
+	}
+	fs->nclean = sb->nsegs;
+	fs->cur_seg = sb->nsegs - 1;
+	err = lfs_seg_pick_next(fs, &fs->cur_seg);
+	if (!err)
+		err = lfs_seg_pick_next(fs, &fs->next_seg);
+	fs->pseg_seq = 1;
+	fs->ckpt_seq = 0;
+	/* the root directory, always inode 1 */
+	struct lfs_cred cred = { uid, gid };
+	struct lfs_inode *root = NULL;
+	uint32_t version = 0;
+	if (!err)
+		err = lfs_imap_alloc_at(fs, LFS_ROOT_INO, &version);
+	if (!err)
+		err = lfs_inode_init(fs, LFS_ROOT_INO, version, S_IFDIR | 0755, &cred, NULL, &root);
+	if (!err) {
+		root->di.nlink = 2;
+		root->di.parent = LFS_ROOT_INO;
+		root->nlookup = 1;
+		err = lfs_ckpt_write(fs, true);
+	}
+	fs_free(fs);
+	return err;
+}
+
+void
+lfs_get_stats(struct lfs_fs *fs, struct lfs_stats *st)
+{
+	pthread_mutex_lock(&fs->lock);
+	*st = fs->stats;
+	st->bytes_written = fs->base_bytes_written + fs->dev.bytes_written;
+	st->bytes_read = fs->dev.bytes_read;
+	st->segs_total = fs->sb.nsegs;
+	st->segs_clean = fs->nclean;
+	st->ckpt_seq = fs->ckpt_seq;
+	uint64_t live = 0;
+	for (uint64_t s = 0; s < fs->sb.nsegs; s++)
+		live += lfs_seg_live(fs, s);
+	st->live_bytes = live;
+	pthread_mutex_unlock(&fs->lock);
+}

@@ -1,0 +1,251 @@
+/*
+ * seg.c — layer 2: the segment writer and the segment usage table.
+ *
+ * Blocks are appended to an in-memory partial segment (pbuf: summary
+ * block, then up to max_pseg blocks).  It is written with one pwrite when
+ * it fills or when the flush group ends.  A block's address is final when
+ * it is appended, so block maps can point at it at once; until the pseg is
+ * written, lfs_read_block() serves such blocks from pbuf.
+ *
+ * Segments: CLEAN (free), ACTIVE (the current one and the one chosen to
+ * follow it, named in every summary so roll-forward can follow the log),
+ * DIRTY (holds blocks).  A DIRTY segment whose live count drops to zero
+ * becomes CLEAN only after the next checkpoint commits: until then the
+ * previous checkpoint, or roll-forward from it, may still read it.
+ */
+#include "lfs_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void
+sut_dirty(struct lfs_fs *fs, uint64_t seg)
+{
+	fs->sut_dirty[seg / (fs->bsize / LFS_SUT_ENTRY_SIZE)] = 1;
+}
+
+bool
+lfs_seg_has_room(const struct lfs_fs *fs, uint32_t off)
+{
+	/* A pseg needs a summary and at least one block.  Writer and
+	 * roll-forward share this rule to find where the log continues. */
+	return off + 2 <= fs->sb.seg_blocks;
+}
+
+int
+lfs_seg_init(struct lfs_fs *fs)
+{
+	fs->pbuf = calloc(1 + fs->max_pseg, fs->bsize);
+	if (!fs->pbuf)
+		return -ENOMEM;
+	fs->pn = 0;
+	fs->pstart = 0;
+	fs->iblk = NULL;
+	return 0;
+}
+
+int
+lfs_seg_pick_next(struct lfs_fs *fs, uint64_t *out)
+{
+	uint64_t n = fs->sb.nsegs;
+	for (uint64_t i = 1; i <= n; i++) {
+		uint64_t s = (fs->cur_seg + i) % n;
+		if (fs->segs[s].state == LFS_SEG_CLEAN) {
+			fs->segs[s].state = LFS_SEG_ACTIVE;
+			fs->nclean--;
+			*out = s;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+static int
+pseg_begin(struct lfs_fs *fs)
+{
+	if (!lfs_seg_has_room(fs, fs->cur_off)) {
+		uint64_t next;
+		int err = lfs_seg_pick_next(fs, &next);
+		if (err) {
+			lfs_log("segment writer: no clean segment left");
+			return err;
+		}
+		fs->segs[fs->cur_seg].state = LFS_SEG_DIRTY;
+		fs->cur_seg = fs->next_seg;
+		fs->next_seg = next;
+		fs->cur_off = 0;
+		fs->segs_since_ckpt++;
+	}
+	fs->pstart = lfs_seg_first_block(fs, fs->cur_seg) + fs->cur_off;
+	fs->pn = 0;
+	memset(fs->pbuf, 0, fs->bsize);
+	return 0;
+}
+
+static uint32_t
+pseg_capacity(const struct lfs_fs *fs)
+{
+	uint32_t left = fs->sb.seg_blocks - fs->cur_off - 1;
+	return left < fs->max_pseg ? left : fs->max_pseg;
+}
+
+static int
+pseg_write(struct lfs_fs *fs, bool end)
+{
+	if (fs->pn == 0)
+		return 0;
+	uint8_t *sum = fs->pbuf;
+	for (uint32_t i = 0; i < fs->pn; i++)
+		lfs_pseg_entry_set_crc(sum, i, lfs_crc(fs->seed, fs->pbuf + (size_t)(i + 1) * fs->bsize, fs->bsize));
+	struct lfs_pseg_hdr h = {
+		.magic = LFS_PSEG_MAGIC,
+		.seq = fs->pseg_seq,
+		.ckpt_seq = fs->ckpt_seq,
+		.timestamp_ns = lfs_now_ns(),
+		.next_seg = fs->next_seg,
+		.nblocks = fs->pn,
+		.flags = end ? LFS_PSEG_END : 0,
+	};
+	lfs_pseg_hdr_encode(&h, sum);
+	lfs_pseg_seal(sum, fs->bsize, fs->seed);
+	/* The pseg write: one pwrite of the summary and all its blocks. */
+	int err = lfs_bdev_write(&fs->dev, fs->pstart, 1 + fs->pn, fs->pbuf);
+	if (err) {
+		lfs_log("segment writer: writing %u blocks at %llu: %s", 1 + fs->pn,
+			(unsigned long long)fs->pstart, strerror(-err));
+		fs->fatal = -EIO;
+		return -EIO;
+	}
+	fs->pseg_seq++;
+	fs->cur_off += 1 + fs->pn;
+	fs->segs[fs->cur_seg].mtime_ns = h.timestamp_ns;
+	sut_dirty(fs, fs->cur_seg);
+	fs->pn = 0;
+	fs->pstart = 0;
+	fs->iblk = NULL;
+	fs->stats.psegs_written++;
+	return 0;
+}
+
+int
+lfs_seg_append(struct lfs_fs *fs, uint8_t kind, uint32_t ino, uint32_t version, uint64_t lblk,
+	       const void *data, uint64_t *addr)
+{
+	if (fs->fatal)
+		return fs->fatal;
+	int err;
+	if (fs->pstart && fs->pn == pseg_capacity(fs) && (err = pseg_write(fs, false)))
+		return err;
+	if (!fs->pstart && (err = pseg_begin(fs)))
+		return err;
+	uint8_t *blk = fs->pbuf + (size_t)(1 + fs->pn) * fs->bsize;
+	if (data)
+		memcpy(blk, data, fs->bsize);
+	else
+		memset(blk, 0, fs->bsize);
+	struct lfs_pseg_entry e = { .ino = ino, .version = version, .lblk = lblk, .kind = kind };
+	lfs_pseg_entry_encode(&e, fs->pbuf, fs->pn);
+	*addr = fs->pstart + 1 + fs->pn;
+	fs->pn++;
+	return 0;
+}
+
+int
+lfs_seg_inode_slot(struct lfs_fs *fs, uint32_t reclen, uint8_t **p, uint64_t *addr, uint16_t *slot)
+{
+	if (!fs->iblk || fs->iblk_off + reclen > fs->bsize) {
+		uint64_t a;
+		int err = lfs_seg_append(fs, LFS_BK_INODE, 0, 0, 0, NULL, &a);
+		if (err)
+			return err;
+		fs->iblk = fs->pbuf + (size_t)(a - fs->pstart) * fs->bsize;
+		fs->iblk_addr = a;
+		fs->iblk_off = 0;
+	}
+	*p = fs->iblk + fs->iblk_off;
+	*addr = fs->iblk_addr;
+	*slot = (uint16_t)(fs->iblk_off / LFS_INODE_ALIGN);
+	fs->iblk_off += reclen;
+	return 0;
+}
+
+int
+lfs_seg_end_group(struct lfs_fs *fs)
+{
+	if (fs->fatal)
+		return fs->fatal;
+	return pseg_write(fs, true);
+}
+
+int
+lfs_read_block(struct lfs_fs *fs, uint64_t addr, void *buf)
+{
+	if (!lfs_addr_valid(fs, addr)) {
+		lfs_log("read: block address %llu outside the log", (unsigned long long)addr);
+		return -EFSCORRUPTED;
+	}
+	if (fs->pstart && addr > fs->pstart && addr <= fs->pstart + fs->pn) {
+		memcpy(buf, fs->pbuf + (size_t)(addr - fs->pstart) * fs->bsize, fs->bsize);
+		return 0;
+	}
+	int err = lfs_bdev_read(&fs->dev, addr, 1, buf);
+	if (err)
+		lfs_log("read: block %llu: %s", (unsigned long long)addr, strerror(-err));
+	return err;
+}
+
+void
+lfs_seg_use(struct lfs_fs *fs, uint64_t addr, uint32_t bytes)
+{
+	if (!addr || !lfs_addr_valid(fs, addr))
+		return;
+	struct lfs_seginfo *s = &fs->segs[lfs_addr_seg(fs, addr)];
+	sut_dirty(fs, lfs_addr_seg(fs, addr));
+	s->live_bytes += bytes;
+	if (s->state == LFS_SEG_CLEAN) {
+		/* only roll-forward lands here: the log ran through it */
+		s->state = LFS_SEG_DIRTY;
+		fs->nclean--;
+	}
+}
+
+void
+lfs_seg_unuse(struct lfs_fs *fs, uint64_t addr, uint32_t bytes)
+{
+	if (!addr || !lfs_addr_valid(fs, addr))
+		return;
+	uint64_t seg = lfs_addr_seg(fs, addr);
+	struct lfs_seginfo *s = &fs->segs[seg];
+	sut_dirty(fs, seg);
+	if (s->live_bytes < bytes) {
+		lfs_log("usage table: segment %llu live count below zero (%u - %u)",
+			(unsigned long long)seg, s->live_bytes, bytes);
+		s->live_bytes = 0;
+	} else {
+		s->live_bytes -= bytes;
+	}
+}
+
+uint64_t
+lfs_seg_free_blocks(const struct lfs_fs *fs)
+{
+	uint64_t reserve = fs->sb.reserved_segs;
+	uint64_t clean = fs->nclean > reserve ? fs->nclean - reserve : 0;
+	/* next_seg is not counted: moving into it takes one more clean
+	 * segment to name as its successor */
+	return clean * fs->sb.seg_blocks + (fs->sb.seg_blocks - fs->cur_off);
+}
+
+void
+lfs_seg_after_checkpoint(struct lfs_fs *fs)
+{
+	for (uint64_t s = 0; s < fs->sb.nsegs; s++) {
+		struct lfs_seginfo *si = &fs->segs[s];
+		if (si->state == LFS_SEG_DIRTY && si->live_bytes == 0 && si->meta_blocks == 0) {
+			si->state = LFS_SEG_CLEAN;
+			fs->nclean++;
+		}
+	}
+	fs->segs_since_ckpt = 0;
+}

@@ -1,0 +1,236 @@
+/* check_format.c — on-disk format: field offsets, round trips, checks. */
+#include "format.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct lfs_super
+sample_super(void)
+{
+	struct lfs_super sb = {
+		.magic = LFS_SB_MAGIC, .version = LFS_VERSION, .block_size = 4096, .seg_blocks = 256,
+		.nsegs = 100, .seg0 = 256, .ckpt_blocks = 2, .max_inodes = 4096, .reserved_segs = 8,
+		.created_ns = 123456789,
+	};
+	sb.ckpt_addr[0] = 1;
+	sb.ckpt_addr[1] = 3;
+	sb.nblocks = sb.seg0 + sb.nsegs * sb.seg_blocks;
+	for (int i = 0; i < 16; i++)
+		sb.uuid[i] = (uint8_t)(i * 17);
+	strcpy(sb.label, "demo");
+	return sb;
+}
+
+START_TEST(super_offsets)
+{
+	struct lfs_super sb = sample_super();
+	uint8_t buf[LFS_SB_SIZE];
+	lfs_super_encode(&sb, buf);
+	ck_assert_uint_eq(lfs_get32(buf + 0), LFS_SB_MAGIC);
+	ck_assert_uint_eq(lfs_get32(buf + 4), LFS_VERSION);
+	ck_assert_uint_eq(lfs_get32(buf + 16), 4096);
+	ck_assert_uint_eq(lfs_get32(buf + 20), 256);
+	ck_assert_uint_eq(lfs_get64(buf + 24), sb.nblocks);
+	ck_assert_uint_eq(lfs_get64(buf + 32), 100);
+	ck_assert_uint_eq(lfs_get64(buf + 40), 256);
+	ck_assert_uint_eq(lfs_get64(buf + 48), 1);
+	ck_assert_uint_eq(lfs_get64(buf + 56), 3);
+	ck_assert_uint_eq(lfs_get32(buf + 64), 2);
+	ck_assert_uint_eq(lfs_get32(buf + 68), 4096);
+	ck_assert_uint_eq(lfs_get32(buf + 72), 8);
+	ck_assert_uint_eq(lfs_get64(buf + 80), 123456789);
+	ck_assert_uint_eq(buf[88 + 1], 17);
+	ck_assert_str_eq((char *)buf + 104, "demo");
+	ck_assert_uint_eq(lfs_get32(buf + 252), lfs_crc(0, buf, 252));
+	/* little-endian byte order, whatever the host */
+	ck_assert_uint_eq(buf[0], 0x4c);
+	ck_assert_uint_eq(buf[1], 0x46);
+}
+END_TEST
+
+START_TEST(super_roundtrip_and_rejects)
+{
+	struct lfs_super sb = sample_super(), out;
+	uint8_t buf[LFS_SB_SIZE];
+	lfs_super_encode(&sb, buf);
+	ck_assert_int_eq(lfs_super_decode(&out, buf), 0);
+	ck_assert_uint_eq(out.nsegs, sb.nsegs);
+	ck_assert_uint_eq(out.max_inodes, sb.max_inodes);
+	ck_assert_mem_eq(out.uuid, sb.uuid, 16);
+	ck_assert_str_eq(out.label, "demo");
+
+	uint8_t bad[LFS_SB_SIZE];
+	memcpy(bad, buf, sizeof(bad));
+	bad[0] ^= 1;
+	ck_assert_int_eq(lfs_super_decode(&out, bad), -EINVAL);
+	memcpy(bad, buf, sizeof(bad));
+	bad[30] ^= 1;
+	ck_assert_int_eq(lfs_super_decode(&out, bad), -EFSCORRUPTED);
+
+	struct lfs_super newer = sb;
+	newer.version = LFS_VERSION + 1;
+	lfs_super_encode(&newer, bad);
+	ck_assert_int_eq(lfs_super_decode(&out, bad), -EPROTONOSUPPORT);
+
+	struct lfs_super odd = sb;
+	odd.block_size = 3000;
+	lfs_super_encode(&odd, bad);
+	ck_assert_int_eq(lfs_super_decode(&out, bad), -EFSCORRUPTED);
+	odd = sb;
+	odd.nblocks = 10;       /* segments beyond the device */
+	lfs_super_encode(&odd, bad);
+	ck_assert_int_eq(lfs_super_decode(&out, bad), -EFSCORRUPTED);
+}
+END_TEST
+
+START_TEST(pseg_roundtrip_and_crc)
+{
+	uint8_t blk[4096];
+	memset(blk, 0xee, sizeof(blk));
+	struct lfs_pseg_hdr h = { .magic = LFS_PSEG_MAGIC, .seq = 77, .ckpt_seq = 5, .timestamp_ns = 9,
+				  .next_seg = 12, .nblocks = 2, .flags = LFS_PSEG_END };
+	lfs_pseg_hdr_encode(&h, blk);
+	struct lfs_pseg_entry e = { .ino = 42, .version = 3, .lblk = 1ull << 40, .crc = 0xdeadbeef,
+				    .kind = LFS_BK_DATA };
+	lfs_pseg_entry_encode(&e, blk, 0);
+	e.kind = LFS_BK_INODE;
+	lfs_pseg_entry_encode(&e, blk, 1);
+	lfs_pseg_seal(blk, sizeof(blk), 1234);
+	ck_assert_int_eq(lfs_pseg_verify(blk, sizeof(blk), 1234), 0);
+	/* seeded: another filesystem's summary never verifies */
+	ck_assert_int_eq(lfs_pseg_verify(blk, sizeof(blk), 1235), -EFSCORRUPTED);
+	struct lfs_pseg_hdr h2;
+	lfs_pseg_hdr_decode(&h2, blk);
+	ck_assert_uint_eq(h2.seq, 77);
+	ck_assert_uint_eq(h2.next_seg, 12);
+	ck_assert_uint_eq(h2.flags, LFS_PSEG_END);
+	struct lfs_pseg_entry e2;
+	lfs_pseg_entry_decode(&e2, blk, 0);
+	ck_assert_uint_eq(e2.ino, 42);
+	ck_assert_uint_eq(e2.lblk, 1ull << 40);
+	ck_assert_uint_eq(e2.crc, 0xdeadbeef);
+	ck_assert_uint_eq(e2.kind, LFS_BK_DATA);
+	/* a flipped bit anywhere in the summary is caught */
+	blk[LFS_PSEG_HDR_SIZE + 30] ^= 4;
+	ck_assert_int_eq(lfs_pseg_verify(blk, sizeof(blk), 1234), -EFSCORRUPTED);
+	blk[0] ^= 1;
+	ck_assert_int_eq(lfs_pseg_verify(blk, sizeof(blk), 1234), -EINVAL);
+	ck_assert_uint_ge(lfs_pseg_max_entries(4096), 100);
+}
+END_TEST
+
+START_TEST(dinode_roundtrip_inline)
+{
+	struct lfs_dinode di = { .ino = 9, .version = 2, .mode = 0100644, .uid = 1000, .gid = 100, .nlink = 1,
+				 .flags = LFS_DI_INLINE, .size = 100, .mtime_sec = -5, .mtime_nsec = 999999999,
+				 .parent = 1, .inline_len = 100 };
+	di.direct[3] = 77;
+	di.ind[2] = 88;
+	di.xattr = 99;
+	uint8_t data[100], blk[4096];
+	for (int i = 0; i < 100; i++)
+		data[i] = (uint8_t)i;
+	uint32_t len = lfs_dinode_encode(&di, data, blk);
+	ck_assert_uint_eq(len, 384); /* 256 + 100 rounded to 64 */
+	ck_assert_uint_eq(lfs_get32(blk + LFS_DI_OFF_MAGIC), LFS_INODE_MAGIC);
+	ck_assert_uint_eq(lfs_get64(blk + LFS_DI_OFF_SIZE), 100);
+	ck_assert_uint_eq(lfs_get64(blk + 112 + 3 * 8), 77);
+	struct lfs_dinode out;
+	ck_assert_int_eq(lfs_dinode_decode(&out, blk, sizeof(blk)), 384);
+	ck_assert_int_eq(out.mtime_sec, -5);
+	ck_assert_uint_eq(out.mtime_nsec, 999999999);
+	ck_assert_uint_eq(out.ind[2], 88);
+	ck_assert_uint_eq(out.xattr, 99);
+	ck_assert_mem_eq(blk + LFS_INODE_HDR_SIZE, data, 100);
+	/* a record that claims to run past the block is refused */
+	ck_assert_int_eq(lfs_dinode_decode(&out, blk, 300), -EFSCORRUPTED);
+	blk[LFS_DI_OFF_MTIME_NS + 3] = 0x7f; /* nsec out of range */
+	ck_assert_int_eq(lfs_dinode_decode(&out, blk, sizeof(blk)), -EFSCORRUPTED);
+}
+END_TEST
+
+START_TEST(dirent_rules)
+{
+	uint8_t blk[4096] = { 0 };
+	struct lfs_dirent d = { .ino = 5, .rec_len = 4096, .name_len = 3, .type = 8, .name = "abc" };
+	lfs_dirent_encode(&d, blk);
+	struct lfs_dirent o;
+	ck_assert_int_eq(lfs_dirent_decode(&o, blk, 0, 4096), 0);
+	ck_assert_uint_eq(o.ino, 5);
+	ck_assert_uint_eq(o.rec_len, 4096);
+	ck_assert_int_eq(memcmp(o.name, "abc", 3), 0);
+	ck_assert_uint_eq(lfs_dirent_len(3), 16);
+	ck_assert_uint_eq(lfs_dirent_len(255), 264);
+	/* rec_len beyond the block, or too short for the name */
+	lfs_put16(blk + 4, 8);
+	ck_assert_int_eq(lfs_dirent_decode(&o, blk, 0, 4096), -EFSCORRUPTED);
+	ck_assert_int_eq(lfs_dirent_decode(&o, blk, 4092, 4096), -EFSCORRUPTED);
+}
+END_TEST
+
+START_TEST(node_ids)
+{
+	uint64_t id = lfs_node_id(3, 2, 12345);
+	ck_assert(id & LFS_NODE_FLAG);
+	ck_assert_uint_eq(lfs_node_tree(id), 3);
+	ck_assert_uint_eq(lfs_node_level(id), 2);
+	ck_assert_uint_eq(lfs_node_idx(id), 12345);
+	uint64_t ptrs[512], back[512];
+	uint8_t blk[4096];
+	for (int i = 0; i < 512; i++)
+		ptrs[i] = (uint64_t)i * 0x10001;
+	lfs_node_encode(ptrs, 512, blk);
+	lfs_node_decode(back, 512, blk);
+	ck_assert_mem_eq(ptrs, back, sizeof(ptrs));
+}
+END_TEST
+
+START_TEST(ckpt_and_tables)
+{
+	uint8_t buf[LFS_CKPT_HDR_SIZE];
+	struct lfs_ckpt_hdr h = { .magic = LFS_CKPT_MAGIC, .ckpt_seq = 4, .next_pseg_seq = 99, .head_seg = 7,
+				  .head_off = 33, .next_seg = 8, .n_imap_blocks = 3, .n_sut_blocks = 1,
+				  .bytes_written = 1ull << 33 }, o;
+	lfs_ckpt_hdr_encode(&h, buf);
+	ck_assert_uint_eq(lfs_get64(buf + LFS_CK_OFF_NEXT_PSEG), 99);
+	ck_assert_uint_eq(lfs_get32(buf + LFS_CK_OFF_HEAD_OFF), 33);
+	lfs_ckpt_hdr_decode(&o, buf);
+	ck_assert_uint_eq(o.next_seg, 8);
+	ck_assert_uint_eq(o.bytes_written, 1ull << 33);
+	ck_assert_uint_eq(lfs_ckpt_region_bytes(3, 1), LFS_CKPT_HDR_SIZE + 32);
+
+	uint8_t e[16];
+	struct lfs_imap_entry ie = { .daddr = 1ull << 35, .version = 7, .slot = 63, .flags = LFS_IMAP_INUSE }, io;
+	lfs_imap_entry_encode(&ie, e);
+	lfs_imap_entry_decode(&io, e);
+	ck_assert_uint_eq(io.daddr, 1ull << 35);
+	ck_assert_uint_eq(io.slot, 63);
+	struct lfs_sut_entry se = { .live_bytes = 1u << 20, .mtime_ns = 5 }, so;
+	lfs_sut_entry_encode(&se, e);
+	lfs_sut_entry_decode(&so, e);
+	ck_assert_uint_eq(so.live_bytes, 1u << 20);
+	ck_assert_uint_eq(so.mtime_ns, 5);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("format");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, super_offsets);
+	tcase_add_test(tc, super_roundtrip_and_rejects);
+	tcase_add_test(tc, pseg_roundtrip_and_crc);
+	tcase_add_test(tc, dinode_roundtrip_inline);
+	tcase_add_test(tc, dirent_rules);
+	tcase_add_test(tc, node_ids);
+	tcase_add_test(tc, ckpt_and_tables);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

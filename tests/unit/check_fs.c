@@ -1,0 +1,373 @@
+/*
+ * check_fs.c — the filesystem API of lfs.h, called directly (no FUSE):
+ * files, directories, links, renames, xattrs, persistence across
+ * remount, recovery after a simulated crash, and a full filesystem.
+ */
+#include "testfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <string.h>
+#include <sys/xattr.h>
+
+static const struct lfs_cred me = { 1000, 1000 };
+
+static uint64_t
+mkfile(struct lfs_fs *fs, uint64_t dir, const char *name)
+{
+	struct stat st;
+	ck_assert_int_eq(lfs_create(fs, dir, name, 0644, true, &me, &st), 0);
+	return st.st_ino;
+}
+
+static void
+fill_pattern(uint8_t *buf, size_t n, unsigned seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		buf[i] = (uint8_t)x;
+	}
+}
+
+START_TEST(write_read_remount)
+{
+	testfs_make(64 << 20, 1 << 20);
+	struct lfs_fs *fs = testfs_mount();
+	size_t sizes[] = { 0, 1, 1000, 3840, 3841, 4096, 100000, 3 << 20 };
+	uint8_t *buf = malloc(3 << 20), *back = malloc(3 << 20);
+	char name[32];
+	for (size_t i = 0; i < 8; i++) {
+		snprintf(name, sizeof(name), "f%zu", i);
+		uint64_t ino = mkfile(fs, LFS_ROOT_INO, name);
+		fill_pattern(buf, sizes[i], (unsigned)i);
+		ck_assert_int_eq(lfs_write(fs, ino, buf, sizes[i], 0), (ssize_t)sizes[i]);
+		ck_assert_int_eq(lfs_read(fs, ino, back, sizes[i] + 10, 0), (ssize_t)sizes[i]);
+		ck_assert(memcmp(buf, back, sizes[i]) == 0);
+	}
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount();
+	for (size_t i = 0; i < 8; i++) {
+		struct stat st;
+		snprintf(name, sizeof(name), "f%zu", i);
+		ck_assert_int_eq(lfs_lookup(fs, LFS_ROOT_INO, name, &st), 0);
+		ck_assert_int_eq(st.st_size, (off_t)sizes[i]);
+		fill_pattern(buf, sizes[i], (unsigned)i);
+		ck_assert_int_eq(lfs_read(fs, st.st_ino, back, sizes[i], 0), (ssize_t)sizes[i]);
+		ck_assert(memcmp(buf, back, sizes[i]) == 0);
+	}
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	free(buf);
+	free(back);
+	testfs_remove();
+}
+END_TEST
+
+START_TEST(sparse_terabyte_and_truncate)
+{
+	testfs_make(32 << 20, 1 << 20);
+	struct lfs_fs *fs = testfs_mount();
+	uint64_t ino = mkfile(fs, LFS_ROOT_INO, "sparse");
+	const off_t far = (1ll << 40) - 4096;
+	ck_assert_int_eq(lfs_write(fs, ino, "tail", 4, far), 4);
+	struct stat st;
+	ck_assert_int_eq(lfs_getattr(fs, ino, &st), 0);
+	ck_assert_int_eq(st.st_size, far + 4);
+	char buf[8192];
+	memset(buf, 1, sizeof(buf));
+	ck_assert_int_eq(lfs_read(fs, ino, buf, sizeof(buf), 1ll << 30), (ssize_t)sizeof(buf));
+	for (size_t i = 0; i < sizeof(buf); i++)
+		ck_assert_int_eq(buf[i], 0);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount();
+	ck_assert_int_eq(lfs_read(fs, ino, buf, 4, far), 4);
+	ck_assert_int_eq(memcmp(buf, "tail", 4), 0);
+	/* truncate down in the middle of a block, then up again: zeros */
+	struct stat a = { .st_size = 5000 };
+	uint8_t data[12288];
+	fill_pattern(data, sizeof(data), 9);
+	ck_assert_int_eq(lfs_write(fs, ino, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	ck_assert_int_eq(lfs_setattr(fs, ino, &a, LFS_SET_SIZE, &st), 0);
+	ck_assert_int_eq(st.st_size, 5000);
+	a.st_size = 12288;
+	ck_assert_int_eq(lfs_setattr(fs, ino, &a, LFS_SET_SIZE, &st), 0);
+	uint8_t back[12288];
+	ck_assert_int_eq(lfs_read(fs, ino, back, sizeof(back), 0), (ssize_t)sizeof(back));
+	ck_assert(memcmp(back, data, 5000) == 0);
+	for (size_t i = 5000; i < sizeof(back); i++)
+		ck_assert_int_eq(back[i], 0);
+	/* punch a hole across block boundaries */
+	ck_assert_int_eq(lfs_write(fs, ino, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	ck_assert_int_eq(lfs_fallocate(fs, ino, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 100, 9000), 0);
+	ck_assert_int_eq(lfs_read(fs, ino, back, sizeof(back), 0), (ssize_t)sizeof(back));
+	ck_assert(memcmp(back, data, 100) == 0);
+	for (size_t i = 100; i < 9100; i++)
+		ck_assert_int_eq(back[i], 0);
+	ck_assert(memcmp(back + 9100, data + 9100, sizeof(back) - 9100) == 0);
+	ck_assert_int_eq(lfs_fallocate(fs, ino, FALLOC_FL_PUNCH_HOLE, 0, 10), -EOPNOTSUPP);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	testfs_remove();
+}
+END_TEST
+
+static int
+count_entry(void *ctx, const char *name, const struct stat *st, off_t next)
+{
+	(void)st;
+	(void)next;
+	if (strcmp(name, ".") && strcmp(name, ".."))
+		(*(int *)ctx)++;
+	return 0;
+}
+
+START_TEST(directories)
+{
+	testfs_make(64 << 20, 1 << 20);
+	struct lfs_fs *fs = testfs_mount();
+	struct stat st, d;
+	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "d", 0755, &me, &d), 0);
+	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "d", 0755, &me, &st), -EEXIST);
+	char name[300];
+	for (int i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "entry-%05d", i);
+		mkfile(fs, d.st_ino, name);
+	}
+	memset(name, 'x', 256);
+	name[256] = '\0';
+	ck_assert_int_eq(lfs_create(fs, d.st_ino, name, 0644, true, &me, &st), -ENAMETOOLONG);
+	name[255] = '\0';
+	ck_assert_int_eq(lfs_create(fs, d.st_ino, name, 0644, true, &me, &st), 0);
+	for (int i = 0; i < 5000; i += 2) {
+		snprintf(name, sizeof(name), "entry-%05d", i);
+		ck_assert_int_eq(lfs_unlink(fs, d.st_ino, name), 0);
+	}
+	ck_assert_int_eq(lfs_rmdir(fs, LFS_ROOT_INO, "d"), -ENOTEMPTY);
+	int n = 0;
+	ck_assert_int_eq(lfs_readdir(fs, d.st_ino, 0, count_entry, &n), 0);
+	ck_assert_int_eq(n, 2501);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount();
+	n = 0;
+	ck_assert_int_eq(lfs_readdir(fs, d.st_ino, 0, count_entry, &n), 0);
+	ck_assert_int_eq(n, 2501);
+	ck_assert_int_eq(lfs_lookup(fs, d.st_ino, "entry-00001", &st), 0);
+	ck_assert_int_eq(lfs_lookup(fs, d.st_ino, "entry-00002", &st), -ENOENT);
+	ck_assert_int_eq(lfs_getattr(fs, LFS_ROOT_INO, &st), 0);
+	ck_assert_int_eq(st.st_nlink, 3);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	testfs_remove();
+}
+END_TEST
+
+START_TEST(renames_and_links)
+{
+	testfs_make(32 << 20, 1 << 20);
+	struct lfs_fs *fs = testfs_mount();
+	struct stat a, b, st;
+	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "a", 0755, &me, &a), 0);
+	ck_assert_int_eq(lfs_mkdir(fs, a.st_ino, "b", 0755, &me, &b), 0);
+	uint64_t f = mkfile(fs, LFS_ROOT_INO, "f");
+	uint64_t g = mkfile(fs, LFS_ROOT_INO, "g");
+	ck_assert_int_eq(lfs_write(fs, g, "gg", 2, 0), 2);
+	/* a directory into its own subtree */
+	ck_assert_int_eq(lfs_rename(fs, LFS_ROOT_INO, "a", b.st_ino, "x", 0), -EINVAL);
+	ck_assert_int_eq(lfs_rename(fs, LFS_ROOT_INO, "f", LFS_ROOT_INO, "g", LFS_RENAME_NOREPLACE), -EEXIST);
+	ck_assert_int_eq(lfs_rename(fs, LFS_ROOT_INO, "f", LFS_ROOT_INO, "a", 0), -EISDIR);
+	ck_assert_int_eq(lfs_rename(fs, LFS_ROOT_INO, "f", LFS_ROOT_INO, "g", LFS_RENAME_EXCHANGE), 0);
+	ck_assert_int_eq(lfs_lookup(fs, LFS_ROOT_INO, "f", &st), 0);
+	ck_assert_uint_eq(st.st_ino, g);
+	/* replace: g (now the old f) disappears */
+	ck_assert_int_eq(lfs_rename(fs, LFS_ROOT_INO, "f", LFS_ROOT_INO, "g", 0), 0);
+	ck_assert_int_eq(lfs_lookup(fs, LFS_ROOT_INO, "f", &st), -ENOENT);
+	ck_assert_int_eq(lfs_lookup(fs, LFS_ROOT_INO, "g", &st), 0);
+	ck_assert_uint_eq(st.st_ino, g);
+	(void)f;
+	/* a directory moved across: parents' link counts follow */
+	ck_assert_int_eq(lfs_rename(fs, a.st_ino, "b", LFS_ROOT_INO, "b", 0), 0);
+	ck_assert_int_eq(lfs_getattr(fs, a.st_ino, &st), 0);
+	ck_assert_int_eq(st.st_nlink, 2);
+	ck_assert_int_eq(lfs_getattr(fs, LFS_ROOT_INO, &st), 0);
+	ck_assert_int_eq(st.st_nlink, 4);
+	ck_assert_int_eq(lfs_lookup(fs, b.st_ino, "..", &st), 0);
+	ck_assert_uint_eq(st.st_ino, LFS_ROOT_INO);
+	/* hard links */
+	ck_assert_int_eq(lfs_link(fs, g, a.st_ino, "g2", &st), 0);
+	ck_assert_int_eq(st.st_nlink, 2);
+	ck_assert_int_eq(lfs_link(fs, a.st_ino, LFS_ROOT_INO, "dirlink", &st), -EPERM);
+	ck_assert_int_eq(lfs_unlink(fs, LFS_ROOT_INO, "g"), 0);
+	char buf[4];
+	ck_assert_int_eq(lfs_read(fs, g, buf, 4, 0), 2);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount();
+	ck_assert_int_eq(lfs_lookup(fs, a.st_ino, "g2", &st), 0);
+	ck_assert_int_eq(st.st_nlink, 1);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	testfs_remove();
+}
+END_TEST
+
+START_TEST(unlink_open_file)
+{
+	testfs_make(32 << 20, 1 << 20);
+	struct lfs_fs *fs = testfs_mount();
+	uint64_t ino = mkfile(fs, LFS_ROOT_INO, "tmp"); /* create opens it */
+	uint8_t data[20000], back[20000];
+	fill_pattern(data, sizeof(data), 3);
+	ck_assert_int_eq(lfs_write(fs, ino, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	ck_assert_int_eq(lfs_unlink(fs, LFS_ROOT_INO, "tmp"), 0);
+	ck_assert_int_eq(lfs_fsync(fs, ino, false), 0);
+	ck_assert_int_eq(lfs_read(fs, ino, back, sizeof(back), 0), (ssize_t)sizeof(back));
+	ck_assert(memcmp(back, data, sizeof(data)) == 0);
+	struct lfs_stats before, after;
+	lfs_get_stats(fs, &before);
+	ck_assert_int_eq(lfs_release(fs, ino), 0);
+	lfs_forget(fs, ino, 1);
+	lfs_get_stats(fs, &after);
+	ck_assert_uint_lt(after.live_bytes, before.live_bytes);
+	struct stat st;
+	ck_assert_int_eq(lfs_getattr(fs, ino, &st), -ESTALE);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	testfs_remove();
+}
+END_TEST
+
+START_TEST(xattrs)
+{
+	testfs_make(32 << 20, 1 << 20);
+	struct lfs_fs *fs = testfs_mount();
+	uint64_t ino = mkfile(fs, LFS_ROOT_INO, "x");
+	char v[64];
+	ck_assert_int_eq(lfs_getxattr(fs, ino, "user.a", v, sizeof(v)), -ENODATA);
+	ck_assert_int_eq(lfs_setxattr(fs, ino, "user.a", "1\0002", 3, 0), 0);
+	ck_assert_int_eq(lfs_setxattr(fs, ino, "user.a", "x", 1, XATTR_CREATE), -EEXIST);
+	ck_assert_int_eq(lfs_setxattr(fs, ino, "user.b", "x", 1, XATTR_REPLACE), -ENODATA);
+	ck_assert_int_eq(lfs_setxattr(fs, ino, "user.b", "bb", 2, 0), 0);
+	ck_assert_int_eq(lfs_getxattr(fs, ino, "user.a", NULL, 0), 3);
+	ck_assert_int_eq(lfs_getxattr(fs, ino, "user.a", v, 2), -ERANGE);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount();
+	ck_assert_int_eq(lfs_getxattr(fs, ino, "user.a", v, sizeof(v)), 3);
+	ck_assert_int_eq(memcmp(v, "1\0002", 3), 0);
+	char list[64];
+	ck_assert_int_eq(lfs_listxattr(fs, ino, list, sizeof(list)), 14);
+	ck_assert_str_eq(list, "user.a");
+	ck_assert_int_eq(lfs_removexattr(fs, ino, "user.a"), 0);
+	ck_assert_int_eq(lfs_removexattr(fs, ino, "user.a"), -ENODATA);
+	ck_assert_int_eq(lfs_setxattr(fs, ino, "system.posix_acl_access", "x", 1, 0), -EOPNOTSUPP);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	testfs_remove();
+}
+END_TEST
+
+START_TEST(crash_keeps_fsynced_data)
+{
+	testfs_make(64 << 20, 1 << 20);
+	struct lfs_fs *fs = testfs_mount();
+	uint8_t data[50000], back[50000];
+	fill_pattern(data, sizeof(data), 5);
+	struct stat d;
+	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "dir", 0755, &me, &d), 0);
+	uint64_t ino = mkfile(fs, d.st_ino, "durable");
+	ck_assert_int_eq(lfs_write(fs, ino, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	ck_assert_int_eq(lfs_fsync(fs, ino, false), 0);
+	uint64_t lost = mkfile(fs, LFS_ROOT_INO, "not-synced");
+	ck_assert_int_eq(lfs_write(fs, lost, data, 100, 0), 100);
+	lfs_abandon(fs); /* crash: nothing more reaches the disk */
+	fs = testfs_mount();
+	struct stat st;
+	ck_assert_int_eq(lfs_lookup(fs, LFS_ROOT_INO, "dir", &st), 0);
+	ck_assert_int_eq(lfs_lookup(fs, st.st_ino, "durable", &st), 0);
+	ck_assert_int_eq(st.st_size, (off_t)sizeof(data));
+	ck_assert_int_eq(lfs_read(fs, st.st_ino, back, sizeof(back), 0), (ssize_t)sizeof(back));
+	ck_assert(memcmp(back, data, sizeof(data)) == 0);
+	/* a second crash right after recovery */
+	lfs_abandon(fs);
+	fs = testfs_mount();
+	ck_assert_int_eq(lfs_lookup(fs, d.st_ino, "durable", &st), 0);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	testfs_remove();
+}
+END_TEST
+
+START_TEST(full_filesystem)
+{
+	testfs_make(24 << 20, 1 << 20);
+	struct lfs_fs *fs = testfs_mount();
+	uint8_t *buf = malloc(1 << 20);
+	fill_pattern(buf, 1 << 20, 11);
+	char name[32];
+	int files = 0, err = 0;
+	for (; files < 100; files++) {
+		snprintf(name, sizeof(name), "big%d", files);
+		struct stat st;
+		err = lfs_create(fs, LFS_ROOT_INO, name, 0644, true, &me, &st);
+		if (err)
+			break;
+		ssize_t n = lfs_write(fs, st.st_ino, buf, 1 << 20, 0);
+		if (n < 0) {
+			err = (int)n;
+			break;
+		}
+		lfs_release(fs, st.st_ino);
+		lfs_forget(fs, st.st_ino, 1); /* as the kernel would, later */
+	}
+	ck_assert_int_eq(err, -ENOSPC);
+	ck_assert_int_gt(files, 5);
+	ck_assert_int_eq(lfs_fsync(fs, LFS_ROOT_INO, false), 0);
+	/* every complete earlier file is intact */
+	uint8_t *back = malloc(1 << 20);
+	for (int i = 0; i < files; i++) {
+		struct stat st;
+		snprintf(name, sizeof(name), "big%d", i);
+		ck_assert_int_eq(lfs_lookup(fs, LFS_ROOT_INO, name, &st), 0);
+		ck_assert_int_eq(lfs_read(fs, st.st_ino, back, 1 << 20, 0), 1 << 20);
+		ck_assert(memcmp(back, buf, 1 << 20) == 0);
+		lfs_forget(fs, st.st_ino, 1);
+	}
+	/* deleting makes room again, through cleaning if need be */
+	for (int i = 0; i < files; i += 2) {
+		snprintf(name, sizeof(name), "big%d", i);
+		ck_assert_int_eq(lfs_unlink(fs, LFS_ROOT_INO, name), 0);
+	}
+	struct stat st;
+	ck_assert_int_eq(lfs_create(fs, LFS_ROOT_INO, "again", 0644, true, &me, &st), 0);
+	ck_assert_int_eq(lfs_write(fs, st.st_ino, buf, 1 << 20, 0), 1 << 20);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount();
+	for (int i = 1; i < files; i += 2) {
+		snprintf(name, sizeof(name), "big%d", i);
+		ck_assert_int_eq(lfs_lookup(fs, LFS_ROOT_INO, name, &st), 0);
+		ck_assert_int_eq(lfs_read(fs, st.st_ino, back, 1 << 20, 0), 1 << 20);
+		ck_assert(memcmp(back, buf, 1 << 20) == 0);
+	}
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	free(buf);
+	free(back);
+	testfs_remove();
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("fs");
+	TCase *tc = tcase_create("api");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, write_read_remount);
+	tcase_add_test(tc, sparse_terabyte_and_truncate);
+	tcase_add_test(tc, directories);
+	tcase_add_test(tc, renames_and_links);
+	tcase_add_test(tc, unlink_open_file);
+	tcase_add_test(tc, xattrs);
+	tcase_add_test(tc, crash_keeps_fsynced_data);
+	tcase_add_test(tc, full_filesystem);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

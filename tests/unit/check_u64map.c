@@ -1,0 +1,60 @@
+/* check_u64map.c — the hash map under the caches and directory index. */
+#include "u64map.h"
+
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+START_TEST(put_get_del)
+{
+	struct u64map m;
+	u64map_init(&m);
+	for (uint64_t k = 0; k < 10000; k++)
+		ck_assert_int_eq(u64map_put(&m, k * 7919, (void *)(uintptr_t)(k + 1)), 0);
+	ck_assert_uint_eq(m.count, 10000);
+	for (uint64_t k = 0; k < 10000; k++)
+		ck_assert_ptr_eq(u64map_get(&m, k * 7919), (void *)(uintptr_t)(k + 1));
+	ck_assert_ptr_null(u64map_get(&m, 3));
+	for (uint64_t k = 0; k < 10000; k += 2)
+		ck_assert_ptr_eq(u64map_del(&m, k * 7919), (void *)(uintptr_t)(k + 1));
+	ck_assert_uint_eq(m.count, 5000);
+	ck_assert_ptr_null(u64map_get(&m, 0));
+	ck_assert_ptr_eq(u64map_get(&m, 7919), (void *)(uintptr_t)2);
+	/* replace keeps the count */
+	ck_assert_int_eq(u64map_put(&m, 7919, (void *)(uintptr_t)99), 0);
+	ck_assert_uint_eq(m.count, 5000);
+	ck_assert_ptr_eq(u64map_get(&m, 7919), (void *)(uintptr_t)99);
+	u64map_free(&m);
+}
+END_TEST
+
+START_TEST(sorted_keys)
+{
+	struct u64map m;
+	u64map_init(&m);
+	uint64_t in[] = { 50, 3, 1ull << 63, 7, 0, 1000 };
+	for (size_t i = 0; i < 6; i++)
+		u64map_put(&m, in[i], (void *)1);
+	uint64_t out[6];
+	u64map_sorted_keys(&m, out);
+	uint64_t want[] = { 0, 3, 7, 50, 1000, 1ull << 63 };
+	for (size_t i = 0; i < 6; i++)
+		ck_assert_uint_eq(out[i], want[i]);
+	u64map_free(&m);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("u64map");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, put_get_del);
+	tcase_add_test(tc, sorted_keys);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,44 @@
+/* testfs.h — make, mount and remount scratch images for the unit suites. */
+#ifndef LFS_TESTFS_H
+#define LFS_TESTFS_H
+
+#include "lfs_int.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static char testfs_path[64];
+
+static inline void
+testfs_make(uint64_t bytes, uint32_t segsize)
+{
+	snprintf(testfs_path, sizeof(testfs_path), "/tmp/lfs-unit-XXXXXX");
+	int fd = mkstemp(testfs_path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)bytes), 0);
+	close(fd);
+	struct lfs_super sb;
+	ck_assert_int_eq(lfs_plan_geometry(&sb, bytes, 4096, segsize, 0), 0);
+	ck_assert_int_eq(lfs_format(testfs_path, &sb, getuid(), getgid()), 0);
+}
+
+static inline struct lfs_fs *
+testfs_mount(void)
+{
+	struct lfs_opts o;
+	lfs_opts_default(&o);
+	o.ckpt_interval_s = 0;
+	struct lfs_fs *fs = NULL;
+	ck_assert_int_eq(lfs_mount(testfs_path, &o, &fs), 0);
+	return fs;
+}
+
+static inline void
+testfs_remove(void)
+{
+	unlink(testfs_path);
+}
+
+#endif
