@@ -600,7 +600,7 @@ lfs_read(struct lfs_fs *fs, uint64_t ino, void *buf, size_t size, off_t off)
 }
 
 ssize_t
-lfs_write(struct lfs_fs *fs, uint64_t ino, const void *buf, size_t size, off_t off)
+lfs_write(struct lfs_fs *fs, uint64_t ino, const void *buf, size_t size, off_t off, bool *allocated)
 {
 	lock(fs);
 	struct lfs_inode *ip;
@@ -613,7 +613,10 @@ lfs_write(struct lfs_fs *fs, uint64_t ino, const void *buf, size_t size, off_t o
 		return unlock(fs, S_ISDIR(ip->di.mode) ? -EISDIR : -EINVAL);
 	if (off < 0)
 		return unlock(fs, -EINVAL);
+	uint64_t before = ip->di.blocks + ip->pending_new + ip->di.inline_len / 512;
 	ssize_t n = lfs_file_write(fs, ip, buf, size, (uint64_t)off);
+	if (allocated)
+		*allocated = ip->di.blocks + ip->pending_new + ip->di.inline_len / 512 != before;
 	if (n > 0) {
 		lfs_inode_touch(ip, true, true);
 		after_write(fs);

@@ -30,6 +30,7 @@
 
 struct lfs_daemon {
 	struct lfs_fs *fs;
+	struct fuse_session *se;
 	double timeout;             /* entry and attribute cache, seconds */
 	pthread_t ticker;
 	volatile int stop;
@@ -276,7 +277,12 @@ static void
 op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	(void)fi;
-	ssize_t n = lfs_write(FS(req), ino, buf, size, off);
+	bool allocated = false;
+	ssize_t n = lfs_write(FS(req), ino, buf, size, off, &allocated);
+	/* st_blocks changed under the kernel's attribute cache: drop the
+	 * cached attributes (offset -1 leaves the page cache alone) */
+	if (allocated)
+		fuse_lowlevel_notify_inval_inode(D(req)->se, ino, -1, 0);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
@@ -638,6 +644,7 @@ main(int argc, char *argv[])
 		fuse_opt_add_arg(&args, "-oallow_other");
 
 	struct fuse_session *se = fuse_session_new(&args, &lfs_ops, sizeof(lfs_ops), &d);
+	d.se = se;
 	int ret = 1;
 	if (!se)
 		goto out_fs;

@@ -76,7 +76,9 @@ int lfs_rename(struct lfs_fs *fs, uint64_t odir, const char *oname, uint64_t ndi
 int lfs_open(struct lfs_fs *fs, uint64_t ino, int flags);
 int lfs_release(struct lfs_fs *fs, uint64_t ino);
 ssize_t lfs_read(struct lfs_fs *fs, uint64_t ino, void *buf, size_t size, off_t off);
-ssize_t lfs_write(struct lfs_fs *fs, uint64_t ino, const void *buf, size_t size, off_t off);
+/* *allocated (may be NULL) tells whether st_blocks changed. */
+ssize_t lfs_write(struct lfs_fs *fs, uint64_t ino, const void *buf, size_t size, off_t off,
+		  bool *allocated);
 int lfs_fsync(struct lfs_fs *fs, uint64_t ino, bool datasync);
 int lfs_syncfs(struct lfs_fs *fs);
 int lfs_fallocate(struct lfs_fs *fs, uint64_t ino, int mode, off_t off, off_t len);

@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 void
 lfs_opts_default(struct lfs_opts *o)
@@ -130,6 +132,25 @@ free_orphans(struct lfs_fs *fs)
 	}
 }
 
+/* One writer per image.  A daemon still finishing its unmount (FUSE lets
+ * umount(8) return before the daemon has written its last checkpoint)
+ * is waited for, briefly. */
+static int
+lock_image(struct lfs_bdev *dev, const char *path)
+{
+	for (int i = 0; i < 600; i++) {
+		if (flock(dev->fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK)
+			return -errno;
+		if (i == 0)
+			lfs_log("%s is in use by another lfs process; waiting up to 60 s", path);
+		usleep(100 * 1000);
+	}
+	lfs_log("%s is still in use; giving up", path);
+	return -EBUSY;
+}
+
 int
 lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 {
@@ -137,6 +158,10 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 	int err = lfs_bdev_open(&dev, path, opts->readonly);
 	if (err) {
 		lfs_log("%s: %s", path, strerror(-err));
+		return err;
+	}
+	if (!opts->readonly && (err = lock_image(&dev, path))) {
+		lfs_bdev_close(&dev);
 		return err;
 	}
 	struct lfs_super sb;

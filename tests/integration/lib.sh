@@ -1,0 +1,58 @@
+# lib.sh — shared by the integration tests: make an image, mount it with
+# the real daemon, always unmount (trap), skip (77) without FUSE or root.
+set -eu
+
+: "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+LFS="$top_builddir/lfs/lfs"
+MKFS="$top_builddir/lfs/mkfs.lfs"
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+[ -e /dev/fuse ] || skip "/dev/fuse is missing"
+[ "$(id -u)" = 0 ] || skip "needs root for FUSE mounts"
+command -v fusermount3 >/dev/null || skip "fusermount3 (package fuse3) is missing"
+
+WORK=$(mktemp -d /tmp/lfs-it.XXXXXX)
+IMG="$WORK/img"
+MNT="$WORK/mnt"
+mkdir -p "$MNT"
+LFS_PID=
+
+# lfs_mount [extra -o options]: start the daemon in the foreground, in the
+# background, so its PID is ours to wait for at unmount.
+lfs_mount() {
+	local opts="nocleaner${1:+,$1}"
+	"$LFS" -f -o "$opts" "$IMG" "$MNT" 2>>"$WORK/daemon.log" &
+	LFS_PID=$!
+	for _ in $(seq 1 100); do
+		mountpoint -q "$MNT" && return 0
+		kill -0 "$LFS_PID" 2>/dev/null || { cat "$WORK/daemon.log"; fail "lfs exited during mount"; }
+		sleep 0.1
+	done
+	fail "mount did not appear"
+}
+
+# lfs_umount: unmount and wait until the daemon has written its final
+# checkpoint and exited; its exit status must be 0.
+lfs_umount() {
+	[ -n "$LFS_PID" ] || return 0
+	fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT" 2>/dev/null || umount -l "$MNT"
+	local rc=0
+	wait "$LFS_PID" || rc=$?
+	LFS_PID=
+	[ $rc = 0 ] || { cat "$WORK/daemon.log"; fail "lfs exited with status $rc"; }
+}
+
+cleanup() {
+	local rc=$?
+	if [ -n "$LFS_PID" ]; then
+		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true
+		wait "$LFS_PID" 2>/dev/null || true
+	fi
+	rm -rf "$WORK"
+	exit $rc
+}
+trap cleanup EXIT INT TERM
+
+mkfs_img() { "$MKFS" -s "${1:-256M}" ${2:-} "$IMG" >/dev/null; }

@@ -1,2 +1,64 @@
-#!/bin/sh
-exit 77
+#!/bin/bash
+# mount_basic.sh — ordinary work on a real mount: copy a tree in, diff it,
+# unmount, remount, diff again; build a small C program in it; a full
+# filesystem answers ENOSPC and keeps every earlier file.
+. "$(dirname "$0")/lib.sh"
+
+SRC="${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}"
+
+mkfs_img 256M
+lfs_mount
+cp -a "$SRC/lfs" "$SRC/tests" "$MNT/"
+dd if=/dev/urandom of="$WORK/big" bs=1M count=24 status=none
+cp "$WORK/big" "$MNT/big"
+diff -r "$SRC/lfs" "$MNT/lfs" || fail "tree differs after copy"
+cmp "$WORK/big" "$MNT/big" || fail "big file differs"
+# build something inside the filesystem
+mkdir "$MNT/build"
+printf '#include <stdio.h>\nint main(void){puts("built in lfs");return 0;}\n' > "$MNT/build/hello.c"
+cc -o "$MNT/build/hello" "$MNT/build/hello.c"
+[ "$("$MNT/build/hello")" = "built in lfs" ] || fail "program built in lfs does not run"
+if command -v git >/dev/null; then
+	(cd "$MNT/build" && git init -q && git add hello.c && git -c user.email=t@t -c user.name=t commit -qm one &&
+	 echo '/* two */' >> hello.c && git -c user.email=t@t -c user.name=t commit -qam two &&
+	 git fsck --no-progress --strict 2>&1 | grep -v "^dangling" ; [ "${PIPESTATUS[0]}" = 0 ]) || fail "git in lfs"
+fi
+lfs_umount
+
+lfs_mount
+diff -r "$SRC/lfs" "$MNT/lfs" || fail "tree differs after remount"
+diff -r "$SRC/tests" "$MNT/tests" || fail "tests tree differs after remount"
+cmp "$WORK/big" "$MNT/big" || fail "big file differs after remount"
+[ "$("$MNT/build/hello")" = "built in lfs" ] || fail "program lost after remount"
+if command -v git >/dev/null; then
+	(cd "$MNT/build" && git fsck --no-progress --strict 2>&1 | grep -v "^dangling" ; [ "${PIPESTATUS[0]}" = 0 ] && [ "$(git log --oneline | wc -l)" = 2 ]) ||
+		fail "git repository damaged after remount"
+fi
+df -k "$MNT" | tail -1
+lfs_umount
+
+# A full filesystem: ENOSPC, and everything written before is intact.
+mkfs_img 48M -f
+lfs_mount
+i=0
+while :; do
+	if ! dd if="$WORK/big" of="$MNT/f$i" bs=1M count=4 conv=fsync status=none 2>"$WORK/dd.err"; then
+		grep -q "No space left" "$WORK/dd.err" || { cat "$WORK/dd.err"; fail "expected ENOSPC"; }
+		break
+	fi
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "48 MiB filesystem took 400 MiB"
+done
+[ $i -ge 4 ] || fail "only $i files fit in 48 MiB"
+for j in $(seq 0 $((i - 1))); do
+	cmp -n 4194304 "$WORK/big" "$MNT/f$j" || fail "f$j damaged after ENOSPC"
+done
+rm -f "$MNT/f$i" "$MNT/f0" "$MNT/f1"
+dd if="$WORK/big" of="$MNT/again" bs=1M count=4 conv=fsync status=none || fail "no space after deleting"
+lfs_umount
+lfs_mount
+for j in $(seq 2 $((i - 1))); do
+	cmp -n 4194304 "$WORK/big" "$MNT/f$j" || fail "f$j damaged after remount"
+done
+lfs_umount
+echo "mount_basic: ok ($i files of 4 MiB fit in 48 MiB)"

@@ -44,7 +44,7 @@ START_TEST(write_read_remount)
 		snprintf(name, sizeof(name), "f%zu", i);
 		uint64_t ino = mkfile(fs, LFS_ROOT_INO, name);
 		fill_pattern(buf, sizes[i], (unsigned)i);
-		ck_assert_int_eq(lfs_write(fs, ino, buf, sizes[i], 0), (ssize_t)sizes[i]);
+		ck_assert_int_eq(lfs_write(fs, ino, buf, sizes[i], 0, NULL), (ssize_t)sizes[i]);
 		ck_assert_int_eq(lfs_read(fs, ino, back, sizes[i] + 10, 0), (ssize_t)sizes[i]);
 		ck_assert(memcmp(buf, back, sizes[i]) == 0);
 	}
@@ -72,7 +72,7 @@ START_TEST(sparse_terabyte_and_truncate)
 	struct lfs_fs *fs = testfs_mount();
 	uint64_t ino = mkfile(fs, LFS_ROOT_INO, "sparse");
 	const off_t far = (1ll << 40) - 4096;
-	ck_assert_int_eq(lfs_write(fs, ino, "tail", 4, far), 4);
+	ck_assert_int_eq(lfs_write(fs, ino, "tail", 4, far), 4, NULL);
 	struct stat st;
 	ck_assert_int_eq(lfs_getattr(fs, ino, &st), 0);
 	ck_assert_int_eq(st.st_size, far + 4);
@@ -89,7 +89,7 @@ START_TEST(sparse_terabyte_and_truncate)
 	struct stat a = { .st_size = 5000 };
 	uint8_t data[12288];
 	fill_pattern(data, sizeof(data), 9);
-	ck_assert_int_eq(lfs_write(fs, ino, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	ck_assert_int_eq(lfs_write(fs, ino, data, sizeof(data), 0, NULL), (ssize_t)sizeof(data));
 	ck_assert_int_eq(lfs_setattr(fs, ino, &a, LFS_SET_SIZE, &st), 0);
 	ck_assert_int_eq(st.st_size, 5000);
 	a.st_size = 12288;
@@ -100,7 +100,7 @@ START_TEST(sparse_terabyte_and_truncate)
 	for (size_t i = 5000; i < sizeof(back); i++)
 		ck_assert_int_eq(back[i], 0);
 	/* punch a hole across block boundaries */
-	ck_assert_int_eq(lfs_write(fs, ino, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	ck_assert_int_eq(lfs_write(fs, ino, data, sizeof(data), 0, NULL), (ssize_t)sizeof(data));
 	ck_assert_int_eq(lfs_fallocate(fs, ino, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 100, 9000), 0);
 	ck_assert_int_eq(lfs_read(fs, ino, back, sizeof(back), 0), (ssize_t)sizeof(back));
 	ck_assert(memcmp(back, data, 100) == 0);
@@ -171,7 +171,7 @@ START_TEST(renames_and_links)
 	ck_assert_int_eq(lfs_mkdir(fs, a.st_ino, "b", 0755, &me, &b), 0);
 	uint64_t f = mkfile(fs, LFS_ROOT_INO, "f");
 	uint64_t g = mkfile(fs, LFS_ROOT_INO, "g");
-	ck_assert_int_eq(lfs_write(fs, g, "gg", 2, 0), 2);
+	ck_assert_int_eq(lfs_write(fs, g, "gg", 2, 0, NULL), 2);
 	/* a directory into its own subtree */
 	ck_assert_int_eq(lfs_rename(fs, LFS_ROOT_INO, "a", b.st_ino, "x", 0), -EINVAL);
 	ck_assert_int_eq(lfs_rename(fs, LFS_ROOT_INO, "f", LFS_ROOT_INO, "g", LFS_RENAME_NOREPLACE), -EEXIST);
@@ -216,7 +216,7 @@ START_TEST(unlink_open_file)
 	uint64_t ino = mkfile(fs, LFS_ROOT_INO, "tmp"); /* create opens it */
 	uint8_t data[20000], back[20000];
 	fill_pattern(data, sizeof(data), 3);
-	ck_assert_int_eq(lfs_write(fs, ino, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	ck_assert_int_eq(lfs_write(fs, ino, data, sizeof(data), 0, NULL), (ssize_t)sizeof(data));
 	ck_assert_int_eq(lfs_unlink(fs, LFS_ROOT_INO, "tmp"), 0);
 	ck_assert_int_eq(lfs_fsync(fs, ino, false), 0);
 	ck_assert_int_eq(lfs_read(fs, ino, back, sizeof(back), 0), (ssize_t)sizeof(back));
@@ -271,10 +271,10 @@ START_TEST(crash_keeps_fsynced_data)
 	struct stat d;
 	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "dir", 0755, &me, &d), 0);
 	uint64_t ino = mkfile(fs, d.st_ino, "durable");
-	ck_assert_int_eq(lfs_write(fs, ino, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	ck_assert_int_eq(lfs_write(fs, ino, data, sizeof(data), 0, NULL), (ssize_t)sizeof(data));
 	ck_assert_int_eq(lfs_fsync(fs, ino, false), 0);
 	uint64_t lost = mkfile(fs, LFS_ROOT_INO, "not-synced");
-	ck_assert_int_eq(lfs_write(fs, lost, data, 100, 0), 100);
+	ck_assert_int_eq(lfs_write(fs, lost, data, 100, 0, NULL), 100);
 	lfs_abandon(fs); /* crash: nothing more reaches the disk */
 	fs = testfs_mount();
 	struct stat st;
@@ -306,7 +306,7 @@ START_TEST(full_filesystem)
 		err = lfs_create(fs, LFS_ROOT_INO, name, 0644, true, &me, &st);
 		if (err)
 			break;
-		ssize_t n = lfs_write(fs, st.st_ino, buf, 1 << 20, 0);
+		ssize_t n = lfs_write(fs, st.st_ino, buf, 1 << 20, 0, NULL);
 		if (n < 0) {
 			err = (int)n;
 			break;
@@ -334,7 +334,7 @@ START_TEST(full_filesystem)
 	}
 	struct stat st;
 	ck_assert_int_eq(lfs_create(fs, LFS_ROOT_INO, "again", 0644, true, &me, &st), 0);
-	ck_assert_int_eq(lfs_write(fs, st.st_ino, buf, 1 << 20, 0), 1 << 20);
+	ck_assert_int_eq(lfs_write(fs, st.st_ino, buf, 1 << 20, 0, NULL), 1 << 20);
 	ck_assert_int_eq(lfs_unmount(fs), 0);
 	fs = testfs_mount();
 	for (int i = 1; i < files; i += 2) {
