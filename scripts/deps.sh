@@ -1,0 +1,16 @@
+#!/bin/bash
+# deps.sh — install the Debian packages lfs needs to build, test and
+# benchmark (only those not installed yet).
+set -euo pipefail
+pkgs=(build-essential autoconf automake libtool pkg-config libfuse3-dev fuse3 zlib1g-dev check
+      fio fuse2fs e2fsprogs python3 git gnuplot-nox util-linux procps psmisc)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+	echo "deps: installing ${missing[*]}"
+	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi

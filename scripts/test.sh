@@ -1,0 +1,32 @@
+#!/bin/bash
+# test.sh — the whole test suite, as CI runs it (as root, on a fresh
+# Debian 12 machine): install dependencies, build, run the unit suites and
+# the integration tests on real FUSE mounts, then all of it again built
+# with AddressSanitizer and UndefinedBehaviorSanitizer, then distcheck.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+"$top/scripts/deps.sh"
+(cd "$top" && autoreconf -fi >/dev/null 2>&1)
+
+run_suite() { # build dir, configure args...
+	local dir=$1
+	shift
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	(cd "$dir" && "$top/configure" -q "$@" && make -j"$(nproc)" >/dev/null &&
+	 if ! make -j"$(nproc)" check >/dev/null 2>&1; then
+		 cat test-suite.log
+		 echo "test.sh: FAILED in $dir"
+		 exit 1
+	 fi
+	 grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR)' test-suite.log | tr '\n' ' '; echo)
+}
+
+echo "== build and test"
+run_suite "$top/build-test"
+echo "== again under AddressSanitizer + UndefinedBehaviorSanitizer"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	run_suite "$top/build-san" --enable-sanitizers
+echo "== distcheck"
+(cd "$top/build-test" && make -j"$(nproc)" distcheck >/dev/null 2>&1) || { echo "distcheck failed"; exit 1; }
+echo "test.sh: all passed"
