@@ -75,8 +75,8 @@ lfs_clean_block_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t
 }
 
 /* Re-dirty the owner of a live block so the next flush rewrites it. */
-static int
-move_block(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, const uint8_t *blk)
+int
+lfs_clean_move_block(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, const uint8_t *blk)
 {
 	struct lfs_inode *ip;
 	int err;
@@ -176,7 +176,7 @@ move_if_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, c
 	if (!lfs_clean_block_live(fs, e, addr, blk))
 		return 0;
 	(*moved)++;
-	return move_block(fs, e, addr, blk);
+	return lfs_clean_move_block(fs, e, addr, blk);
 }
 
 int
@@ -193,7 +193,6 @@ lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved)
 		err = lfs_flush(fs);
 	if (!err) {
 		fs->stats.blocks_cleaned += n;
-		fs->stats.segs_cleaned++;
 		*moved += n;
 		if (fs->segs[seg].live_bytes)
 			lfs_log("cleaner: segment %llu still has %u live bytes after cleaning",

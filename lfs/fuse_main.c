@@ -10,8 +10,9 @@
  *   lfs [-f] [-o OPTIONS] IMAGE MOUNTPOINT
  */
 #define FUSE_USE_VERSION 34
-#include "lfs.h"
+#include "ctl_server.h"
 #include "format.h"
+#include "lfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -537,7 +538,11 @@ opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 			return 0;
 		}
 		if (!c->mountpoint) {
-			c->mountpoint = strdup(arg);
+			c->mountpoint = realpath(arg, NULL);
+			if (!c->mountpoint) {
+				fprintf(stderr, "lfs: %s: %s\n", arg, strerror(errno));
+				return -1;
+			}
 			return 0;
 		}
 		fprintf(stderr, "lfs: unexpected argument '%s'\n", arg);
@@ -656,13 +661,18 @@ main(int argc, char *argv[])
 		lfs_log_use_syslog(true);
 	fuse_daemonize(c.foreground);
 	pthread_create(&d.ticker, NULL, ticker, &d);
-	if (!c.no_cleaner && !c.ro)
+	struct lfs_ctl_server *ctl = NULL;
+	err = lfs_ctl_server_start(d.fs, c.mountpoint, c.image, &ctl);
+	if (err)
+		lfs_log("control socket for %s: %s (no cleaner, no lfs-ckpt)", c.mountpoint, strerror(-err));
+	else if (!c.no_cleaner && !c.ro)
 		d.cleaner = start_cleaner(c.mountpoint, c.cleaner_conf);
 	ret = fuse_session_loop(se) ? 1 : 0;
 	if (d.cleaner > 0) {
 		kill(d.cleaner, SIGTERM);
 		waitpid(d.cleaner, NULL, 0);
 	}
+	lfs_ctl_server_stop(ctl);
 	d.stop = 1;
 	pthread_join(d.ticker, NULL);
 	fuse_session_unmount(se);

@@ -30,6 +30,7 @@ struct lfs_opts {
 void lfs_opts_default(struct lfs_opts *o);
 /* Send log lines to syslog (daemonized) instead of stderr. */
 void lfs_log_use_syslog(bool on);
+void lfs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 struct lfs_cred {
 	uid_t uid;
@@ -110,7 +111,23 @@ struct lfs_stats {
 	uint64_t psegs_written;
 	uint64_t blocks_cleaned;
 	uint64_t segs_cleaned;
+	uint64_t cleaner_bytes_read;
+	uint64_t cleaner_passes;
+	uint64_t cleaner_pid;
 };
 void lfs_get_stats(struct lfs_fs *fs, struct lfs_stats *st);
+
+/* The control protocol's operations (ctl_proto.h). */
+struct lfs_ctl_seg;
+struct lfs_ctl_blk;
+struct lfs_ctl_stats;
+void lfs_ctl_info(struct lfs_fs *fs, uint64_t val[4]);
+uint32_t lfs_ctl_usage(struct lfs_fs *fs, uint64_t first, uint32_t n, struct lfs_ctl_seg *out);
+int lfs_ctl_live(struct lfs_fs *fs, struct lfs_ctl_blk *b, uint32_t n);
+int lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_t cleaner_read,
+		 uint64_t *moved);
+int lfs_ctl_segclean(struct lfs_fs *fs, const uint64_t *segs, uint32_t n, uint64_t *cleaned);
+void lfs_ctl_cleaner_report(struct lfs_fs *fs, uint64_t passes, uint64_t pid);
+void lfs_ctl_stats(struct lfs_fs *fs, struct lfs_ctl_stats *out);
 
 #endif

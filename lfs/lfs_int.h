@@ -139,8 +139,6 @@ struct lfs_fs {
 	uint64_t base_bytes_written; /* lifetime counter at mount */
 };
 
-/* logging: to stderr (the daemon redirects to syslog when detached) */
-void lfs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t lfs_now_ns(void);
 
 static inline uint64_t lfs_seg_first_block(const struct lfs_fs *fs, uint64_t seg)
@@ -275,6 +273,8 @@ int lfs_clean_reclaim(struct lfs_fs *fs, uint64_t *moved);
 int lfs_seg_scan(struct lfs_fs *fs, uint64_t seg,
 		 int (*fn)(struct lfs_fs *, const struct lfs_pseg_entry *, uint64_t, const uint8_t *, void *),
 		 void *ctx);
+int lfs_clean_move_block(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr,
+			 const uint8_t *blk);
 bool lfs_clean_block_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr,
 			  const uint8_t *blk);
 

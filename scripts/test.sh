@@ -14,8 +14,9 @@ run_suite() { # build dir, configure args...
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	(cd "$dir" && "$top/configure" -q "$@" && make -j"$(nproc)" >/dev/null &&
-	 if ! make -j"$(nproc)" check >/dev/null 2>&1; then
-		 cat test-suite.log
+	 if ! make -j"$(nproc)" check >check.out 2>&1; then
+		 tail -50 check.out
+		 [ ! -f test-suite.log ] || cat test-suite.log
 		 echo "test.sh: FAILED in $dir"
 		 exit 1
 	 fi

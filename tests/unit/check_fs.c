@@ -72,7 +72,7 @@ START_TEST(sparse_terabyte_and_truncate)
 	struct lfs_fs *fs = testfs_mount();
 	uint64_t ino = mkfile(fs, LFS_ROOT_INO, "sparse");
 	const off_t far = (1ll << 40) - 4096;
-	ck_assert_int_eq(lfs_write(fs, ino, "tail", 4, far), 4, NULL);
+	ck_assert_int_eq(lfs_write(fs, ino, "tail", 4, far, NULL), 4);
 	struct stat st;
 	ck_assert_int_eq(lfs_getattr(fs, ino, &st), 0);
 	ck_assert_int_eq(st.st_size, far + 4);

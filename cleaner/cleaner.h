@@ -1,0 +1,51 @@
+/*
+ * cleaner.h — lfs_cleanerd: policy (which segments, when) in a process
+ * of its own; the mechanism (moving live blocks) stays with the daemon
+ * that owns the log, reached through the control protocol (ctl_proto.h).
+ */
+#ifndef LFS_CLEANER_H
+#define LFS_CLEANER_H
+
+#include "ctl_proto.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum lfs_policy { LFS_POLICY_GREEDY, LFS_POLICY_COST_BENEFIT };
+
+/* lfs_cleanerd.conf(5); defaults in config.c beside the keyword table */
+struct lfs_cleaner_config {
+	enum lfs_policy policy;
+	bool age_sort;              /* rewrite live blocks oldest first */
+	double min_clean_pct;       /* start cleaning below this many clean segments */
+	double max_clean_pct;       /* stop once this many are clean */
+	double interval_s;          /* between passes while idle */
+	unsigned segs_per_pass;
+	double protection_s;        /* never clean segments younger than this */
+	double max_io_mib_s;        /* read rate limit, 0 = none */
+};
+
+void lfs_cleaner_config_default(struct lfs_cleaner_config *c);
+/* Returns 0, or -errno with a message naming the file and line. */
+int lfs_cleaner_config_load(struct lfs_cleaner_config *c, const char *path, char *err, size_t errlen);
+
+/* policy.c: pick up to max victims among dirty, old-enough segments;
+ * returns how many, best first.  Pure: unit-tested on tables by hand. */
+size_t lfs_policy_select(const struct lfs_cleaner_config *c, const struct lfs_ctl_seg *segs, size_t nsegs,
+			 uint64_t seg_bytes, uint64_t now_ns, size_t max, uint64_t *victims);
+/* The score a policy gives one segment (higher is cleaned first). */
+double lfs_policy_score(enum lfs_policy p, const struct lfs_ctl_seg *s, uint64_t seg_bytes, uint64_t now_ns);
+
+/* client.c: one connection to the daemon's control socket */
+struct lfs_ctl_client {
+	int fd;
+};
+int lfs_ctl_connect(struct lfs_ctl_client *cl, const char *mountpoint);
+void lfs_ctl_close(struct lfs_ctl_client *cl);
+/* Send a request with payload; receive the reply header and up to
+ * out_len bytes of payload (*got set).  Returns resp.err or -errno. */
+int lfs_ctl_call(struct lfs_ctl_client *cl, struct lfs_ctl_req *req, const void *payload, size_t plen,
+		 struct lfs_ctl_resp *resp, void *out, size_t out_len, size_t *got);
+
+#endif

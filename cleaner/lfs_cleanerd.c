@@ -1,0 +1,456 @@
+/*
+ * lfs_cleanerd.c — the segment cleaner daemon.
+ *
+ *   lfs_cleanerd [-f] [-c CONFIG] MOUNTPOINT
+ *   lfs_cleanerd --status [--json] MOUNTPOINT
+ *
+ * The main loop reads top to bottom: get the usage table -> decide
+ * whether to clean -> select victims by policy -> read their summaries
+ * and blocks from the image (read-only) -> ask which blocks are live ->
+ * have the live ones rewritten, oldest first -> ask for the emptied
+ * segments to be marked clean -> wait.  The daemon that owns the log
+ * checks every request, so this process can be killed at any moment.
+ */
+#include "cleaner.h"
+#include "format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t got_stop, got_reload;
+
+static void on_stop(int sig) { (void)sig; got_stop = 1; }
+static void on_hup(int sig) { (void)sig; got_reload = 1; }
+
+/* The daemon's state. */
+struct cleaner {
+	struct lfs_ctl_client cl;
+	struct lfs_cleaner_config cfg;
+	const char *config_path;    /* NULL: defaults */
+	bool foreground;            /* log to stderr, not syslog */
+	int image_fd;               /* the image, read-only */
+	uint32_t bsize, seg_blocks;
+	uint32_t seed;              /* checksum seed, from the superblock */
+	uint64_t nsegs, seg0, seg_bytes;
+	struct lfs_ctl_seg *usage;  /* nsegs entries, refreshed each pass */
+	bool cleaning;              /* between the min and max thresholds */
+	uint64_t passes, segs_cleaned, bytes_read, blocks_moved;
+};
+
+static bool log_stderr;
+
+static void
+say(int prio, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (log_stderr) {
+		fputs("lfs_cleanerd: ", stderr);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	} else {
+		vsyslog(prio, fmt, ap);
+	}
+	va_end(ap);
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void
+sleep_s(double s)
+{
+	struct timespec ts = { (time_t)s, (long)((s - floor(s)) * 1e9) };
+	nanosleep(&ts, NULL);
+}
+
+static int
+call(struct cleaner *c, uint16_t op, uint32_t count, uint64_t arg0, const void *payload, size_t plen,
+     struct lfs_ctl_resp *resp, void *out, size_t out_len)
+{
+	struct lfs_ctl_req req = { .op = op, .count = count, .arg = { arg0 } };
+	return lfs_ctl_call(&c->cl, &req, payload, plen, resp, out, out_len, NULL);
+}
+
+static int
+load_usage(struct cleaner *c)
+{
+	for (uint64_t first = 0; first < c->nsegs; first += LFS_CTL_MAX_RECORDS) {
+		uint32_t n = (uint32_t)(c->nsegs - first < LFS_CTL_MAX_RECORDS ? c->nsegs - first : LFS_CTL_MAX_RECORDS);
+		struct lfs_ctl_resp r;
+		int err = call(c, LFS_CTL_USAGE, n, first, NULL, 0, &r, c->usage + first, n * sizeof(struct lfs_ctl_seg));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+struct found {
+	struct lfs_ctl_blk *b;
+	uint64_t *age;              /* pseg timestamp per block, for the age sort */
+	size_t n, cap;
+};
+
+static int
+add_block(struct found *f, const struct lfs_pseg_entry *e, uint64_t addr, uint64_t ts)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 1024;
+		struct lfs_ctl_blk *nb = realloc(f->b, cap * sizeof(*nb));
+		if (!nb)
+			return -ENOMEM;
+		f->b = nb;
+		uint64_t *na = realloc(f->age, cap * sizeof(*na));
+		if (!na)
+			return -ENOMEM;
+		f->age = na;
+		f->cap = cap;
+	}
+	f->b[f->n] = (struct lfs_ctl_blk){ .addr = addr, .lblk = e->lblk, .ino = e->ino, .version = e->version,
+					   .kind = e->kind };
+	f->age[f->n] = ts;
+	f->n++;
+	return 0;
+}
+
+/* Read a victim's summaries, and every block to verify it, through the
+ * one format parser; collect the blocks they describe. */
+static int
+read_segment(struct cleaner *c, uint64_t seg, uint8_t *buf, struct found *f)
+{
+	uint64_t first = c->seg0 + seg * c->seg_blocks;
+	ssize_t n = pread(c->image_fd, buf, c->seg_bytes, (off_t)(first * c->bsize));
+	if (n != (ssize_t)c->seg_bytes)
+		return n < 0 ? -errno : -EIO;
+	c->bytes_read += c->seg_bytes;
+	for (uint32_t off = 0; off + 2 <= c->seg_blocks;) {
+		const uint8_t *sum = buf + (size_t)off * c->bsize;
+		struct lfs_pseg_hdr h;
+		if (lfs_pseg_verify(sum, c->bsize, c->seed))
+			break;
+		lfs_pseg_hdr_decode(&h, sum);
+		if (off + 1 + h.nblocks > c->seg_blocks)
+			break;
+		for (uint32_t j = 0; j < h.nblocks; j++) {
+			struct lfs_pseg_entry e;
+			lfs_pseg_entry_decode(&e, sum, j);
+			if (lfs_crc(c->seed, sum + (size_t)(j + 1) * c->bsize, c->bsize) != e.crc)
+				continue; /* torn or stale: never ask to move it */
+			int err = add_block(f, &e, first + off + 1 + j, h.timestamp_ns);
+			if (err)
+				return err;
+		}
+		off += 1 + h.nblocks;
+	}
+	return 0;
+}
+
+static uint64_t *sort_age;
+
+static int
+by_age(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	if (sort_age[x] != sort_age[y])
+		return sort_age[x] < sort_age[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static int
+clean_pass(struct cleaner *c, const uint64_t *victims, size_t nv)
+{
+	uint8_t *buf = malloc(c->seg_bytes);
+	struct found f = { 0 };
+	int err = buf ? 0 : -ENOMEM;
+	uint64_t read_before = c->bytes_read;
+	for (size_t i = 0; i < nv && !err; i++) {
+		err = read_segment(c, victims[i], buf, &f);
+		if (!err && c->cfg.max_io_mib_s > 0)
+			sleep_s((double)c->seg_bytes / (c->cfg.max_io_mib_s * 1048576.0));
+	}
+	free(buf);
+	/* ask which are live, in chunks */
+	for (size_t i = 0; i < f.n && !err; i += LFS_CTL_MAX_RECORDS) {
+		size_t k = f.n - i < LFS_CTL_MAX_RECORDS ? f.n - i : LFS_CTL_MAX_RECORDS;
+		struct lfs_ctl_resp r;
+		err = call(c, LFS_CTL_LIVE, (uint32_t)k, 0, f.b + i, k * sizeof(*f.b), &r, f.b + i, k * sizeof(*f.b));
+	}
+	/* live ones, oldest first when age-sorting, so cold data lands together */
+	size_t *idx = malloc((f.n + 1) * sizeof(size_t)), nl = 0;
+	if (!idx && !err)
+		err = -ENOMEM;
+	for (size_t i = 0; i < f.n && !err; i++)
+		if (f.b[i].live)
+			idx[nl++] = i;
+	if (!err && c->cfg.age_sort) {
+		sort_age = f.age;
+		qsort(idx, nl, sizeof(size_t), by_age);
+	}
+	struct lfs_ctl_blk *chunk = malloc(LFS_CTL_MAX_RECORDS * sizeof(*chunk));
+	if (!chunk && !err)
+		err = -ENOMEM;
+	for (size_t i = 0; i < nl && !err; i += LFS_CTL_MAX_RECORDS) {
+		size_t k = nl - i < LFS_CTL_MAX_RECORDS ? nl - i : LFS_CTL_MAX_RECORDS;
+		for (size_t j = 0; j < k; j++)
+			chunk[j] = f.b[idx[i + j]];
+		struct lfs_ctl_resp r;
+		err = call(c, LFS_CTL_MOVE, (uint32_t)k, i == 0 ? c->bytes_read - read_before : 0, chunk,
+			   k * sizeof(*chunk), &r, NULL, 0);
+		if (!err)
+			c->blocks_moved += r.val[0];
+	}
+	if (!err) {
+		struct lfs_ctl_resp r;
+		if (nl == 0) {
+			/* nothing moved: still report what was read */
+			struct lfs_ctl_req req = { .op = LFS_CTL_MOVE, .count = 0, .arg = { c->bytes_read - read_before } };
+			err = lfs_ctl_call(&c->cl, &req, NULL, 0, &r, NULL, 0, NULL);
+		}
+		if (!err)
+			err = call(c, LFS_CTL_SEGCLEAN, (uint32_t)nv, 0, victims, nv * sizeof(uint64_t), &r, NULL, 0);
+		if (!err)
+			c->segs_cleaned += r.val[0];
+	}
+	free(chunk);
+	free(idx);
+	free(f.b);
+	free(f.age);
+	return err;
+}
+
+static int
+run(struct cleaner *c)
+{
+	uint64_t *victims = malloc(1024 * sizeof(uint64_t));
+	if (!victims)
+		return -ENOMEM;
+	int err = 0;
+	while (!got_stop) {
+		if (got_reload) {
+			got_reload = 0;
+			char msg[512];
+			if (c->config_path && lfs_cleaner_config_load(&c->cfg, c->config_path, msg, sizeof(msg)))
+				say(LOG_ERR, "reload: %s (keeping the old settings)", msg);
+			else
+				say(LOG_INFO, "configuration reloaded");
+		}
+		if ((err = load_usage(c)))
+			break;
+		uint64_t clean = 0;
+		for (uint64_t s = 0; s < c->nsegs; s++)
+			clean += c->usage[s].state == 0;
+		double pct = 100.0 * (double)clean / (double)c->nsegs;
+		if (pct < c->cfg.min_clean_pct)
+			c->cleaning = true;
+		else if (pct >= c->cfg.max_clean_pct)
+			c->cleaning = false;
+		size_t nv = 0;
+		if (c->cleaning) {
+			size_t max = c->cfg.segs_per_pass < 1024 ? c->cfg.segs_per_pass : 1024;
+			nv = lfs_policy_select(&c->cfg, c->usage, c->nsegs, c->seg_bytes, now_ns(), max, victims);
+		}
+		if (nv) {
+			err = clean_pass(c, victims, nv);
+			if (err == -ENOSPC) {
+				say(LOG_WARNING, "no room to move live blocks; waiting");
+				err = 0;
+				nv = 0;
+			} else if (err) {
+				break;
+			}
+			c->passes++;
+			struct lfs_ctl_resp r;
+			struct lfs_ctl_req req = { .op = LFS_CTL_CLEANER_STATS,
+						   .arg = { c->segs_cleaned, c->bytes_read, c->passes, (uint64_t)getpid() } };
+			if ((err = lfs_ctl_call(&c->cl, &req, NULL, 0, &r, NULL, 0, NULL)))
+				break;
+		}
+		/* busy while below the target, idle otherwise */
+		sleep_s(nv ? 0.05 : c->cfg.interval_s);
+	}
+	free(victims);
+	if (err == -ECONNRESET || err == -EPIPE)
+		err = 0; /* the filesystem was unmounted */
+	return err;
+}
+
+static int
+status(const char *mountpoint, bool json)
+{
+	struct cleaner c = { .cl = { -1 } };
+	int err = lfs_ctl_connect(&c.cl, mountpoint);
+	if (err) {
+		fprintf(stderr, "lfs_cleanerd: %s: no lfs control socket (%s)\n", mountpoint, strerror(-err));
+		return 1;
+	}
+	struct lfs_ctl_resp r;
+	struct lfs_ctl_stats st;
+	char path[LFS_CTL_PATH_MAX];
+	if ((err = call(&c, LFS_CTL_STATS, 0, 0, NULL, 0, &r, &st, sizeof(st))) ||
+	    (err = call(&c, LFS_CTL_INFO, 0, 0, NULL, 0, &r, path, sizeof(path)))) {
+		fprintf(stderr, "lfs_cleanerd: %s: %s\n", mountpoint, strerror(-err));
+		return 1;
+	}
+	c.nsegs = r.val[2];
+	c.seg_bytes = r.val[0] * r.val[1];
+	c.usage = calloc(c.nsegs, sizeof(*c.usage));
+	if (!c.usage || load_usage(&c)) {
+		fprintf(stderr, "lfs_cleanerd: cannot read the usage table\n");
+		return 1;
+	}
+	unsigned hist[10] = { 0 };
+	for (uint64_t s = 0; s < c.nsegs; s++) {
+		if (c.usage[s].state != 1)
+			continue;
+		unsigned b = (unsigned)(10.0 * (double)c.usage[s].live_bytes / (double)c.seg_bytes);
+		hist[b > 9 ? 9 : b]++;
+	}
+	double new_data = (double)(st.bytes_written - st.bytes_moved);
+	double wcost = new_data > 0 ? (new_data + (double)st.cleaner_bytes_read + (double)st.bytes_moved) / new_data : 1;
+	if (json) {
+		printf("{\"segments\":%llu,\"clean\":%llu,\"reserved\":%llu,\"live_bytes\":%llu,\"bytes_written\":%llu,"
+		       "\"segments_cleaned\":%llu,\"blocks_moved\":%llu,\"bytes_moved\":%llu,\"cleaner_bytes_read\":%llu,"
+		       "\"cleaner_passes\":%llu,\"cleaner_pid\":%llu,\"checkpoints\":%llu,\"write_cost\":%.4f,"
+		       "\"utilization_histogram\":[",
+		       (unsigned long long)st.segs_total, (unsigned long long)st.segs_clean,
+		       (unsigned long long)st.segs_reserved, (unsigned long long)st.live_bytes,
+		       (unsigned long long)st.bytes_written, (unsigned long long)st.segs_cleaned,
+		       (unsigned long long)st.blocks_moved, (unsigned long long)st.bytes_moved,
+		       (unsigned long long)st.cleaner_bytes_read, (unsigned long long)st.cleaner_passes,
+		       (unsigned long long)st.cleaner_pid, (unsigned long long)st.checkpoints, wcost);
+		for (int i = 0; i < 10; i++)
+			printf("%s%u", i ? "," : "", hist[i]);
+		printf("]}\n");
+	} else {
+		printf("lfs on %s (image %s)\n", mountpoint, path);
+		printf("  segments        %llu total, %llu clean, %llu reserved, %.1f MiB live\n",
+		       (unsigned long long)st.segs_total, (unsigned long long)st.segs_clean,
+		       (unsigned long long)st.segs_reserved, (double)st.live_bytes / 1048576.0);
+		printf("  written         %.1f MiB to the backing store, %llu checkpoints\n",
+		       (double)st.bytes_written / 1048576.0, (unsigned long long)st.checkpoints);
+		printf("  cleaner         pid %llu, %llu passes, %llu segments cleaned, %.1f MiB read, %llu blocks moved\n",
+		       (unsigned long long)st.cleaner_pid, (unsigned long long)st.cleaner_passes,
+		       (unsigned long long)st.segs_cleaned, (double)st.cleaner_bytes_read / 1048576.0,
+		       (unsigned long long)st.blocks_moved);
+		printf("  write cost      %.3f  ((new + cleaner read + cleaner written) / new)\n", wcost);
+		printf("  utilization of dirty segments:\n");
+		for (int i = 0; i < 10; i++)
+			printf("    %3d-%3d%%  %u\n", i * 10, i * 10 + 10, hist[i]);
+	}
+	free(c.usage);
+	lfs_ctl_close(&c.cl);
+	return 0;
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: lfs_cleanerd [-f] [-c CONFIG] MOUNTPOINT\n"
+		   "       lfs_cleanerd --status [--json] MOUNTPOINT\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "status", no_argument, NULL, 's' }, { "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	struct cleaner c = { .cl = { -1 }, .image_fd = -1 };
+	lfs_cleaner_config_default(&c.cfg);
+	bool want_status = false, json = false;
+	int opt;
+	while ((opt = getopt_long(argc, argv, "fc:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'f': c.foreground = true; break;
+		case 'c': c.config_path = optarg; break;
+		case 's': want_status = true; break;
+		case 'j': json = true; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return 2;
+	}
+	const char *mnt = argv[optind];
+	if (want_status)
+		return status(mnt, json);
+
+	log_stderr = c.foreground;
+	if (!log_stderr)
+		openlog("lfs_cleanerd", LOG_PID, LOG_DAEMON);
+	char msg[512];
+	if (c.config_path && lfs_cleaner_config_load(&c.cfg, c.config_path, msg, sizeof(msg))) {
+		say(LOG_ERR, "%s", msg);
+		return 1;
+	}
+	int err = lfs_ctl_connect(&c.cl, mnt);
+	if (err) {
+		say(LOG_ERR, "%s: cannot reach the lfs daemon: %s", mnt, strerror(-err));
+		return 1;
+	}
+	struct lfs_ctl_resp r;
+	char path[LFS_CTL_PATH_MAX];
+	if ((err = call(&c, LFS_CTL_INFO, 0, 0, NULL, 0, &r, path, sizeof(path)))) {
+		say(LOG_ERR, "%s: %s", mnt, strerror(-err));
+		return 1;
+	}
+	c.bsize = (uint32_t)r.val[0];
+	c.seg_blocks = (uint32_t)r.val[1];
+	c.nsegs = r.val[2];
+	c.seg0 = r.val[3];
+	c.seg_bytes = (uint64_t)c.bsize * c.seg_blocks;
+	c.image_fd = open(path, O_RDONLY | O_CLOEXEC);
+	c.usage = calloc(c.nsegs, sizeof(*c.usage));
+	if (c.image_fd < 0 || !c.usage) {
+		say(LOG_ERR, "%s: %s", path, strerror(errno));
+		return 1;
+	}
+	uint8_t sbuf[LFS_SB_SIZE];
+	struct lfs_super sb;
+	if (pread(c.image_fd, sbuf, sizeof(sbuf), 0) != (ssize_t)sizeof(sbuf) || lfs_super_decode(&sb, sbuf)) {
+		say(LOG_ERR, "%s: cannot read the superblock", path);
+		return 1;
+	}
+	c.seed = lfs_super_seed(&sb);
+	if (!c.foreground && daemon(0, 0) < 0) {
+		say(LOG_ERR, "daemon: %s", strerror(errno));
+		return 1;
+	}
+	struct sigaction sa = { .sa_handler = on_stop };
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
+	say(LOG_INFO, "cleaning %s (%llu segments of %llu KiB, policy %s%s)", mnt, (unsigned long long)c.nsegs,
+	    (unsigned long long)c.seg_bytes / 1024, c.cfg.policy == LFS_POLICY_GREEDY ? "greedy" : "cost-benefit",
+	    c.cfg.age_sort ? ", age-sorted" : "");
+	err = run(&c);
+	if (err)
+		say(LOG_ERR, "stopping: %s", strerror(-err));
+	else
+		say(LOG_INFO, "stopped: %llu passes, %llu segments cleaned, %llu blocks moved",
+		    (unsigned long long)c.passes, (unsigned long long)c.segs_cleaned,
+		    (unsigned long long)c.blocks_moved);
+	close(c.image_fd);
+	lfs_ctl_close(&c.cl);
+	free(c.usage);
+	return err ? 1 : 0;
+}

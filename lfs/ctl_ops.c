@@ -1,0 +1,150 @@
+/*
+ * ctl_ops.c — layer 5: the operations behind the control protocol
+ * (ctl_proto.h), each taking the filesystem lock and checking every
+ * request against current state.
+ */
+#include "ctl_proto.h"
+#include "lfs_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void
+lfs_ctl_info(struct lfs_fs *fs, uint64_t val[4])
+{
+	pthread_mutex_lock(&fs->lock);
+	val[0] = fs->bsize;
+	val[1] = fs->sb.seg_blocks;
+	val[2] = fs->sb.nsegs;
+	val[3] = fs->sb.seg0;
+	pthread_mutex_unlock(&fs->lock);
+}
+
+uint32_t
+lfs_ctl_usage(struct lfs_fs *fs, uint64_t first, uint32_t n, struct lfs_ctl_seg *out)
+{
+	pthread_mutex_lock(&fs->lock);
+	uint32_t i = 0;
+	for (; i < n && first + i < fs->sb.nsegs; i++) {
+		const struct lfs_seginfo *s = &fs->segs[first + i];
+		out[i] = (struct lfs_ctl_seg){ .live_bytes = lfs_seg_live(fs, first + i), .mtime_ns = s->mtime_ns,
+					       .state = s->state };
+	}
+	pthread_mutex_unlock(&fs->lock);
+	return i;
+}
+
+static bool
+check_live(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint8_t *blk)
+{
+	if (!lfs_addr_valid(fs, b->addr) || b->kind < LFS_BK_DATA || b->kind > LFS_BK_SUT)
+		return false;
+	struct lfs_pseg_entry e = { .ino = b->ino, .version = b->version, .lblk = b->lblk, .kind = b->kind };
+	if ((b->kind == LFS_BK_INODE || b->kind == LFS_BK_XATTR) && lfs_read_block(fs, b->addr, blk))
+		return false;
+	if ((b->kind == LFS_BK_IMAP && b->lblk >= fs->n_imap_blocks) ||
+	    (b->kind == LFS_BK_SUT && b->lblk >= fs->n_sut_blocks))
+		return false;
+	return lfs_clean_block_live(fs, &e, b->addr, blk);
+}
+
+int
+lfs_ctl_live(struct lfs_fs *fs, struct lfs_ctl_blk *b, uint32_t n)
+{
+	uint8_t *blk = malloc(LFS_MAX_BLOCK_SIZE);
+	if (!blk)
+		return -ENOMEM;
+	pthread_mutex_lock(&fs->lock);
+	for (uint32_t i = 0; i < n; i++)
+		b[i].live = check_live(fs, &b[i], blk);
+	pthread_mutex_unlock(&fs->lock);
+	free(blk);
+	return 0;
+}
+
+int
+lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_t cleaner_read,
+	     uint64_t *moved)
+{
+	uint8_t *blk = malloc(LFS_MAX_BLOCK_SIZE);
+	if (!blk)
+		return -ENOMEM;
+	pthread_mutex_lock(&fs->lock);
+	int err = fs->fatal;
+	if (!err && fs->dev.readonly)
+		err = -EROFS;
+	/* what is buffered goes out first, so moved blocks form their own
+	 * psegs, in the order the cleaner asked (its age sort) */
+	if (!err)
+		err = lfs_flush(fs);
+	uint64_t m = 0;
+	for (uint32_t i = 0; i < n && !err; i++) {
+		if (!check_live(fs, &b[i], blk))
+			continue;
+		if (b[i].kind == LFS_BK_DATA || b[i].kind == LFS_BK_INDIR)
+			err = lfs_read_block(fs, b[i].addr, blk);
+		struct lfs_pseg_entry e = { .ino = b[i].ino, .version = b[i].version, .lblk = b[i].lblk,
+					    .kind = b[i].kind };
+		if (!err)
+			err = lfs_clean_move_block(fs, &e, b[i].addr, blk);
+		if (!err)
+			m++;
+	}
+	if (!err)
+		err = lfs_flush(fs);
+	fs->stats.blocks_cleaned += m;
+	fs->stats.cleaner_bytes_read += cleaner_read;
+	pthread_mutex_unlock(&fs->lock);
+	free(blk);
+	*moved = m;
+	return err;
+}
+
+int
+lfs_ctl_segclean(struct lfs_fs *fs, const uint64_t *segs, uint32_t n, uint64_t *cleaned)
+{
+	pthread_mutex_lock(&fs->lock);
+	uint64_t empty = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (segs[i] < fs->sb.nsegs && fs->segs[segs[i]].state == LFS_SEG_DIRTY &&
+		    fs->segs[segs[i]].live_bytes == 0)
+			empty++;
+	/* the checkpoint that no longer references them is what frees them */
+	int err = empty ? lfs_ckpt_write(fs, false) : 0;
+	uint64_t now_clean = 0;
+	for (uint32_t i = 0; i < n && !err; i++)
+		if (segs[i] < fs->sb.nsegs && fs->segs[segs[i]].state == LFS_SEG_CLEAN)
+			now_clean++;
+	fs->stats.segs_cleaned += now_clean;
+	pthread_mutex_unlock(&fs->lock);
+	*cleaned = now_clean;
+	return err;
+}
+
+void
+lfs_ctl_cleaner_report(struct lfs_fs *fs, uint64_t passes, uint64_t pid)
+{
+	pthread_mutex_lock(&fs->lock);
+	fs->stats.cleaner_passes = passes;
+	fs->stats.cleaner_pid = pid;
+	pthread_mutex_unlock(&fs->lock);
+}
+
+void
+lfs_ctl_stats(struct lfs_fs *fs, struct lfs_ctl_stats *out)
+{
+	struct lfs_stats st;
+	lfs_get_stats(fs, &st);
+	pthread_mutex_lock(&fs->lock);
+	*out = (struct lfs_ctl_stats){
+		.bytes_written = st.bytes_written, .bytes_read = st.bytes_read, .segs_total = st.segs_total,
+		.segs_clean = st.segs_clean, .segs_reserved = fs->sb.reserved_segs, .live_bytes = st.live_bytes,
+		.checkpoints = st.checkpoints, .ckpt_seq = st.ckpt_seq, .psegs_written = st.psegs_written,
+		.blocks_moved = st.blocks_cleaned, .bytes_moved = st.blocks_cleaned * fs->bsize,
+		.segs_cleaned = st.segs_cleaned, .cleaner_bytes_read = fs->stats.cleaner_bytes_read,
+		.cleaner_passes = fs->stats.cleaner_passes, .cleaner_pid = fs->stats.cleaner_pid,
+		.seg_bytes = (uint64_t)fs->sb.seg_blocks * fs->bsize,
+	};
+	pthread_mutex_unlock(&fs->lock);
+}

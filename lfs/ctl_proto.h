@@ -1,0 +1,103 @@
+/*
+ * ctl_proto.h — the control protocol between the lfs daemon and its
+ * clients (lfs_cleanerd, lfs-ckpt), in the spirit of 4.4BSD's
+ * lfs_bmapv / lfs_markv / lfs_segclean.  One header of fixed-size,
+ * versioned, little-endian-on-this-host structs: both ends run on the
+ * same machine, over a local socket, so host byte order is used here
+ * (this is not an on-disk format).
+ *
+ * Transport: a SOCK_SEQPACKET unix socket in the abstract namespace named
+ * "lfs-ctl:" followed by the mountpoint's absolute path.  The daemon
+ * checks the peer's credentials: only root and the mounting user may
+ * talk to it.
+ *
+ * Each request is one message: struct lfs_ctl_req followed by `count`
+ * payload records of the op's record type; each reply is one message:
+ * struct lfs_ctl_resp followed by `count` records.
+ *
+ * The daemon validates every request against its current state: a block
+ * that is no longer live is never moved, a segment that is not empty is
+ * never marked clean, so no request — stale, repeated or forged — can
+ * lose data.
+ */
+#ifndef LFS_CTL_PROTO_H
+#define LFS_CTL_PROTO_H
+
+#include <stdint.h>
+
+#define LFS_CTL_MAGIC   0x4c544331u /* "1CTL" */
+#define LFS_CTL_VERSION 1
+#define LFS_CTL_PREFIX  "lfs-ctl:"
+#define LFS_CTL_MAX_RECORDS 1024    /* per message */
+
+enum lfs_ctl_op {
+	LFS_CTL_INFO = 1,       /* -> resp.info, image path as payload */
+	LFS_CTL_USAGE = 2,      /* arg0 first segment, count n -> n struct lfs_ctl_seg */
+	LFS_CTL_LIVE = 3,       /* n struct lfs_ctl_blk -> n struct lfs_ctl_blk, live set */
+	LFS_CTL_MOVE = 4,       /* n struct lfs_ctl_blk -> val0 blocks moved; arg0 bytes the cleaner read */
+	LFS_CTL_SEGCLEAN = 5,   /* n uint64_t segments -> val0 segments now clean after a checkpoint */
+	LFS_CTL_CHECKPOINT = 6, /* -> val0 checkpoint sequence */
+	LFS_CTL_STATS = 7,      /* -> one struct lfs_ctl_stats */
+	LFS_CTL_CLEANER_STATS = 8, /* arg0..3 from the cleaner: segments cleaned, blocks read, passes, pid */
+};
+
+struct lfs_ctl_req {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t op;
+	uint32_t count;
+	uint32_t pad;
+	uint64_t arg[4];
+};
+
+struct lfs_ctl_resp {
+	uint32_t magic;
+	int32_t err;            /* 0 or -errno */
+	uint32_t count;
+	uint32_t pad;
+	uint64_t val[4];
+};
+
+/* LFS_CTL_INFO answer, in val[]: block size, blocks per segment, number of
+ * segments, first block of segment 0; payload: the image path. */
+#define LFS_CTL_PATH_MAX 4096
+
+struct lfs_ctl_seg {
+	uint64_t live_bytes;    /* including map blocks */
+	uint64_t mtime_ns;
+	uint32_t state;         /* 0 clean, 1 dirty, 2 active (being written) */
+	uint32_t pad;
+};
+
+struct lfs_ctl_blk {
+	uint64_t addr;
+	uint64_t lblk;
+	uint32_t ino;
+	uint32_t version;
+	uint8_t kind;
+	uint8_t live;           /* set by the daemon in LFS_CTL_LIVE answers */
+	uint8_t pad[6];
+};
+
+struct lfs_ctl_stats {
+	uint64_t bytes_written;     /* to the backing store, lifetime */
+	uint64_t bytes_read;
+	uint64_t segs_total, segs_clean, segs_reserved;
+	uint64_t live_bytes;
+	uint64_t checkpoints, ckpt_seq;
+	uint64_t psegs_written;
+	uint64_t blocks_moved;      /* by cleaning */
+	uint64_t bytes_moved;
+	uint64_t segs_cleaned;
+	uint64_t cleaner_bytes_read;
+	uint64_t cleaner_passes;
+	uint64_t cleaner_pid;
+	uint64_t seg_bytes;
+};
+
+_Static_assert(sizeof(struct lfs_ctl_req) == 48, "request size");
+_Static_assert(sizeof(struct lfs_ctl_resp) == 48, "response size");
+_Static_assert(sizeof(struct lfs_ctl_seg) == 24, "segment record size");
+_Static_assert(sizeof(struct lfs_ctl_blk) == 32, "block record size");
+
+#endif

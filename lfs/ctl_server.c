@@ -1,0 +1,239 @@
+/*
+ * ctl_server.c — the daemon's end of the control socket (ctl_proto.h):
+ * a listening thread, and a thread per client that reads one request at
+ * a time, checks it, calls the ctl_ops.c operation and sends one reply.
+ */
+#include "ctl_server.h"
+#include "ctl_proto.h"
+#include "lfs.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+struct lfs_ctl_server {
+	struct lfs_fs *fs;
+	int listen_fd;
+	int stop_pipe[2];
+	pthread_t thread;
+	char image[LFS_CTL_PATH_MAX];
+};
+
+struct client {
+	struct lfs_ctl_server *srv;
+	int fd;
+};
+
+/* Largest message: a header and LFS_CTL_MAX_RECORDS of the largest record. */
+#define MSG_MAX (sizeof(struct lfs_ctl_req) + LFS_CTL_MAX_RECORDS * sizeof(struct lfs_ctl_blk) + LFS_CTL_PATH_MAX)
+
+int
+lfs_ctl_socket_name(const char *mountpoint, struct sockaddr_un *sa, socklen_t *len)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	int n = snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, "%s%s", LFS_CTL_PREFIX, mountpoint);
+	if (n < 0 || (size_t)n >= sizeof(sa->sun_path) - 1)
+		return -ENAMETOOLONG;
+	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+	return 0;
+}
+
+static bool
+peer_allowed(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
+		return false;
+	return cr.uid == 0 || cr.uid == getuid();
+}
+
+static size_t
+handle(struct lfs_ctl_server *srv, uint8_t *msg, size_t len, uint8_t *out)
+{
+	struct lfs_ctl_req req;
+	struct lfs_ctl_resp *resp = (struct lfs_ctl_resp *)out;
+	memset(resp, 0, sizeof(*resp));
+	resp->magic = LFS_CTL_MAGIC;
+	if (len < sizeof(req)) {
+		resp->err = -EPROTO;
+		return sizeof(*resp);
+	}
+	memcpy(&req, msg, sizeof(req));
+	uint8_t *payload = msg + sizeof(req), *rout = out + sizeof(*resp);
+	size_t plen = len - sizeof(req);
+	if (req.magic != LFS_CTL_MAGIC || req.version != LFS_CTL_VERSION || req.count > LFS_CTL_MAX_RECORDS) {
+		resp->err = -EPROTO;
+		return sizeof(*resp);
+	}
+	size_t extra = 0;
+	uint64_t v = 0;
+	switch (req.op) {
+	case LFS_CTL_INFO:
+		lfs_ctl_info(srv->fs, resp->val);
+		extra = strlen(srv->image) + 1;
+		memcpy(rout, srv->image, extra);
+		break;
+	case LFS_CTL_USAGE:
+		resp->count = lfs_ctl_usage(srv->fs, req.arg[0], req.count, (struct lfs_ctl_seg *)rout);
+		extra = resp->count * sizeof(struct lfs_ctl_seg);
+		break;
+	case LFS_CTL_LIVE:
+		if (plen != req.count * sizeof(struct lfs_ctl_blk)) {
+			resp->err = -EPROTO;
+			break;
+		}
+		memcpy(rout, payload, plen);
+		resp->err = lfs_ctl_live(srv->fs, (struct lfs_ctl_blk *)rout, req.count);
+		resp->count = req.count;
+		extra = plen;
+		break;
+	case LFS_CTL_MOVE:
+		if (plen != req.count * sizeof(struct lfs_ctl_blk)) {
+			resp->err = -EPROTO;
+			break;
+		}
+		resp->err = lfs_ctl_move(srv->fs, (struct lfs_ctl_blk *)payload, req.count, req.arg[0], &v);
+		resp->val[0] = v;
+		break;
+	case LFS_CTL_SEGCLEAN:
+		if (plen != req.count * sizeof(uint64_t)) {
+			resp->err = -EPROTO;
+			break;
+		}
+		resp->err = lfs_ctl_segclean(srv->fs, (uint64_t *)payload, req.count, &v);
+		resp->val[0] = v;
+		break;
+	case LFS_CTL_CHECKPOINT: {
+		resp->err = lfs_checkpoint(srv->fs);
+		struct lfs_stats st;
+		lfs_get_stats(srv->fs, &st);
+		resp->val[0] = st.ckpt_seq;
+		break;
+	}
+	case LFS_CTL_STATS:
+		lfs_ctl_stats(srv->fs, (struct lfs_ctl_stats *)rout);
+		resp->count = 1;
+		extra = sizeof(struct lfs_ctl_stats);
+		break;
+	case LFS_CTL_CLEANER_STATS:
+		lfs_ctl_cleaner_report(srv->fs, req.arg[2], req.arg[3]);
+		break;
+	default:
+		resp->err = -EOPNOTSUPP;
+	}
+	return sizeof(*resp) + extra;
+}
+
+static void *
+client_main(void *arg)
+{
+	struct client *c = arg;
+	uint8_t *in = malloc(MSG_MAX), *out = malloc(MSG_MAX);
+	if (in && out && peer_allowed(c->fd)) {
+		for (;;) {
+			ssize_t n = recv(c->fd, in, MSG_MAX, 0);
+			if (n <= 0)
+				break;
+			size_t rl = handle(c->srv, in, (size_t)n, out);
+			if (send(c->fd, out, rl, MSG_NOSIGNAL) < 0)
+				break;
+		}
+	}
+	free(in);
+	free(out);
+	close(c->fd);
+	free(c);
+	return NULL;
+}
+
+static void *
+listen_main(void *arg)
+{
+	struct lfs_ctl_server *srv = arg;
+	struct pollfd pf[2] = { { srv->listen_fd, POLLIN, 0 }, { srv->stop_pipe[0], POLLIN, 0 } };
+	for (;;) {
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pf[1].revents)
+			break;
+		int fd = accept4(srv->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		struct client *c = malloc(sizeof(*c));
+		pthread_t t;
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		c->srv = srv;
+		c->fd = fd;
+		if (pthread_create(&t, NULL, client_main, c)) {
+			close(fd);
+			free(c);
+			continue;
+		}
+		pthread_detach(t);
+	}
+	return NULL;
+}
+
+int
+lfs_ctl_server_start(struct lfs_fs *fs, const char *mountpoint, const char *image, struct lfs_ctl_server **out)
+{
+	struct lfs_ctl_server *srv = calloc(1, sizeof(*srv));
+	if (!srv)
+		return -ENOMEM;
+	srv->fs = fs;
+	snprintf(srv->image, sizeof(srv->image), "%s", image);
+	struct sockaddr_un sa;
+	socklen_t len;
+	int err = lfs_ctl_socket_name(mountpoint, &sa, &len);
+	if (err) {
+		free(srv);
+		return err;
+	}
+	srv->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (srv->listen_fd < 0 || bind(srv->listen_fd, (struct sockaddr *)&sa, len) < 0 ||
+	    listen(srv->listen_fd, 8) < 0 || pipe(srv->stop_pipe) < 0) {
+		err = -errno;
+		if (srv->listen_fd >= 0)
+			close(srv->listen_fd);
+		free(srv);
+		return err;
+	}
+	if (pthread_create(&srv->thread, NULL, listen_main, srv)) {
+		close(srv->listen_fd);
+		close(srv->stop_pipe[0]);
+		close(srv->stop_pipe[1]);
+		free(srv);
+		return -EAGAIN;
+	}
+	*out = srv;
+	return 0;
+}
+
+void
+lfs_ctl_server_stop(struct lfs_ctl_server *srv)
+{
+	if (!srv)
+		return;
+	if (write(srv->stop_pipe[1], "x", 1) < 0)
+		(void)0;
+	pthread_join(srv->thread, NULL);
+	close(srv->listen_fd);
+	close(srv->stop_pipe[0]);
+	close(srv->stop_pipe[1]);
+	free(srv);
+}
