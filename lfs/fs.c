@@ -562,8 +562,18 @@ lfs_open(struct lfs_fs *fs, uint64_t ino, int flags)
 	lock(fs);
 	struct lfs_inode *ip;
 	int err = lfs_iget(fs, ino, &ip);
-	if (!err && (flags & O_ACCMODE) != O_RDONLY && (err = writable(fs)))
+	if (!err && ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) && (err = writable(fs)))
 		return unlock(fs, err);
+	/* FUSE hands O_TRUNC to open (atomic_o_trunc) instead of a setattr */
+	if (!err && (flags & O_TRUNC) && S_ISREG(ip->di.mode) && ip->di.size) {
+		err = lfs_file_ensure_space(fs, 0);
+		if (!err)
+			err = lfs_file_truncate(fs, ip, 0);
+		if (!err) {
+			lfs_inode_touch(ip, true, true);
+			lfs_inode_dirty(fs, ip);
+		}
+	}
 	if (!err)
 		ip->nopen++;
 	return unlock(fs, err);

@@ -690,3 +690,4 @@ out_fs:
 	free(c.cleaner_conf);
 	return ret;
 }
+

@@ -266,6 +266,9 @@ int lfs_plan_geometry(struct lfs_super *sb, uint64_t bytes, uint32_t bs, uint32_
 /* Drop the in-memory state without writing anything: a simulated crash. */
 void lfs_abandon(struct lfs_fs *fs);
 
+/* ckpt/fsck_core.c: check everything; problems are printed */
+int lfs_fsck(struct lfs_fs *fs, uint64_t *problems);
+
 /* clean.c */
 int lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved);
 /* Clean the emptiest segments and checkpoint; -ENOSPC if none can gain. */

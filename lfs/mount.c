@@ -177,6 +177,12 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 		return err;
 	}
 	fs->dev = dev;
+	/* record from the first write on: the image as it was before the
+	 * mount plus the trace rebuilds every state (lfs-crashsim) */
+	if (!opts->readonly && opts->trace_path && (err = lfs_bdev_trace(&fs->dev, opts->trace_path))) {
+		fs_free(fs);
+		return err;
+	}
 	struct lfs_ckpt_hdr hdr;
 	uint64_t found = 0;
 	err = lfs_ckpt_load(fs, &hdr);
@@ -204,8 +210,6 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 		 * left behind by earlier ones. */
 		if (!err)
 			err = lfs_ckpt_write(fs, false);
-		if (!err && opts->trace_path)
-			err = lfs_bdev_trace(&fs->dev, opts->trace_path);
 	}
 	if (err) {
 		fs_free(fs);

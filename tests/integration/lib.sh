@@ -42,6 +42,9 @@ lfs_umount() {
 	wait "$LFS_PID" || rc=$?
 	LFS_PID=
 	[ $rc = 0 ] || { cat "$WORK/daemon.log"; fail "lfs exited with status $rc"; }
+	# a daemon started by a test itself (daemonized) holds the image lock
+	# until its last checkpoint is written
+	flock -w 60 "$IMG" true || fail "image still locked a minute after unmount"
 }
 
 cleanup() {

@@ -1,0 +1,250 @@
+/*
+ * fsck_core.c — the checks of fsck.lfs (a read-only verifier, for tests
+ * and for users' trust; never part of mounting), callable in-process by
+ * the crash-state harness.
+ *
+ * It opens the image as the daemon would (newest valid checkpoint, then
+ * roll-forward, all in memory: nothing is written) and checks that
+ *   - every summary in the log verifies, and every live block is named by
+ *     a verifying summary entry with the right owner and checksum;
+ *   - every inode in use is reachable from the root, directory entries
+ *     point at inodes in use of the type they claim, link counts match
+ *     the names (and subdirectories) that refer to them;
+ *   - every block is owned once;
+ *   - the live bytes in the usage table equal what the inodes reference.
+ * Each problem is one line on stdout.
+ */
+#include "lfs_int.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct fsck {
+	struct lfs_fs *fs;
+	struct u64map owner;        /* block address -> owner tag */
+	struct u64map summary;      /* block address -> (kind | ino << 8) from summaries */
+	uint32_t *refs;             /* names referring to each inode */
+	uint32_t *subdirs;
+	uint8_t *seen;
+	uint64_t *live;             /* recomputed live bytes per segment */
+	uint64_t problems;
+};
+
+static void
+problem(struct fsck *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	printf("fsck.lfs: ");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	f->problems++;
+}
+
+static int
+scan_summaries(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, const uint8_t *blk, void *ctx)
+{
+	struct fsck *f = ctx;
+	(void)fs;
+	(void)blk; /* lfs_seg_scan hands over only blocks whose crc verifies */
+	u64map_put(&f->summary, addr, (void *)(uintptr_t)(((uint64_t)e->ino << 8) | e->kind));
+	return 0;
+}
+
+struct owner_ctx {
+	struct fsck *f;
+	uint32_t ino;
+};
+
+static int
+claim(struct fsck *f, uint64_t addr, uint8_t kind, uint32_t ino, uint32_t bytes)
+{
+	struct lfs_fs *fs = f->fs;
+	if (!lfs_addr_valid(fs, addr)) {
+		problem(f, "inode %u: block address %llu is outside the log", ino, (unsigned long long)addr);
+		return 0;
+	}
+	uint64_t tag = ((uint64_t)ino << 8) | kind;
+	void *prev = u64map_get(&f->owner, addr);
+	if (prev && kind != LFS_BK_INODE) {
+		uint64_t p = (uint64_t)(uintptr_t)prev;
+		problem(f, "block %llu is owned twice: inode %llu (kind %u) and inode %u (kind %u)",
+			(unsigned long long)addr, (unsigned long long)(p >> 8), (unsigned)(p & 0xff), ino, kind);
+	}
+	u64map_put(&f->owner, addr, (void *)(uintptr_t)(tag | (1ull << 63)));
+	void *s = u64map_get(&f->summary, addr);
+	uint64_t st = (uint64_t)(uintptr_t)s;
+	if (!s)
+		problem(f, "inode %u: block %llu (kind %u) is not described by any verifying summary", ino,
+			(unsigned long long)addr, kind);
+	else if ((st & 0xff) != kind || (kind != LFS_BK_INODE && kind != LFS_BK_IMAP && kind != LFS_BK_SUT &&
+					   (st >> 8) != ino))
+		problem(f, "block %llu: summary says inode %llu kind %u, but inode %u references it as kind %u",
+			(unsigned long long)addr, (unsigned long long)(st >> 8), (unsigned)(st & 0xff), ino, kind);
+	f->live[lfs_addr_seg(fs, addr)] += bytes;
+	return 0;
+}
+
+static int
+claim_block(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk)
+{
+	struct owner_ctx *o = ctx;
+	(void)lblk;
+	return claim(o->f, addr, kind, o->ino, o->f->fs->bsize);
+}
+
+struct dir_ctx {
+	struct fsck *f;
+	struct lfs_inode *dp;
+	uint32_t *queue;
+	size_t *qn;
+};
+
+static int
+check_entry(void *ctx, const struct lfs_dirent *d, uint64_t pos)
+{
+	struct dir_ctx *c = ctx;
+	struct fsck *f = c->f;
+	struct lfs_fs *fs = f->fs;
+	(void)pos;
+	if (!lfs_imap_valid_ino(fs, d->ino)) {
+		problem(f, "directory %u: entry '%.*s' points at inode %u, which is not in use", c->dp->ino, d->name_len,
+			d->name, d->ino);
+		return 0;
+	}
+	struct lfs_inode *ip;
+	int err = lfs_iget(fs, d->ino, &ip);
+	if (err) {
+		problem(f, "directory %u: entry '%.*s': inode %u cannot be read (%s)", c->dp->ino, d->name_len, d->name,
+			d->ino, strerror(-err));
+		return 0;
+	}
+	if (lfs_mode_to_dt(ip->di.mode) != d->type)
+		problem(f, "directory %u: entry '%.*s' has type %u, inode %u is type %u", c->dp->ino, d->name_len,
+			d->name, d->type, d->ino, lfs_mode_to_dt(ip->di.mode));
+	f->refs[d->ino]++;
+	if (S_ISDIR(ip->di.mode)) {
+		f->subdirs[c->dp->ino]++;
+		if (ip->di.parent != c->dp->ino)
+			problem(f, "directory %u ('%.*s') says its parent is %u, but it is in %u", d->ino, d->name_len,
+				d->name, ip->di.parent, c->dp->ino);
+		if (f->seen[d->ino])
+			problem(f, "directory %u has more than one name", d->ino);
+	}
+	if (!f->seen[d->ino]) {
+		f->seen[d->ino] = 1;
+		c->queue[(*c->qn)++] = d->ino;
+	}
+	return 0;
+}
+
+static int fsck_run(struct fsck *f);
+
+int
+lfs_fsck(struct lfs_fs *fs, uint64_t *problems)
+{
+	struct fsck fx = { .fs = fs }, *f = &fx;
+	int err = fsck_run(f);
+	*problems = f->problems;
+	u64map_free(&f->owner);
+	u64map_free(&f->summary);
+	free(f->refs);
+	free(f->subdirs);
+	free(f->seen);
+	free(f->live);
+	return err;
+}
+
+static int
+fsck_run(struct fsck *f)
+{
+	struct lfs_fs *fs = f->fs;
+	uint32_t n = fs->sb.max_inodes;
+	f->refs = calloc(n, sizeof(uint32_t));
+	f->subdirs = calloc(n, sizeof(uint32_t));
+	f->seen = calloc(n, 1);
+	f->live = calloc(fs->sb.nsegs, sizeof(uint64_t));
+	uint32_t *queue = malloc((size_t)n * sizeof(uint32_t));
+	if (!f->refs || !f->subdirs || !f->seen || !f->live || !queue)
+		return -ENOMEM;
+	u64map_init(&f->owner);
+	u64map_init(&f->summary);
+
+	/* 1. every summary of every segment that holds anything */
+	for (uint64_t s = 0; s < fs->sb.nsegs; s++)
+		if (fs->segs[s].state != LFS_SEG_CLEAN || lfs_seg_live(fs, s))
+			lfs_seg_scan(fs, s, scan_summaries, f);
+
+	/* 2. the tree, breadth first from the root */
+	size_t qn = 0, qi = 0;
+	queue[qn++] = LFS_ROOT_INO;
+	f->seen[LFS_ROOT_INO] = 1;
+	f->refs[LFS_ROOT_INO] = 1;
+	while (qi < qn) {
+		struct lfs_inode *ip;
+		uint32_t ino = queue[qi++];
+		int err = lfs_iget(fs, ino, &ip);
+		if (err)
+			continue; /* reported at its entry */
+		if (S_ISDIR(ip->di.mode)) {
+			struct dir_ctx c = { f, ip, queue, &qn };
+			err = lfs_dir_iterate(fs, ip, 0, check_entry, &c);
+			if (err)
+				problem(f, "directory %u cannot be read (%s)", ino, strerror(-err));
+		}
+	}
+
+	/* 3. every inode in use: reachable, link count, blocks */
+	for (uint32_t ino = LFS_ROOT_INO; ino < n; ino++) {
+		if (!lfs_imap_valid_ino(fs, ino))
+			continue;
+		struct lfs_inode *ip;
+		int err = lfs_iget(fs, ino, &ip);
+		if (err) {
+			problem(f, "inode %u cannot be read (%s)", ino, strerror(-err));
+			continue;
+		}
+		bool orphan = (fs->imap[ino].flags & LFS_IMAP_ORPHAN) && ip->di.nlink == 0;
+		if (!f->seen[ino] && !orphan)
+			problem(f, "inode %u (mode %o, %u links) is in use but not reachable from the root", ino,
+				ip->di.mode, ip->di.nlink);
+		uint32_t want = S_ISDIR(ip->di.mode) ? 2 + f->subdirs[ino] : f->refs[ino];
+		if (!orphan && ip->di.nlink != want)
+			problem(f, "inode %u has link count %u, but %u names refer to it%s", ino, ip->di.nlink, want,
+				S_ISDIR(ip->di.mode) ? " (counting subdirectories)" : "");
+		if ((ip->di.flags & LFS_DI_INLINE) && ip->di.size != ip->di.inline_len)
+			problem(f, "inode %u: inline size %u but file size %llu", ino, ip->di.inline_len,
+				(unsigned long long)ip->di.size);
+		const struct lfs_imap_entry *e = &fs->imap[ino];
+		claim(f, e->daddr, LFS_BK_INODE, ino, lfs_inode_reclen(ip->di.inline_len));
+		struct owner_ctx o = { f, ino };
+		uint64_t before = f->owner.count;
+		err = lfs_bmap_walk_disk(fs, &ip->di, claim_block, &o);
+		if (err)
+			problem(f, "inode %u: block map cannot be read (%s)", ino, strerror(-err));
+		uint64_t blocks = f->owner.count - before;
+		(void)blocks;
+		lfs_inode_evict(fs, ip);
+	}
+
+	/* 4. map blocks of the checkpoint, and the usage table */
+	for (uint32_t b = 0; b < fs->n_imap_blocks; b++)
+		if (fs->imap_addr[b])
+			claim(f, fs->imap_addr[b], LFS_BK_IMAP, 0, 0);
+	for (uint32_t b = 0; b < fs->n_sut_blocks; b++)
+		if (fs->sut_addr[b])
+			claim(f, fs->sut_addr[b], LFS_BK_SUT, 0, 0);
+	for (uint64_t s = 0; s < fs->sb.nsegs; s++) {
+		if (f->live[s] != fs->segs[s].live_bytes)
+			problem(f, "segment %llu: usage table says %u live bytes, the inodes reference %llu",
+				(unsigned long long)s, fs->segs[s].live_bytes, (unsigned long long)f->live[s]);
+		if (fs->segs[s].state == LFS_SEG_CLEAN && f->live[s])
+			problem(f, "segment %llu is marked clean but holds live blocks", (unsigned long long)s);
+	}
+	free(queue);
+	return 0;
+}
+

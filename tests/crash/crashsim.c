@@ -1,0 +1,410 @@
+/*
+ * crashsim.c — crash-state testing.
+ *
+ *   crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-v]
+ *
+ * 1. Make a small image, mount it through the real code with the block
+ *    trace on (bdev.c records every write and every flush), and run a
+ *    random workload on the lfs.h API: create, write, overwrite, truncate,
+ *    rename, link, unlink, mkdir, rmdir, fsync.  A file is "sealed" when
+ *    an fsync of it returns: it is never changed again, and the trace
+ *    length at that moment is noted.  Then drop everything: a crash.
+ * 2. For every flush point in the trace, rebuild the image as of that
+ *    point, and TORN_PER_POINT torn variants (a random subset of the
+ *    writes issued after the flush, one of them half written); mount
+ *    each with the real mount code (checkpoint + roll-forward), run the
+ *    fsck checks, and check that every file sealed before the point is
+ *    there with its exact content.
+ * Exit 0 when every state passes; otherwise the first failures are
+ * described (seed, state, what was wrong) and the exit status is 1.
+ */
+#include "lfs_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define IMG_BYTES (12u << 20)
+#define SEG_BYTES (64u << 10)
+#define MAX_FILES 64
+
+static uint64_t rng_state;
+static uint64_t
+rnd(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+static uint64_t rnd_below(uint64_t n) { return n ? rnd() % n : 0; }
+
+struct file {
+	char name[32];
+	uint64_t dir;               /* parent inode */
+	uint64_t ino;
+	uint8_t *data;
+	size_t size;
+	bool exists, sealed;
+	off_t sealed_at;            /* trace length when its fsync returned */
+};
+
+struct workload {
+	struct lfs_fs *fs;
+	struct file files[MAX_FILES];
+	uint64_t dirs[4];
+	int nfiles;
+	const char *trace;
+	unsigned ops;
+	bool verbose;
+};
+
+static const struct lfs_cred cred = { 0, 0 };
+
+static off_t
+trace_len(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+static int
+do_write(struct workload *w, struct file *f)
+{
+	size_t off = rnd_below(f->size + 8192), len = 1 + rnd_below(rnd_below(4) ? 6000 : 70000);
+	if (off + len > 400000)
+		return 0;
+	uint8_t *buf = malloc(len);
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)rnd();
+	ssize_t n = lfs_write(w->fs, f->ino, buf, len, (off_t)off, NULL);
+	if (n != (ssize_t)len) {
+		fprintf(stderr, "crashsim: write %s: %zd\n", f->name, n);
+		free(buf);
+		return -EIO;
+	}
+	if (off + len > f->size) {
+		f->data = realloc(f->data, off + len);
+		memset(f->data + f->size, 0, off + len - f->size);
+		f->size = off + len;
+	}
+	memcpy(f->data + off, buf, len);
+	free(buf);
+	return 0;
+}
+
+static int
+workload_run(struct workload *w)
+{
+	struct stat st;
+	for (int d = 0; d < 4; d++) {
+		char name[8];
+		snprintf(name, sizeof(name), "d%d", d);
+		if (lfs_mkdir(w->fs, d ? w->dirs[0] : LFS_ROOT_INO, name, 0755, &cred, &st))
+			return -EIO;
+		w->dirs[d] = st.st_ino;
+	}
+	for (unsigned op = 0; op < w->ops; op++) {
+		struct file *f = &w->files[rnd_below(MAX_FILES)];
+		int kind = (int)rnd_below(100);
+		int err = 0;
+		if (f->sealed)
+			continue;
+		if (!f->exists) {
+			snprintf(f->name, sizeof(f->name), "f%d-%u", (int)(f - w->files), op);
+			f->dir = rnd_below(2) ? LFS_ROOT_INO : w->dirs[rnd_below(4)];
+			err = lfs_create(w->fs, f->dir, f->name, 0644, true, &cred, &st);
+			if (!err) {
+				f->ino = st.st_ino;
+				f->exists = true;
+				f->size = 0;
+				lfs_release(w->fs, f->ino);
+			}
+		} else if (kind < 45) {
+			err = do_write(w, f);
+		} else if (kind < 55) {
+			size_t ns = rnd_below(f->size + 5000);
+			struct stat a = { .st_size = (off_t)ns };
+			err = lfs_setattr(w->fs, f->ino, &a, LFS_SET_SIZE, &st);
+			if (!err) {
+				f->data = realloc(f->data, ns + 1);
+				if (ns > f->size)
+					memset(f->data + f->size, 0, ns - f->size);
+				f->size = ns;
+			}
+		} else if (kind < 65) {
+			char nn[32];
+			snprintf(nn, sizeof(nn), "r%d-%u", (int)(f - w->files), op);
+			uint64_t nd = rnd_below(2) ? LFS_ROOT_INO : w->dirs[rnd_below(4)];
+			err = lfs_rename(w->fs, f->dir, f->name, nd, nn, 0);
+			if (!err) {
+				snprintf(f->name, sizeof(f->name), "%s", nn);
+				f->dir = nd;
+			}
+		} else if (kind < 72) {
+			/* a hard link then unlink of the old name: the inode moves */
+			char nn[32];
+			snprintf(nn, sizeof(nn), "l%d-%u", (int)(f - w->files), op);
+			err = lfs_link(w->fs, f->ino, w->dirs[1], nn, &st);
+			if (!err)
+				err = lfs_unlink(w->fs, f->dir, f->name);
+			if (!err) {
+				snprintf(f->name, sizeof(f->name), "%s", nn);
+				f->dir = w->dirs[1];
+			}
+		} else if (kind < 78) {
+			err = lfs_unlink(w->fs, f->dir, f->name);
+			if (!err) {
+				lfs_forget(w->fs, f->ino, 1);
+				f->exists = false;
+			}
+		} else if (kind < 84) {
+			char dn[32];
+			snprintf(dn, sizeof(dn), "sub%u", op);
+			err = lfs_mkdir(w->fs, w->dirs[rnd_below(4)], dn, 0700, &cred, &st);
+			if (!err && rnd_below(2))
+				err = lfs_rmdir(w->fs, w->dirs[0], dn) == -ENOENT ? 0 : 0;
+		} else {
+			/* fsync seals the file: from now on it must survive */
+			err = lfs_fsync(w->fs, f->ino, rnd_below(2));
+			if (!err) {
+				f->sealed = true;
+				f->sealed_at = trace_len(w->trace);
+			}
+		}
+		if (err && err != -ENOSPC) {
+			fprintf(stderr, "crashsim: op %u (kind %d) on %s: %s\n", op, kind, f->name, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+
+struct rec {
+	uint32_t type;
+	uint32_t len;
+	uint64_t off;
+	const uint8_t *data;
+	off_t end;                  /* trace offset just after this record */
+};
+
+static struct rec *
+parse_trace(const uint8_t *t, size_t len, size_t *n)
+{
+	size_t cap = 1024, k = 0, p = 0;
+	struct rec *r = malloc(cap * sizeof(*r));
+	while (p + 16 <= len) {
+		if (k == cap)
+			r = realloc(r, (cap *= 2) * sizeof(*r));
+		r[k].type = lfs_get32(t + p);
+		r[k].len = lfs_get32(t + p + 4);
+		r[k].off = lfs_get64(t + p + 8);
+		r[k].data = t + p + 16;
+		p += 16 + r[k].len;
+		r[k].end = (off_t)p;
+		k++;
+	}
+	*n = k;
+	return r;
+}
+
+struct checker {
+	const uint8_t *base;
+	struct rec *recs;
+	size_t nrecs;
+	struct workload *w;
+	int memfd;
+	char path[64];
+	uint8_t *img;
+	uint64_t states, failures;
+};
+
+static int
+lookup_path(struct lfs_fs *fs, const struct file *f, struct stat *st)
+{
+	return lfs_lookup(fs, f->dir, f->name, st);
+}
+
+/* Mount the state now in c->img and check it. */
+static int
+check_state(struct checker *c, off_t durable_upto, const char *what)
+{
+	c->states++;
+	if (pwrite(c->memfd, c->img, IMG_BYTES, 0) != (ssize_t)IMG_BYTES)
+		return -EIO;
+	struct lfs_opts o;
+	lfs_opts_default(&o);
+	o.readonly = true;
+	struct lfs_fs *fs;
+	int err = lfs_mount(c->path, &o, &fs);
+	uint64_t problems = 0;
+	if (!err) {
+		err = lfs_fsck(fs, &problems);
+		lfs_abandon(fs);
+	}
+	if (err || problems) {
+		printf("crashsim: %s: %s, %llu fsck problems\n", what, err ? strerror(-err) : "mounted",
+		       (unsigned long long)problems);
+		c->failures++;
+		return 0;
+	}
+	o.readonly = false;
+	o.ckpt_interval_s = 0;
+	if ((err = lfs_mount(c->path, &o, &fs))) {
+		printf("crashsim: %s: read-write mount failed: %s\n", what, strerror(-err));
+		c->failures++;
+		return 0;
+	}
+	uint8_t *buf = malloc(400000 + 8192);
+	for (int i = 0; i < MAX_FILES; i++) {
+		const struct file *f = &c->w->files[i];
+		if (!f->sealed || f->sealed_at > durable_upto)
+			continue;
+		struct stat st;
+		err = lookup_path(fs, f, &st);
+		ssize_t n = err ? err : lfs_read(fs, st.st_ino, buf, f->size + 8192, 0);
+		if (err || n != (ssize_t)f->size || memcmp(buf, f->data, f->size) != 0) {
+			printf("crashsim: %s: fsynced file %s (%zu bytes) %s\n", what, f->name, f->size,
+			       err ? strerror(-err) : n != (ssize_t)f->size ? "has the wrong size" : "has wrong content");
+			c->failures++;
+			break;
+		}
+		lfs_forget(fs, st.st_ino, 1);
+	}
+	free(buf);
+	err = lfs_unmount(fs);
+	if (err) {
+		printf("crashsim: %s: unmount after recovery failed: %s\n", what, strerror(-err));
+		c->failures++;
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	unsigned seed = 1, ops = 400, torn = 3;
+	bool verbose = false;
+	int opt;
+	while ((opt = getopt(argc, argv, "s:n:t:v")) != -1) {
+		switch (opt) {
+		case 's': seed = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'n': ops = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 't': torn = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'v': verbose = true; break;
+		default:
+			fprintf(stderr, "usage: crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-v]\n");
+			return 2;
+		}
+	}
+	rng_state = seed;
+	char dir[] = "/tmp/lfs-crash-XXXXXX";
+	if (!mkdtemp(dir))
+		return 2;
+	char img[96], trace[96];
+	snprintf(img, sizeof(img), "%s/img", dir);
+	snprintf(trace, sizeof(trace), "%s/trace", dir);
+	int fd = open(img, O_RDWR | O_CREAT | O_EXCL, 0644);
+	if (fd < 0 || ftruncate(fd, IMG_BYTES) < 0)
+		return 2;
+	close(fd);
+	struct lfs_super sb;
+	if (lfs_plan_geometry(&sb, IMG_BYTES, 4096, SEG_BYTES, 4096) || lfs_format(img, &sb, 0, 0)) {
+		fprintf(stderr, "crashsim: mkfs failed\n");
+		return 2;
+	}
+	/* the image before the mount is the base every state starts from */
+	uint8_t *base = malloc(IMG_BYTES);
+	fd = open(img, O_RDONLY);
+	if (pread(fd, base, IMG_BYTES, 0) != (ssize_t)IMG_BYTES)
+		return 2;
+	close(fd);
+
+	struct workload w = { .trace = trace, .ops = ops, .verbose = verbose };
+	struct lfs_opts o;
+	lfs_opts_default(&o);
+	o.ckpt_interval_s = 0;
+	o.ckpt_segs = 8;            /* checkpoints happen during the run too */
+	o.trace_path = trace;
+	int err = lfs_mount(img, &o, &w.fs);
+	if (!err)
+		err = workload_run(&w);
+	if (err) {
+		fprintf(stderr, "crashsim: seed %u: workload failed: %s\n", seed, strerror(-err));
+		return 1;
+	}
+	lfs_abandon(w.fs); /* the crash */
+
+	fd = open(trace, O_RDONLY);
+	struct stat st;
+	fstat(fd, &st);
+	uint8_t *t = mmap(NULL, (size_t)st.st_size + 1, PROT_READ, MAP_PRIVATE, fd, 0);
+	size_t nrecs;
+	struct checker c = { .base = base, .w = &w };
+	c.recs = parse_trace(t, (size_t)st.st_size, &nrecs);
+	c.nrecs = nrecs;
+	c.memfd = memfd_create("lfs-crash-state", 0);
+	snprintf(c.path, sizeof(c.path), "/proc/self/fd/%d", c.memfd);
+	c.img = malloc(IMG_BYTES);
+	if (c.memfd < 0 || ftruncate(c.memfd, IMG_BYTES) < 0)
+		return 2;
+	memcpy(c.img, base, IMG_BYTES);
+
+	/* Walk the trace; at every flush, the state up to it is durable. */
+	size_t first_unflushed = 0;
+	unsigned points = 0;
+	char what[160];
+	for (size_t i = 0; i <= nrecs; i++) {
+		if (i < nrecs && c.recs[i].type == LFS_TRACE_WRITE)
+			continue;
+		/* c.img holds everything up to the previous flush; the writes
+		 * first_unflushed..i-1 are in flight */
+		off_t durable = first_unflushed ? c.recs[first_unflushed - 1].end : 0;
+		snprintf(what, sizeof(what), "seed %u flush point %u", seed, points);
+		check_state(&c, durable, what);
+		uint8_t *save = malloc(IMG_BYTES);
+		memcpy(save, c.img, IMG_BYTES);
+		for (unsigned k = 0; k < torn && i > first_unflushed; k++) {
+			/* a random subset in flight reached the disk, one torn */
+			size_t tornrec = first_unflushed + rnd_below(i - first_unflushed);
+			for (size_t j = first_unflushed; j < i; j++) {
+				const struct rec *r = &c.recs[j];
+				if (j != tornrec && rnd_below(2))
+					continue;
+				size_t len = r->len;
+				if (j == tornrec && len >= 4096)
+					len = (rnd_below(len / 4096)) * 4096 + 2048; /* a block written half */
+				if (r->off + len <= IMG_BYTES)
+					memcpy(c.img + r->off, r->data, len);
+			}
+			snprintf(what, sizeof(what), "seed %u flush point %u torn variant %u", seed, points, k);
+			check_state(&c, durable, what);
+			memcpy(c.img, save, IMG_BYTES);
+		}
+		free(save);
+		/* apply the in-flight writes fully and move past the flush */
+		for (size_t j = first_unflushed; j < i; j++)
+			if (c.recs[j].off + c.recs[j].len <= IMG_BYTES)
+				memcpy(c.img + c.recs[j].off, c.recs[j].data, c.recs[j].len);
+		first_unflushed = i + 1;
+		points++;
+		if (c.failures >= 5)
+			break;
+	}
+	printf("crashsim: seed %u: %u ops, %zu trace records, %u flush points, %llu crash states checked, %llu failures\n",
+	       seed, ops, nrecs, points, (unsigned long long)c.states, (unsigned long long)c.failures);
+	munmap(t, (size_t)st.st_size + 1);
+	close(fd);
+	unlink(trace);
+	unlink(img);
+	rmdir(dir);
+	return c.failures ? 1 : 0;
+}
