@@ -554,12 +554,22 @@ opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 }
 
 static void
-usage(void)
+cmdline_free(struct cmdline *c, struct fuse_args *args)
 {
-	printf("usage: lfs [-f] [-o OPTIONS] IMAGE MOUNTPOINT\n\n"
+	fuse_opt_free_args(args);
+	free(c->image);
+	free(c->mountpoint);
+	free(c->trace);
+	free(c->cleaner_conf);
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: lfs [-f] [-o OPTIONS] IMAGE MOUNTPOINT\n\n"
 	       "lfs options (see lfs(8)):\n"
 	       "    -o ckpt_interval=N   checkpoint every N seconds (default 30, 0 = off)\n"
-	       "    -o ckpt_segs=M       checkpoint after M segments written (default 256)\n"
+	       "    -o ckpt_segs=M       checkpoint after M segments written (default 256, 0 = off)\n"
 	       "    -o flush_ms=N        write buffered data to the log every N ms (default 5000)\n"
 	       "    -o dirty_mb=N        flush when N MiB are buffered (default 64)\n"
 	       "    -o nocleaner         do not start lfs_cleanerd\n"
@@ -606,31 +616,46 @@ int
 main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	struct cmdline c = { .timeout = 1.0, .ckpt_interval = UINT_MAX };
-	if (fuse_opt_parse(&args, &c, lfs_fuse_opts, opt_proc) == -1)
+	struct cmdline c = { .timeout = 1.0, .ckpt_interval = UINT_MAX, .ckpt_segs = UINT_MAX,
+			   .flush_ms = UINT_MAX, .dirty_mb = UINT_MAX };
+	if (fuse_opt_parse(&args, &c, lfs_fuse_opts, opt_proc) == -1) {
+		cmdline_free(&c, &args);
 		return 2;
-	if (c.show_help) {
-		usage();
-		return 0;
 	}
-	if (c.show_version) {
-		printf("lfs %s (on-disk format %d)\n", PACKAGE_VERSION, LFS_VERSION);
+	if (c.show_help || c.show_version) {
+		if (c.show_help)
+			usage(stdout);
+		else
+			printf("lfs %s (on-disk format %d)\n", PACKAGE_VERSION, LFS_VERSION);
+		cmdline_free(&c, &args);
 		return 0;
 	}
 	if (!c.image || !c.mountpoint) {
-		usage();
+		usage(stderr);
+		cmdline_free(&c, &args);
 		return 2;
+	}
+	if (c.cleaner_conf) {
+		/* the daemon changes directory to / when it detaches */
+		char *abs = realpath(c.cleaner_conf, NULL);
+		if (!abs) {
+			fprintf(stderr, "lfs: cleaner_conf %s: %s\n", c.cleaner_conf, strerror(errno));
+			cmdline_free(&c, &args);
+			return 2;
+		}
+		free(c.cleaner_conf);
+		c.cleaner_conf = abs;
 	}
 	struct lfs_opts o;
 	lfs_opts_default(&o);
 	if (c.ckpt_interval != UINT_MAX)
 		o.ckpt_interval_s = c.ckpt_interval;
-	if (c.ckpt_segs)
+	if (c.ckpt_segs != UINT_MAX)
 		o.ckpt_segs = c.ckpt_segs;
-	if (c.flush_ms)
-		o.flush_interval_ms = c.flush_ms;
-	if (c.dirty_mb)
-		o.dirty_limit = (uint64_t)c.dirty_mb << 20;
+	if (c.flush_ms != UINT_MAX)
+		o.flush_interval_ms = c.flush_ms ? c.flush_ms : 1;
+	if (c.dirty_mb != UINT_MAX)
+		o.dirty_limit = c.dirty_mb ? (uint64_t)c.dirty_mb << 20 : 1;
 	o.trace_path = c.trace;
 	o.readonly = c.ro;
 
@@ -638,6 +663,7 @@ main(int argc, char *argv[])
 	int err = lfs_mount(c.image, &o, &d.fs);
 	if (err) {
 		fprintf(stderr, "lfs: cannot mount %s: %s\n", c.image, strerror(-err));
+		cmdline_free(&c, &args);
 		return 1;
 	}
 	char fsname[PATH_MAX + 16];
@@ -683,11 +709,7 @@ out_se:
 out_fs:
 	if (lfs_unmount(d.fs))
 		ret = 1;
-	fuse_opt_free_args(&args);
-	free(c.image);
-	free(c.mountpoint);
-	free(c.trace);
-	free(c.cleaner_conf);
+	cmdline_free(&c, &args);
 	return ret;
 }
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -143,6 +144,11 @@ main(int argc, char **argv)
 	int err = lfs_bdev_open(&dev, path, false);
 	if (err) {
 		fprintf(stderr, "mkfs.lfs: %s: %s\n", path, strerror(-err));
+		return 1;
+	}
+	if (flock(dev.fd, LOCK_EX | LOCK_NB) < 0) {
+		fprintf(stderr, "mkfs.lfs: %s is in use by a mounted lfs; unmount it first\n", path);
+		lfs_bdev_close(&dev);
 		return 1;
 	}
 	if (exists && !force) {
