@@ -159,8 +159,8 @@ class Results:
                 or self.status[(w, "*", t)]]
 
 
-def md_table(header, rows):
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["--:"] * (len(header) - 1)) + "|"]
+def md_table(header, rows, align="--:"):
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + [align] * (len(header) - 1)) + "|"]
     for r in rows:
         out.append("| " + " | ".join(r) + " |")
     return "\n".join(out)
@@ -179,7 +179,7 @@ def gnuplot_bars(path_png, title, ylabel, cats, series, log=None):
         log = max(vals) / min(vals) > 30
     fd, dat = tempfile.mkstemp(suffix=".dat")
     with os.fdopen(fd, "w") as f:
-        f.write("cat " + " ".join(n for n, _ in series) + "\n")
+        f.write("# cat " + " ".join(n for n, _ in series) + "\n")
         for i, c in enumerate(cats):
             f.write('"%s" ' % c + " ".join("NaN" if s[1][i] is None else repr(s[1][i]) for s in series) + "\n")
     colors = {"lfs": "#d62728", "fuse2fs-ext2": "#ff7f0e", "fuse2fs-ext4": "#2ca02c",
@@ -266,12 +266,13 @@ def main():
         ("fuse2fs", env.get("fuse2fs", "?")),
         ("e2fsprogs", env.get("e2fsprogs", "?")),
         ("libfuse3 / fusermount3", env.get("fuse3", "?")),
-        ("lfs", f"commit {env.get('lfs_rev', '?')}, mount options `{env.get('lfs_opts', '?')}`"),
+        ("lfs", f"source commit {env.get('lfs_rev', '?')}; binary {env.get('lfs_binary', '?')}; "
+                f"mount options `{env.get('lfs_opts', '?')}`"),
         ("Backing store", f"{env.get('backing', '?')}; one {env.get('image_size', '?')} zero-filled "
                           f"image file per target, each on its own loop device (direct I/O to the "
                           f"image: {env.get('loop_dio', '?')})"),
     ]
-    o.append(md_table(["", ""], [[k, v] for k, v in mach]) + "\n")
+    o.append(md_table(["", ""], [[k, v] for k, v in mach], align="---") + "\n")
 
     o.append("## Setup\n")
     o.append(f"Mode `{mode}`, {env.get('rounds', '?')} round(s); in every round each workload runs on each "

@@ -276,11 +276,19 @@ out_str(struct out *o, const char *key, const char *s)
 		putchar('\n');
 }
 
-/* Nanoseconds since the epoch: the number in JSON, UTC in text. */
+/* Nanoseconds since the epoch: the number in JSON, UTC in text, where
+ * the key loses its "_ns". */
 static void
 out_time(struct out *o, const char *key, uint64_t ns)
 {
-	char j[24], t[64];
+	char j[24], t[64], k[32];
+	size_t kl = strlen(key);
+	if (kl > 3 && kl < sizeof(k) && !strcmp(key + kl - 3, "_ns")) {
+		memcpy(k, key, kl - 3);
+		k[kl - 3] = '\0';
+		if (!o->json)
+			key = k;
+	}
 	snprintf(j, sizeof(j), "%" PRIu64, ns);
 	time_t s = (time_t)(ns / 1000000000u);
 	struct tm tm;
@@ -744,8 +752,8 @@ dump_segments(struct dump *d, bool detail)
 		out_u64(o, "psegs", n);
 		out_u64(o, "log_blocks", log_blocks);
 		if (detail) {
-			out_u64(o, "end_off", end_off);
-			out_str(o, "end", why);
+			out_u64(o, "walk_end", end_off);
+			out_str(o, "walk_stop", why);
 			out_begin(o, "pseg_list", ']');
 			for (size_t i = 0; i < n; i++) {
 				const struct pseg_rec *p = &d->ps[i];
@@ -769,12 +777,16 @@ dump_segments(struct dump *d, bool detail)
 	out_end(o);
 }
 
+/* Impossible table entries reported one by one: past these, a table
+ * block is garbage and a count says as much. */
+#define BAD_SHOWN 5
+
 static void
 dump_usage(struct dump *d)
 {
 	struct out *o = &d->o;
 	const uint64_t *a = d->r[d->newest].addrs + d->nimap;
-	uint64_t written = 0;
+	uint64_t written = 0, bad = 0;
 	for (uint32_t b = 0; b < d->nsut; b++)
 		written += a[b] != 0;
 	out_begin(o, "usage_table", '}');
@@ -792,12 +804,14 @@ dump_usage(struct dump *d)
 		out_hex(o, "flags", e.flags);
 		out_time(o, "mtime_ns", e.mtime_ns);
 		out_end(o);
-		if ((uint64_t)e.live_bytes > (uint64_t)d->sb.seg_blocks * d->bs)
+		if ((uint64_t)e.live_bytes > (uint64_t)d->sb.seg_blocks * d->bs && bad++ < BAD_SHOWN)
 			complain(d, "usage table: segment %" PRIu64 " has %u live bytes, more than it holds", s,
 				 e.live_bytes);
 	}
 	out_end(o);
 	out_end(o);
+	if (bad > BAD_SHOWN)
+		complain(d, "usage table: %" PRIu64 " more impossible entries", bad - BAD_SHOWN);
 }
 
 static void
@@ -806,7 +820,7 @@ dump_imap(struct dump *d)
 	struct out *o = &d->o;
 	const uint64_t *a = d->r[d->newest].addrs;
 	uint32_t per = d->bs / LFS_IMAP_ENTRY_SIZE;
-	uint64_t written = 0, in_use = 0;
+	uint64_t written = 0, in_use = 0, bad = 0;
 	for (uint32_t b = 0; b < d->nimap; b++)
 		written += a[b] != 0;
 	out_begin(o, "inode_map", '}');
@@ -832,12 +846,14 @@ dump_imap(struct dump *d)
 			out_hex(o, "flags", e.flags);
 			out_bool(o, "orphan", e.flags & LFS_IMAP_ORPHAN);
 			out_end(o);
-			if (!in_log(d, e.daddr) || e.slot >= d->bs / LFS_INODE_ALIGN)
-				complain(d, "inode map: inode %" PRIu64 " points at block %" PRIu64 " slot %u, outside the log",
-					 ino, e.daddr, e.slot);
+			if ((!in_log(d, e.daddr) || e.slot >= d->bs / LFS_INODE_ALIGN) && bad++ < BAD_SHOWN)
+				complain(d, "inode map: inode %" PRIu64 " has an impossible address: block %" PRIu64
+					 " slot %u", ino, e.daddr, e.slot);
 		}
 	}
 	out_end(o);
+	if (bad > BAD_SHOWN)
+		complain(d, "inode map: %" PRIu64 " more impossible entries", bad - BAD_SHOWN);
 	out_u64(o, "in_use", in_use);
 	out_end(o);
 }

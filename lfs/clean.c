@@ -226,8 +226,8 @@ lfs_clean_reclaim(struct lfs_fs *fs, uint64_t *moved)
 		}
 		/* worth it only if it frees a tenth of a segment, and the
 		 * moved blocks must fit in what is clean, reserve included */
-		if (best == UINT64_MAX || best_live > segbytes - segbytes / 10 ||
-		    best_live / fs->bsize + 8 > fs->nclean * fs->sb.seg_blocks + (fs->sb.seg_blocks - fs->cur_off))
+		if (best == UINT64_MAX || best_live > segbytes - segbytes / 32 ||
+		    best_live / fs->bsize + best_live / fs->bsize / 16 + 16 > lfs_space_for_cleaning(fs))
 			break;
 		int err = lfs_clean_segment(fs, best, moved);
 		if (err)

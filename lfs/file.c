@@ -189,8 +189,8 @@ lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, u
 				err = lfs_read_block(fs, addr + j, run + (size_t)j * fs->bsize);
 		else if (!lfs_addr_valid(fs, addr) || !lfs_addr_valid(fs, addr + nrun - 1))
 			err = -EFSCORRUPTED;
-		else
-			err = lfs_bdev_read(&fs->dev, addr, nrun, run);
+		else if (!(err = lfs_bdev_read(&fs->dev, addr, nrun, run)))
+			err = lfs_verify_blocks(fs, addr, nrun, run);
 		if (err)
 			break;
 		size_t take = (size_t)nrun * fs->bsize - boff;

@@ -147,6 +147,19 @@ blocks_needed(const struct lfs_fs *fs, uint64_t bytes)
 	return pages + pages / 32 + fs->dirty.count + fs->tombstones.count / 8 + 16;
 }
 
+/* Blocks cleaning may fill now: all clean space, reserve included, less
+ * what the buffered state and the next checkpoint's tables will take. */
+uint64_t
+lfs_space_for_cleaning(const struct lfs_fs *fs)
+{
+	uint64_t have = fs->nclean * fs->sb.seg_blocks + (fs->sb.seg_blocks - fs->cur_off);
+	uint64_t tables = fs->n_sut_blocks + 2ull * fs->sb.seg_blocks;
+	for (uint32_t b = 0; b < fs->n_imap_blocks; b++)
+		tables += fs->imap_dirty[b];
+	uint64_t keep = blocks_needed(fs, 0) + tables;
+	return have > keep ? have - keep : 0;
+}
+
 int
 lfs_file_ensure_space(struct lfs_fs *fs, uint64_t bytes)
 {

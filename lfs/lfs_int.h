@@ -135,6 +135,8 @@ struct lfs_fs {
 	bool changed_since_ckpt;
 	uint64_t last_flush_ns;
 
+	struct lfs_sumcache *sumcache; /* verify.c */
+
 	struct lfs_stats stats;
 	uint64_t base_bytes_written; /* lifetime counter at mount */
 };
@@ -172,6 +174,12 @@ int lfs_seg_pick_next(struct lfs_fs *fs, uint64_t *seg);
 int lfs_read_block(struct lfs_fs *fs, uint64_t addr, void *buf);
 void lfs_seg_after_checkpoint(struct lfs_fs *fs);
 bool lfs_seg_has_room(const struct lfs_fs *fs, uint32_t off);
+
+/* verify.c */
+int lfs_verify_init(struct lfs_fs *fs);
+void lfs_verify_free(struct lfs_fs *fs);
+int lfs_verify_blocks(struct lfs_fs *fs, uint64_t addr, uint32_t n, const uint8_t *data);
+void lfs_verify_note_pseg(struct lfs_fs *fs, uint64_t seg, uint32_t off, const uint8_t *sum);
 
 /* imap.c */
 int lfs_imap_init(struct lfs_fs *fs);
@@ -248,6 +256,7 @@ int lfs_xattr_remove(struct lfs_fs *fs, struct lfs_inode *ip, const char *name);
 /* flush.c */
 int lfs_flush(struct lfs_fs *fs);
 int lfs_flush_inode_record(struct lfs_fs *fs, struct lfs_inode *ip);
+uint64_t lfs_space_for_cleaning(const struct lfs_fs *fs);
 
 /* ckpt/ckpt.c and ckpt/recover.c */
 int lfs_ckpt_write(struct lfs_fs *fs, bool clean);

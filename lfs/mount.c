@@ -46,6 +46,7 @@ fs_free(struct lfs_fs *fs)
 	free(fs->sut_addr);
 	free(fs->sut_dirty);
 	free(fs->pbuf);
+	lfs_verify_free(fs);
 	lfs_bdev_close(&fs->dev);
 	pthread_mutex_destroy(&fs->lock);
 	free(fs);
@@ -81,6 +82,8 @@ fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs 
 		err = lfs_imap_init(fs);
 	if (!err)
 		err = lfs_seg_init(fs);
+	if (!err)
+		err = lfs_verify_init(fs);
 	if (err) {
 		fs_free(fs);
 		return err;

@@ -117,6 +117,7 @@ pseg_write(struct lfs_fs *fs, bool end)
 		fs->fatal = -EIO;
 		return -EIO;
 	}
+	lfs_verify_note_pseg(fs, fs->cur_seg, fs->cur_off, sum);
 	fs->pseg_seq++;
 	fs->cur_off += 1 + fs->pn;
 	fs->segs[fs->cur_seg].mtime_ns = h.timestamp_ns;
@@ -192,6 +193,8 @@ lfs_read_block(struct lfs_fs *fs, uint64_t addr, void *buf)
 	int err = lfs_bdev_read(&fs->dev, addr, 1, buf);
 	if (err)
 		lfs_log("read: block %llu: %s", (unsigned long long)addr, strerror(-err));
+	else
+		err = lfs_verify_blocks(fs, addr, 1, buf);
 	return err;
 }
 

@@ -1,0 +1,289 @@
+/*
+ * lfs_ckpt.c — lfs-ckpt: list the two checkpoint regions of an lfs image,
+ * or force a checkpoint on a mounted filesystem.
+ *
+ *   lfs-ckpt [-l] IMAGE|MOUNTPOINT
+ *   lfs-ckpt -c [-l] MOUNTPOINT
+ *
+ * Listing reads the image itself, read-only and without a lock (for a
+ * mountpoint, the daemon names its image over the control socket), and
+ * judges each region with lfs_ckpt_read_region(), as a mount does.
+ * Forcing goes through the daemon (LFS_CTL_CHECKPOINT): only the process
+ * that owns the log may write it.
+ */
+#include "cleaner.h"
+#include "lfs_int.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+struct region {
+	int err;                    /* from lfs_ckpt_read_region */
+	char why[160];
+	bool decoded;               /* the header is worth showing */
+	struct lfs_ckpt_hdr h;
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: lfs-ckpt [-l] IMAGE|MOUNTPOINT    list the checkpoint regions\n"
+		   "       lfs-ckpt -c [-l] MOUNTPOINT       write a checkpoint now, print its sequence number\n");
+}
+
+/* Ask the daemon at `mnt` for its image; 0 or -errno after a message. */
+static int
+lfs_ckpt_image_of(const char *mnt, char *path, size_t len)
+{
+	struct lfs_ctl_client cl = { -1 };
+	int err = lfs_ctl_connect(&cl, mnt);
+	if (err) {
+		fprintf(stderr, "lfs-ckpt: %s: not a mounted lfs (no control socket: %s)\n", mnt, strerror(-err));
+		return err;
+	}
+	struct lfs_ctl_req req = { .op = LFS_CTL_INFO };
+	struct lfs_ctl_resp resp;
+	size_t got = 0;
+	err = lfs_ctl_call(&cl, &req, NULL, 0, &resp, path, len - 1, &got);
+	lfs_ctl_close(&cl);
+	if (err) {
+		fprintf(stderr, "lfs-ckpt: %s: asking the daemon for its image: %s\n", mnt, strerror(-err));
+		return err;
+	}
+	path[got < len ? got : len - 1] = '\0';
+	if (!path[0]) {
+		fprintf(stderr, "lfs-ckpt: %s: the daemon named no image\n", mnt);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* Force a checkpoint through the daemon; prints its sequence number. */
+static int
+lfs_ckpt_force(const char *mnt)
+{
+	struct lfs_ctl_client cl = { -1 };
+	int err = lfs_ctl_connect(&cl, mnt);
+	if (err) {
+		fprintf(stderr, "lfs-ckpt: %s: not a mounted lfs (no control socket: %s)\n", mnt, strerror(-err));
+		return err;
+	}
+	struct lfs_ctl_req req = { .op = LFS_CTL_CHECKPOINT };
+	struct lfs_ctl_resp resp;
+	err = lfs_ctl_call(&cl, &req, NULL, 0, &resp, NULL, 0, NULL);
+	lfs_ctl_close(&cl);
+	if (err) {
+		fprintf(stderr, "lfs-ckpt: %s: checkpoint failed: %s\n", mnt, strerror(-err));
+		return err;
+	}
+	printf("%" PRIu64 "\n", resp.val[0]);
+	return 0;
+}
+
+/* Read and check the superblock, as dumplfs does; 0 or -errno after a
+ * message. */
+static int
+lfs_ckpt_read_super(struct lfs_bdev *dev, const char *path, struct lfs_super *sb)
+{
+	uint8_t buf[LFS_SB_SIZE];
+	int err = 0;
+	const char *why = NULL;
+	if (dev->size_bytes < LFS_SB_SIZE) {
+		why = "too small to hold an lfs image";
+		err = -EINVAL;
+	} else if ((err = lfs_bdev_pread(dev, 0, sizeof(buf), buf))) {
+		why = strerror(-err);
+	} else if ((err = lfs_super_decode(sb, buf)) == -EINVAL) {
+		why = "not an lfs image (no lfs superblock magic)";
+	} else if (err == -EPROTONOSUPPORT) {
+		fprintf(stderr, "lfs-ckpt: %s: format version %u / incompatible features %#x; lfs-ckpt reads version %d\n",
+			path, sb->version, sb->feature_incompat, LFS_VERSION);
+		return err;
+	} else if (err) {
+		why = "superblock is corrupt (checksum or geometry)";
+	} else if (sb->seg0 > sb->nblocks || sb->nsegs * sb->seg_blocks > sb->nblocks - sb->seg0) {
+		/* compared without multiplying: a forged superblock could wrap */
+		why = "superblock is corrupt (segments beyond the end of the filesystem)";
+		err = -EFSCORRUPTED;
+	} else if (sb->nblocks > dev->size_bytes / sb->block_size) {
+		fprintf(stderr, "lfs-ckpt: %s: image is truncated: %" PRIu64 " bytes, the superblock says %" PRIu64
+			" blocks of %u\n", path, dev->size_bytes, sb->nblocks, sb->block_size);
+		return -EFSCORRUPTED;
+	}
+	if (err) {
+		fprintf(stderr, "lfs-ckpt: %s: %s\n", path, why);
+		return err;
+	}
+	dev->block_size = sb->block_size;
+	return 0;
+}
+
+/* lfs_ckpt_read_region() says only "corrupt": tell a torn or overwritten
+ * region (its crc) from one that checksums but contradicts the geometry. */
+static void
+lfs_ckpt_explain(struct lfs_bdev *dev, const struct lfs_super *sb, int which, struct region *r)
+{
+	uint32_t bs = sb->block_size;
+	size_t len = (size_t)sb->ckpt_blocks * bs;
+	uint32_t nimap = (sb->max_inodes + bs / LFS_IMAP_ENTRY_SIZE - 1) / (bs / LFS_IMAP_ENTRY_SIZE);
+	uint32_t nsut = (uint32_t)((sb->nsegs + bs / LFS_SUT_ENTRY_SIZE - 1) / (bs / LFS_SUT_ENTRY_SIZE));
+	const struct lfs_ckpt_hdr *h = &r->h;
+	uint8_t *buf = malloc(len);
+	if (buf && lfs_bdev_pread(dev, sb->ckpt_addr[which] * bs, len, buf) == 0) {
+		uint32_t want = lfs_get32(buf + LFS_CK_OFF_CRC);
+		lfs_put32(buf + LFS_CK_OFF_CRC, 0);
+		if (lfs_crc(lfs_super_seed(sb), buf, len) != want) {
+			snprintf(r->why, sizeof(r->why), "crc mismatch");
+			free(buf);
+			return;
+		}
+	}
+	free(buf);
+	if (h->n_imap_blocks != nimap || h->n_sut_blocks != nsut)
+		snprintf(r->why, sizeof(r->why), "damaged: %u imap and %u SUT blocks, the geometry needs %u and %u",
+			 h->n_imap_blocks, h->n_sut_blocks, nimap, nsut);
+	else if (h->head_seg >= sb->nsegs || h->next_seg >= sb->nsegs)
+		snprintf(r->why, sizeof(r->why), "damaged: log head in segment %" PRIu64 ", next segment %" PRIu64
+			 ", of %" PRIu64, h->head_seg, h->next_seg, sb->nsegs);
+	else if (h->head_off > sb->seg_blocks)
+		snprintf(r->why, sizeof(r->why), "damaged: log head at block %u of a %u-block segment", h->head_off,
+			 sb->seg_blocks);
+	else /* changed under us, on a mounted filesystem */
+		snprintf(r->why, sizeof(r->why), "damaged");
+}
+
+static void
+fmt_time(char *t, size_t len, uint64_t ns)
+{
+	time_t s = (time_t)(ns / 1000000000u);
+	struct tm tm;
+	size_t n;
+	if (ns && gmtime_r(&s, &tm) && (n = strftime(t, len, "%Y-%m-%dT%H:%M:%S", &tm)) > 0)
+		snprintf(t + n, len - n, ".%03uZ", (unsigned)(ns / 1000000u % 1000u));
+	else
+		snprintf(t, len, "%" PRIu64, ns);
+}
+
+/* List both regions of the image at `path`; the exit status. */
+static int
+lfs_ckpt_list(const char *path, const char *mnt)
+{
+	struct lfs_bdev dev;
+	struct lfs_super sb;
+	int err = lfs_bdev_open(&dev, path, true);
+	if (err) {
+		fprintf(stderr, "lfs-ckpt: %s: %s\n", path, strerror(-err));
+		return 1;
+	}
+	if (lfs_ckpt_read_super(&dev, path, &sb)) {
+		lfs_bdev_close(&dev);
+		return 1;
+	}
+	struct region r[2];
+	for (int i = 0; i < 2; i++) {
+		memset(&r[i], 0, sizeof(r[i]));
+		r[i].err = lfs_ckpt_read_region(&dev, &sb, i, &r[i].h, NULL);
+		r[i].decoded = r[i].err == 0 || r[i].err == -EFSCORRUPTED;
+		if (!r[i].err)
+			snprintf(r[i].why, sizeof(r[i].why), "valid");
+		else if (r[i].err == -EINVAL)
+			snprintf(r[i].why, sizeof(r[i].why), "bad magic");
+		else if (r[i].err == -EFSCORRUPTED)
+			lfs_ckpt_explain(&dev, &sb, i, &r[i]);
+		else
+			snprintf(r[i].why, sizeof(r[i].why), "unreadable: %s", strerror(-r[i].err));
+	}
+	lfs_bdev_close(&dev);
+	/* the same choice as lfs_ckpt_load() */
+	int newest = -1;
+	if (!r[0].err && !r[1].err)
+		newest = r[1].h.ckpt_seq > r[0].h.ckpt_seq;
+	else if (!r[0].err)
+		newest = 0;
+	else if (!r[1].err)
+		newest = 1;
+
+	if (mnt)
+		printf("image %s, mounted at %s\n", path, mnt);
+	else
+		printf("image %s\n", path);
+	printf("  %-6s %-6s %-8s %-24s %-5s %-12s %-8s %-10s %-8s %-14s %s\n", "REGION", "BLOCK", "SEQ", "TIME",
+	       "STATE", "HEAD", "NEXT_SEG", "NEXT_PSEG", "INODES", "WRITTEN", "STATUS");
+	for (int i = 0; i < 2; i++) {
+		const struct lfs_ckpt_hdr *h = &r[i].h;
+		char seq[24] = "-", t[64] = "-", head[48] = "-", nseg[24] = "-", npseg[24] = "-", ino[24] = "-",
+		     wr[24] = "-";
+		const char *state = "-";
+		if (r[i].decoded) {
+			snprintf(seq, sizeof(seq), "%" PRIu64, h->ckpt_seq);
+			fmt_time(t, sizeof(t), h->timestamp_ns);
+			state = h->flags & LFS_CKPT_CLEAN ? "clean" : "dirty";
+			snprintf(head, sizeof(head), "%" PRIu64 "+%u", h->head_seg, h->head_off);
+			snprintf(nseg, sizeof(nseg), "%" PRIu64, h->next_seg);
+			snprintf(npseg, sizeof(npseg), "%" PRIu64, h->next_pseg_seq);
+			snprintf(ino, sizeof(ino), "%" PRIu64, h->inodes_used);
+			snprintf(wr, sizeof(wr), "%" PRIu64, h->bytes_written);
+		}
+		printf("%c %-6d %-6" PRIu64 " %-8s %-24s %-5s %-12s %-8s %-10s %-8s %-14s %s\n", newest == i ? '*' : ' ',
+		       i, sb.ckpt_addr[i], seq, t, state, head, nseg, npseg, ino, wr, r[i].why);
+	}
+	if (newest < 0) {
+		fflush(stdout);
+		fprintf(stderr, "lfs-ckpt: %s: no valid checkpoint region\n", path);
+		return 1;
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	bool list = false, force = false;
+	int c;
+	while ((c = getopt(argc, argv, "lchV")) != -1) {
+		switch (c) {
+		case 'l': list = true; break;
+		case 'c': force = true; break;
+		case 'V':
+			printf("lfs-ckpt %s (on-disk format %d)\n", PACKAGE_VERSION, LFS_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return 2;
+	}
+	const char *arg = argv[optind];
+	struct stat st;
+	if (stat(arg, &st) < 0) {
+		fprintf(stderr, "lfs-ckpt: %s: %s\n", arg, strerror(errno));
+		return 1;
+	}
+	bool mounted = S_ISDIR(st.st_mode);
+	if (force && !mounted) {
+		fprintf(stderr, "lfs-ckpt: %s: -c needs the mountpoint of a mounted lfs\n", arg);
+		return 2;
+	}
+	if (force && lfs_ckpt_force(arg))
+		return 1;
+	if (force && !list)
+		return 0;
+	if (!mounted)
+		return lfs_ckpt_list(arg, NULL);
+	char path[LFS_CTL_PATH_MAX];
+	if (lfs_ckpt_image_of(arg, path, sizeof(path)))
+		return 1;
+	return lfs_ckpt_list(path, arg);
+}

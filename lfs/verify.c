@@ -1,0 +1,154 @@
+/*
+ * verify.c — every block read from the log is checked against the crc its
+ * summary recorded; a block that fails gives EIO and a log line naming it,
+ * never wrong data.
+ *
+ * The crcs of a segment are found by walking its chain of summaries from
+ * offset 0; a small cache keeps the walks of recently read segments, and
+ * the segment writer updates it as it writes psegs.
+ */
+#include "lfs_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SUMCACHE_SLOTS 256
+
+struct lfs_sumcache_ent {
+	uint64_t seg;               /* UINT64_MAX: empty slot */
+	uint64_t used;              /* LRU stamp */
+	uint32_t *crc;              /* per block offset in the segment */
+	uint8_t *known;
+};
+
+struct lfs_sumcache {
+	struct lfs_sumcache_ent ent[SUMCACHE_SLOTS];
+	uint64_t clock;
+};
+
+int
+lfs_verify_init(struct lfs_fs *fs)
+{
+	struct lfs_sumcache *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	for (int i = 0; i < SUMCACHE_SLOTS; i++) {
+		c->ent[i].seg = UINT64_MAX;
+		c->ent[i].crc = calloc(fs->sb.seg_blocks, sizeof(uint32_t));
+		c->ent[i].known = calloc(fs->sb.seg_blocks, 1);
+		if (!c->ent[i].crc || !c->ent[i].known) {
+			fs->sumcache = c;
+			lfs_verify_free(fs);
+			return -ENOMEM;
+		}
+	}
+	fs->sumcache = c;
+	return 0;
+}
+
+void
+lfs_verify_free(struct lfs_fs *fs)
+{
+	struct lfs_sumcache *c = fs->sumcache;
+	if (!c)
+		return;
+	for (int i = 0; i < SUMCACHE_SLOTS; i++) {
+		free(c->ent[i].crc);
+		free(c->ent[i].known);
+	}
+	free(c);
+	fs->sumcache = NULL;
+}
+
+static struct lfs_sumcache_ent *
+find(struct lfs_sumcache *c, uint64_t seg)
+{
+	for (int i = 0; i < SUMCACHE_SLOTS; i++)
+		if (c->ent[i].seg == seg) {
+			c->ent[i].used = ++c->clock;
+			return &c->ent[i];
+		}
+	return NULL;
+}
+
+/* Record the blocks of one summary at block offset `off` of its segment. */
+static void
+note_pseg(struct lfs_fs *fs, struct lfs_sumcache_ent *e, uint32_t off, const uint8_t *sum)
+{
+	struct lfs_pseg_hdr h;
+	lfs_pseg_hdr_decode(&h, sum);
+	for (uint32_t j = 0; j < h.nblocks && off + 1 + j < fs->sb.seg_blocks; j++) {
+		struct lfs_pseg_entry pe;
+		lfs_pseg_entry_decode(&pe, sum, j);
+		e->crc[off + 1 + j] = pe.crc;
+		e->known[off + 1 + j] = 1;
+	}
+}
+
+static int
+load(struct lfs_fs *fs, uint64_t seg, struct lfs_sumcache_ent **out)
+{
+	struct lfs_sumcache *c = fs->sumcache;
+	struct lfs_sumcache_ent *e = &c->ent[0];
+	for (int i = 1; i < SUMCACHE_SLOTS; i++)
+		if (c->ent[i].used < e->used)
+			e = &c->ent[i];
+	e->seg = UINT64_MAX;
+	memset(e->known, 0, fs->sb.seg_blocks);
+	uint8_t *sum = malloc(fs->bsize);
+	if (!sum)
+		return -ENOMEM;
+	uint64_t first = lfs_seg_first_block(fs, seg);
+	int err = 0;
+	for (uint32_t off = 0; lfs_seg_has_room(fs, off);) {
+		if ((err = lfs_bdev_read(&fs->dev, first + off, 1, sum)))
+			break;
+		if (lfs_pseg_verify(sum, fs->bsize, fs->seed))
+			break;
+		note_pseg(fs, e, off, sum);
+		off += 1 + lfs_get32(sum + 40); /* nblocks, checked by verify */
+	}
+	free(sum);
+	if (err)
+		return err;
+	e->seg = seg;
+	e->used = ++c->clock;
+	*out = e;
+	return 0;
+}
+
+void
+lfs_verify_note_pseg(struct lfs_fs *fs, uint64_t seg, uint32_t off, const uint8_t *sum)
+{
+	struct lfs_sumcache_ent *e = find(fs->sumcache, seg);
+	if (!e)
+		return;
+	if (off == 0) /* the segment starts a new life */
+		memset(e->known, 0, fs->sb.seg_blocks);
+	note_pseg(fs, e, off, sum);
+}
+
+int
+lfs_verify_blocks(struct lfs_fs *fs, uint64_t addr, uint32_t n, const uint8_t *data)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t a = addr + i, seg = lfs_addr_seg(fs, a);
+		uint32_t off = (uint32_t)(a - lfs_seg_first_block(fs, seg));
+		struct lfs_sumcache_ent *e = find(fs->sumcache, seg);
+		int err = e ? 0 : load(fs, seg, &e);
+		if (err)
+			return err;
+		if (!e->known[off]) {
+			lfs_log("block %llu (segment %llu) is not described by a valid summary: EIO",
+				(unsigned long long)a, (unsigned long long)seg);
+			return -EIO;
+		}
+		if (lfs_crc(fs->seed, data + (size_t)i * fs->bsize, fs->bsize) != e->crc[off]) {
+			lfs_log("block %llu (segment %llu) fails its checksum: EIO", (unsigned long long)a,
+				(unsigned long long)seg);
+			return -EIO;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,129 @@
+/*
+ * overwrite.c — the cleaner's workload: random overwrites of a set of
+ * files, mirrored into a model directory, then a full comparison.
+ *
+ *   overwrite [-s SEED] [-H] DIR MODEL NFILES FILE_BYTES TOTAL_BYTES
+ *
+ * -H: hot-and-cold access, 90% of writes to the first 10% of the files.
+ * Writes are 4 KiB..64 KiB at 4 KiB-aligned offsets; every 32nd write is
+ * followed by fsync.  Prints the number of writes, the bytes written and
+ * the worst and 99th-percentile latency of a write (+fsync), and exits 1
+ * on any error or difference.  ENOSPC is an error: the live data fits.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t s;
+static uint64_t
+rnd(void)
+{
+	s ^= s << 13;
+	s ^= s >> 7;
+	s ^= s << 17;
+	return s;
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int
+cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+int
+main(int argc, char **argv)
+{
+	int opt;
+	bool hot = false;
+	s = 88172645463325252ull;
+	while ((opt = getopt(argc, argv, "s:H")) != -1) {
+		if (opt == 's')
+			s += strtoull(optarg, NULL, 0) * 2654435761ull;
+		else if (opt == 'H')
+			hot = true;
+	}
+	if (argc - optind != 5) {
+		fprintf(stderr, "usage: overwrite [-s SEED] [-H] DIR MODEL NFILES FILE_BYTES TOTAL_BYTES\n");
+		return 2;
+	}
+	const char *dir = argv[optind], *model = argv[optind + 1];
+	long nfiles = atol(argv[optind + 2]);
+	long long fbytes = atoll(argv[optind + 3]), total = atoll(argv[optind + 4]);
+	int *fd = calloc((size_t)nfiles, sizeof(int)), *md = calloc((size_t)nfiles, sizeof(int));
+	char path[4096];
+	uint8_t *buf = malloc(65536);
+	for (long i = 0; i < nfiles; i++) {
+		snprintf(path, sizeof(path), "%s/f%ld", dir, i);
+		fd[i] = open(path, O_RDWR | O_CREAT, 0644);
+		snprintf(path, sizeof(path), "%s/f%ld", model, i);
+		md[i] = open(path, O_RDWR | O_CREAT, 0644);
+		if (fd[i] < 0 || md[i] < 0) {
+			perror(path);
+			return 1;
+		}
+	}
+	size_t cap = (size_t)(total / 4096) + 16, nlat = 0;
+	double *lat = malloc(cap * sizeof(double));
+	long long done = 0, writes = 0;
+	while (done < total) {
+		long f = hot ? ((rnd() % 10) < 9 ? (long)(rnd() % (uint64_t)(nfiles / 10 ? nfiles / 10 : 1))
+						  : (long)(rnd() % (uint64_t)nfiles))
+			     : (long)(rnd() % (uint64_t)nfiles);
+		size_t len = 4096 * (1 + rnd() % 16);
+		off_t off = (off_t)(4096 * (rnd() % (uint64_t)(fbytes / 4096)));
+		if (off + (off_t)len > fbytes)
+			len = (size_t)(fbytes - off);
+		for (size_t i = 0; i < len; i += 8)
+			*(uint64_t *)(buf + i) = rnd();
+		double t0 = now();
+		if (pwrite(fd[f], buf, len, off) != (ssize_t)len) {
+			fprintf(stderr, "overwrite: write f%ld at %lld after %lld bytes: %s\n", f, (long long)off, done,
+				strerror(errno));
+			return 1;
+		}
+		if (writes % 32 == 31 && fsync(fd[f]) < 0) {
+			fprintf(stderr, "overwrite: fsync f%ld: %s\n", f, strerror(errno));
+			return 1;
+		}
+		if (nlat < cap)
+			lat[nlat++] = now() - t0;
+		if (pwrite(md[f], buf, len, off) != (ssize_t)len)
+			return 1;
+		done += (long long)len;
+		writes++;
+	}
+	/* compare everything */
+	uint8_t *a = malloc(1 << 20), *b = malloc(1 << 20);
+	for (long i = 0; i < nfiles; i++) {
+		fsync(fd[i]);
+		for (off_t off = 0; off < fbytes; off += 1 << 20) {
+			ssize_t x = pread(fd[i], a, 1 << 20, off), y = pread(md[i], b, 1 << 20, off);
+			if (x != y || x < 0 || memcmp(a, b, (size_t)x)) {
+				fprintf(stderr, "overwrite: f%ld differs from the model near offset %lld\n", i, (long long)off);
+				return 1;
+			}
+		}
+		close(fd[i]);
+		close(md[i]);
+	}
+	qsort(lat, nlat, sizeof(double), cmp_d);
+	printf("overwrite: %lld writes, %.1f MiB, latency p50 %.2f ms p99 %.2f ms max %.1f ms, all %ld files verified\n",
+	       writes, (double)done / 1048576.0, lat[nlat / 2] * 1e3, lat[nlat * 99 / 100] * 1e3,
+	       lat[nlat - 1] * 1e3, nfiles);
+	return 0;
+}

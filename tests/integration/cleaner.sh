@@ -1,0 +1,63 @@
+#!/bin/bash
+# cleaner.sh — lfs_cleanerd under load: fill to 85% with live data, then
+# overwrite at random for several times the capacity with the cleaner
+# running (uniform, then hot-and-cold); kill -9 the cleaner midway and
+# start it again; no ENOSPC, every byte verified, fsck clean, and the
+# cleaner did the cleaning (the daemon's own last-resort cleaning is not
+# what is measured).  CLEANER_TIMES scales the overwrite volume.
+. "$(dirname "$0")/lib.sh"
+
+OW="$top_builddir/tests/cleaner/overwrite"
+CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
+FSCK="$top_builddir/ckpt/fsck.lfs"
+times=${CLEANER_TIMES:-3}
+cat > "$WORK/cleaner.conf" <<CONF
+min_clean_segments 12
+max_clean_segments 20
+protection_period 0
+cleaning_interval 0.2
+segments_per_clean 8
+CONF
+
+run_case() { # name, overwrite flags
+	rm -f "$IMG"
+	mkfs_img 96M
+	"$LFS" -f -o "cleaner_conf=$WORK/cleaner.conf" "$IMG" "$MNT" 2>>"$WORK/daemon.log" &
+	LFS_PID=$!
+	for _ in $(seq 1 50); do mountpoint -q "$MNT" && break; sleep 0.1; done
+	mountpoint -q "$MNT" || fail "mount"
+	local blocks bsize usable nfiles fbytes
+	read -r blocks bsize < <(stat -f -c '%b %S' "$MNT")
+	usable=$((blocks * bsize))
+	fbytes=$((256 * 1024))
+	nfiles=$((usable * 85 / 100 / fbytes))
+	rm -rf "$WORK/model"; mkdir "$WORK/model"
+	# fill (85% live), then overwrite half the volume, kill the cleaner,
+	# restart it, overwrite the rest
+	"$OW" -s 1 $2 "$MNT" "$WORK/model" "$nfiles" "$fbytes" "$((nfiles * fbytes))" >/dev/null ||
+		fail "$1: fill to 85%"
+	"$OW" -s 2 $2 "$MNT" "$WORK/model" "$nfiles" "$fbytes" "$((usable * times / 2))" ||
+		fail "$1: overwrite, first half"
+	local cpid
+	cpid=$(pgrep -f "lfs_cleanerd -f -c $WORK/cleaner.conf $MNT" | head -1)
+	[ -n "$cpid" ] || fail "$1: the cleaner is not running"
+	kill -9 "$cpid"
+	"$CLEANERD" -c "$WORK/cleaner.conf" "$MNT" || fail "$1: restarting the cleaner"
+	"$OW" -s 3 $2 "$MNT" "$WORK/model" "$nfiles" "$fbytes" "$((usable * times / 2))" ||
+		fail "$1: overwrite after restarting the cleaner"
+	"$CLEANERD" --status --json "$MNT" > "$WORK/status.json"
+	python3 - "$WORK/status.json" "$1" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+print(f"{sys.argv[2]}: write cost {s['write_cost']:.3f}, {s['segments_cleaned']} segments cleaned, "
+      f"{s['blocks_moved']} blocks moved, {s['cleaner_passes']} cleaner passes")
+sys.exit(0 if s['cleaner_passes'] > 0 and s['segments_cleaned'] > 0 else 1)
+PY
+	[ $? = 0 ] || fail "$1: the cleaner did not clean"
+	pkill -f "lfs_cleanerd -c $WORK/cleaner.conf $MNT" || true
+	lfs_umount
+	"$FSCK" "$IMG" > "$WORK/fsck.out" || { cat "$WORK/fsck.out"; fail "$1: fsck"; }
+}
+
+run_case uniform ""
+run_case hot-and-cold -H
