@@ -384,7 +384,8 @@ dump_open(struct dump *d)
 {
 	int err = lfs_bdev_open(&d->dev, d->path, true);
 	if (err) {
-		fprintf(stderr, "dumplfs: %s: %s\n", d->path, strerror(-err));
+		fprintf(stderr, "dumplfs: %s: %s\n", d->path,
+			err == -ENOTBLK ? "not a regular file or block device" : strerror(-err));
 		return err;
 	}
 	if (d->dev.size_bytes < LFS_SB_SIZE) {

@@ -178,7 +178,8 @@ lfs_ckpt_list(const char *path, const char *mnt)
 	struct lfs_super sb;
 	int err = lfs_bdev_open(&dev, path, true);
 	if (err) {
-		fprintf(stderr, "lfs-ckpt: %s: %s\n", path, strerror(-err));
+		fprintf(stderr, "lfs-ckpt: %s: %s\n", path,
+			err == -ENOTBLK ? "not a regular file, block device or directory" : strerror(-err));
 		return 1;
 	}
 	if (lfs_ckpt_read_super(&dev, path, &sb)) {

@@ -88,8 +88,8 @@ lfs_super_decode(struct lfs_super *sb, const uint8_t buf[LFS_SB_SIZE])
 	    sb->max_inodes < 16 || sb->reserved_segs >= sb->nsegs)
 		return -EFSCORRUPTED;
 	if (sb->ckpt_addr[0] != 1 || sb->ckpt_addr[1] != 1 + (uint64_t)sb->ckpt_blocks ||
-	    sb->seg0 < 1 + 2 * (uint64_t)sb->ckpt_blocks ||
-	    sb->seg0 + sb->nsegs * sb->seg_blocks > sb->nblocks)
+	    sb->seg0 < 1 + 2 * (uint64_t)sb->ckpt_blocks || sb->seg0 > sb->nblocks ||
+	    sb->nsegs * sb->seg_blocks > sb->nblocks - sb->seg0)
 		return -EFSCORRUPTED;
 	uint32_t nimap = (sb->max_inodes + bs / LFS_IMAP_ENTRY_SIZE - 1) / (bs / LFS_IMAP_ENTRY_SIZE);
 	uint32_t nsut = (uint32_t)((sb->nsegs + bs / LFS_SUT_ENTRY_SIZE - 1) / (bs / LFS_SUT_ENTRY_SIZE));

@@ -111,7 +111,7 @@ lfs_read_super(struct lfs_bdev *dev, struct lfs_super *sb)
 			sb->version, sb->feature_incompat, LFS_VERSION);
 	else if (err)
 		lfs_log("superblock is corrupt (checksum or geometry)");
-	else if ((uint64_t)sb->nblocks * sb->block_size > dev->size_bytes) {
+	else if (sb->nblocks > dev->size_bytes / sb->block_size) {
 		lfs_log("image is truncated: %llu bytes, the superblock says %llu",
 			(unsigned long long)dev->size_bytes, (unsigned long long)sb->nblocks * sb->block_size);
 		err = -EFSCORRUPTED;

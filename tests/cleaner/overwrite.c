@@ -125,5 +125,11 @@ main(int argc, char **argv)
 	printf("overwrite: %lld writes, %.1f MiB, latency p50 %.2f ms p99 %.2f ms max %.1f ms, all %ld files verified\n",
 	       writes, (double)done / 1048576.0, lat[nlat / 2] * 1e3, lat[nlat * 99 / 100] * 1e3,
 	       lat[nlat - 1] * 1e3, nfiles);
+	free(a);
+	free(b);
+	free(lat);
+	free(buf);
+	free(fd);
+	free(md);
 	return 0;
 }

@@ -24,7 +24,7 @@ expect_error() {
 	[ $rc -ne 124 ] || fail "dumplfs $*: hung on $NAME"
 	[ $rc -lt 128 ] || fail "dumplfs $*: crashed on $NAME (status $rc)"
 	[ -s "$WORK/err" ] || fail "dumplfs $*: no message on $NAME"
-	echo "ok $NAME, dumplfs $*: $(head -1 "$WORK/err")"
+	echo "ok $NAME, dumplfs${*:+ $*}: $(head -1 "$WORK/err")"
 }
 
 mkfs_img 64M
