@@ -26,9 +26,14 @@ REF_RAW = "raw"
 TARGET_TEXT = {
     "lfs": "this repository's lfs daemon (FUSE, libfuse3) on the loop device",
     "fuse2fs-ext2": "ext2 (mkfs.ext2) served by fuse2fs (FUSE, libfuse2)",
-    "fuse2fs-ext4": "ext4 (mkfs.ext4) served by fuse2fs; fuse2fs does not use the journal",
+    "fuse2fs-ext4": "ext4 (mkfs.ext4) served by fuse2fs; this fuse2fs does not write the journal "
+                    "(it logs \"Writing to the journal is not supported\"), so its ext4 is ext2-like "
+                    "on the write path",
     "ext4-kernel": "ext4 mounted by the kernel (default options: data=ordered, relatime) — the reference",
-    "raw": "fio directly on the loop device, no file system — the physical limit of this stack",
+    "raw": "the same fio jobs directly on the loop device, no file system — the limit of this "
+           "stack. Its buffered phases go through the block device's page cache (as the FUSE "
+           "daemons' own I/O does), so a kernel file system's page cache and delayed allocation "
+           "can beat it on buffered writes; the O_DIRECT phase is the clean device limit",
 }
 
 WORKLOAD_TEXT = {
@@ -99,9 +104,9 @@ def fmt_ratio(r):
         return "—"
     if r >= 10:
         return f"{r:.0f}×"
-    if r >= 1:
+    if r >= 0.1:
         return f"{r:.2f}×"
-    return f"{r:.3g}×"
+    return f"{r:.2g}×"
 
 
 class Results:

@@ -128,6 +128,7 @@ do_create(const char *dir, long n, size_t size, int each)
 		if (close(fd) < 0)
 			die("close", path);
 	}
+	double tw = now();
 	if (!each)
 		for (long i = 0; i < n; i++) {
 			filename(path, sizeof(path), dir, i);
@@ -140,6 +141,10 @@ do_create(const char *dir, long n, size_t size, int each)
 	fsync_path(dir, O_RDONLY | O_DIRECTORY);
 	double t1 = now();
 	report(n, (long long)n * (long long)size, t1 - t0);
+	/* where the time went: writing (and, with "each", per-file fsync) vs
+	 * the final fsync pass over files and directories */
+	fprintf(stderr, "smallfile: create: %.6f s writing, %.6f s in the final fsync pass\n",
+		tw - t0, t1 - tw);
 	free(buf);
 	return 0;
 }

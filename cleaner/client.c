@@ -49,11 +49,16 @@ lfs_ctl_call(struct lfs_ctl_client *cl, struct lfs_ctl_req *req, const void *pay
 	req->version = LFS_CTL_VERSION;
 	struct iovec iov[2] = { { req, sizeof(*req) }, { (void *)payload, plen } };
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = plen ? 2 : 1 };
-	if (sendmsg(cl->fd, &mh, MSG_NOSIGNAL) < 0)
+	ssize_t sent;
+	while ((sent = sendmsg(cl->fd, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	if (sent < 0)
 		return -errno;
 	struct iovec riov[2] = { { resp, sizeof(*resp) }, { out, out_len } };
 	struct msghdr rh = { .msg_iov = riov, .msg_iovlen = out_len ? 2 : 1 };
-	ssize_t n = recvmsg(cl->fd, &rh, 0);
+	ssize_t n;
+	while ((n = recvmsg(cl->fd, &rh, 0)) < 0 && errno == EINTR)
+		;
 	if (n < 0)
 		return -errno;
 	if (n == 0)

@@ -29,7 +29,7 @@ parse_double(const char *v, double lo, double hi, double *out)
 	char *end;
 	errno = 0;
 	double d = strtod(v, &end);
-	if (errno || end == v || *end || d < lo || d > hi)
+	if (errno || end == v || *end || !(d >= lo && d <= hi)) /* NaN fails too */
 		return -EINVAL;
 	*out = d;
 	return 0;

@@ -434,7 +434,7 @@ main(int argc, char **argv)
 		say(LOG_ERR, "daemon: %s", strerror(errno));
 		return 1;
 	}
-	struct sigaction sa = { .sa_handler = on_stop };
+	struct sigaction sa = { .sa_handler = on_stop, .sa_flags = SA_RESTART };
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sa.sa_handler = on_hup;

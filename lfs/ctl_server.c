@@ -8,6 +8,8 @@
 #include "lfs.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -18,17 +20,23 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#define MAX_CLIENTS 16
+
+struct client {
+	struct lfs_ctl_server *srv;
+	int fd;                     /* -1: slot free */
+	bool done;                  /* the thread has finished */
+	pthread_t thread;
+};
+
 struct lfs_ctl_server {
 	struct lfs_fs *fs;
 	int listen_fd;
 	int stop_pipe[2];
 	pthread_t thread;
+	pthread_mutex_t lock;       /* protects clients[] */
+	struct client clients[MAX_CLIENTS];
 	char image[LFS_CTL_PATH_MAX];
-};
-
-struct client {
-	struct lfs_ctl_server *srv;
-	int fd;
 };
 
 /* Largest message: a header and LFS_CTL_MAX_RECORDS of the largest record. */
@@ -150,9 +158,30 @@ client_main(void *arg)
 	}
 	free(in);
 	free(out);
-	close(c->fd);
-	free(c);
+	pthread_mutex_lock(&c->srv->lock);
+	c->done = true;
+	pthread_mutex_unlock(&c->srv->lock);
 	return NULL;
+}
+
+/* Join finished client threads; with `all`, make every client finish. */
+static void
+reap_clients(struct lfs_ctl_server *srv, bool all)
+{
+	for (int i = 0; i < MAX_CLIENTS; i++) {
+		struct client *c = &srv->clients[i];
+		pthread_mutex_lock(&srv->lock);
+		bool busy = c->fd >= 0, done = c->done;
+		if (busy && all && !done)
+			shutdown(c->fd, SHUT_RDWR);
+		pthread_mutex_unlock(&srv->lock);
+		if (busy && (done || all)) {
+			pthread_join(c->thread, NULL);
+			close(c->fd);
+			c->fd = -1;
+			c->done = false;
+		}
+	}
 }
 
 static void *
@@ -171,21 +200,24 @@ listen_main(void *arg)
 		int fd = accept4(srv->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
-		struct client *c = malloc(sizeof(*c));
-		pthread_t t;
+		reap_clients(srv, false);
+		struct client *c = NULL;
+		for (int i = 0; i < MAX_CLIENTS && !c; i++)
+			if (srv->clients[i].fd < 0)
+				c = &srv->clients[i];
 		if (!c) {
-			close(fd);
+			close(fd); /* too many clients at once */
 			continue;
 		}
 		c->srv = srv;
+		c->done = false;
 		c->fd = fd;
-		if (pthread_create(&t, NULL, client_main, c)) {
+		if (pthread_create(&c->thread, NULL, client_main, c)) {
 			close(fd);
-			free(c);
-			continue;
+			c->fd = -1;
 		}
-		pthread_detach(t);
 	}
+	reap_clients(srv, true);
 	return NULL;
 }
 
@@ -196,6 +228,9 @@ lfs_ctl_server_start(struct lfs_fs *fs, const char *mountpoint, const char *imag
 	if (!srv)
 		return -ENOMEM;
 	srv->fs = fs;
+	pthread_mutex_init(&srv->lock, NULL);
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		srv->clients[i].fd = -1;
 	snprintf(srv->image, sizeof(srv->image), "%s", image);
 	struct sockaddr_un sa;
 	socklen_t len;
@@ -206,7 +241,7 @@ lfs_ctl_server_start(struct lfs_fs *fs, const char *mountpoint, const char *imag
 	}
 	srv->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (srv->listen_fd < 0 || bind(srv->listen_fd, (struct sockaddr *)&sa, len) < 0 ||
-	    listen(srv->listen_fd, 8) < 0 || pipe(srv->stop_pipe) < 0) {
+	    listen(srv->listen_fd, 8) < 0 || pipe2(srv->stop_pipe, O_CLOEXEC) < 0) {
 		err = -errno;
 		if (srv->listen_fd >= 0)
 			close(srv->listen_fd);
@@ -235,5 +270,6 @@ lfs_ctl_server_stop(struct lfs_ctl_server *srv)
 	close(srv->listen_fd);
 	close(srv->stop_pipe[0]);
 	close(srv->stop_pipe[1]);
+	pthread_mutex_destroy(&srv->lock);
 	free(srv);
 }

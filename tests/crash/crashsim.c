@@ -271,7 +271,7 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 		struct stat st;
 		err = lookup_path(fs, f, &st);
 		ssize_t n = err ? err : lfs_read(fs, st.st_ino, buf, f->size + 8192, 0);
-		if (err || n != (ssize_t)f->size || memcmp(buf, f->data, f->size) != 0) {
+		if (err || n != (ssize_t)f->size || (f->size && memcmp(buf, f->data, f->size) != 0)) {
 			printf("crashsim: %s: fsynced file %s (%zu bytes) %s\n", what, f->name, f->size,
 			       err ? strerror(-err) : n != (ssize_t)f->size ? "has the wrong size" : "has wrong content");
 			c->failures++;

@@ -4,7 +4,11 @@
 # filesystem answers ENOSPC and keeps every earlier file.
 . "$(dirname "$0")/lib.sh"
 
-SRC="${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}"
+# a snapshot: the source tree may change while the test runs
+SRC="$WORK/src"
+mkdir "$SRC"
+cp -a "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/lfs" \
+      "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests" "$SRC/"
 
 mkfs_img 256M
 lfs_mount
