@@ -1,7 +1,9 @@
 /*
- * fsck.c — fsck.lfs [-v] IMAGE: verify an image read-only (fsck_core.c).
- * Exit status: 0 no problems, 1 problems found, 8 the image cannot be
- * opened, 16 usage.
+ * fsck.c — fsck.lfs [-anpvyf] IMAGE: verify an image read-only
+ * (fsck_core.c).  The exit status follows fsck(8): 0 no problems, 4
+ * problems found (it never changes the image, so they are left
+ * uncorrected), 8 the image cannot be opened, 16 usage.  -a, -p, -n,
+ * -y and -f are accepted for fsck(8)'s sake and change nothing.
  */
 #include "lfs_int.h"
 
@@ -14,16 +16,16 @@ main(int argc, char **argv)
 {
 	int opt;
 	bool verbose = false;
-	while ((opt = getopt(argc, argv, "vh")) != -1) {
+	while ((opt = getopt(argc, argv, "vhanpyf")) != -1) {
 		if (opt == 'v')
 			verbose = true;
-		else {
-			fprintf(opt == 'h' ? stdout : stderr, "usage: fsck.lfs [-v] IMAGE\n");
+		else if (opt == 'h' || opt == '?') {
+			fprintf(opt == 'h' ? stdout : stderr, "usage: fsck.lfs [-anpvyf] IMAGE\n");
 			return opt == 'h' ? 0 : 16;
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: fsck.lfs [-v] IMAGE\n");
+		fprintf(stderr, "usage: fsck.lfs [-anpvyf] IMAGE\n");
 		return 16;
 	}
 	struct lfs_opts o;
@@ -33,13 +35,13 @@ main(int argc, char **argv)
 	(void)verbose;
 	int err = lfs_mount(argv[optind], &o, &fs);
 	if (err) {
-		printf("fsck.lfs: %s cannot be opened: %s\n", argv[optind], strerror(-err));
+		fprintf(stderr, "fsck.lfs: %s cannot be opened: %s\n", argv[optind], strerror(-err));
 		return 8;
 	}
 	uint64_t problems = 0;
 	err = lfs_fsck(fs, &problems);
 	if (err) {
-		printf("fsck.lfs: %s\n", strerror(-err));
+		fprintf(stderr, "fsck.lfs: %s\n", strerror(-err));
 		return 8;
 	}
 	struct lfs_stats st;
@@ -49,5 +51,5 @@ main(int argc, char **argv)
 	       (unsigned long long)st.segs_total, (double)st.live_bytes / 1048576.0, (unsigned long long)problems,
 	       problems == 1 ? "" : "s");
 	lfs_abandon(fs);
-	return problems ? 1 : 0;
+	return problems ? 4 : 0;
 }

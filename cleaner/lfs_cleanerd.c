@@ -320,7 +320,8 @@ status(const char *mountpoint, bool json)
 		unsigned b = (unsigned)(10.0 * (double)c.usage[s].live_bytes / (double)c.seg_bytes);
 		hist[b > 9 ? 9 : b]++;
 	}
-	double new_data = (double)(st.bytes_written - st.bytes_moved);
+	/* moves and cleaner reads are counted since the mount: so is new data */
+	double new_data = (double)(st.bytes_written_mount - st.bytes_moved);
 	double wcost = new_data > 0 ? (new_data + (double)st.cleaner_bytes_read + (double)st.bytes_moved) / new_data : 1;
 	if (json) {
 		printf("{\"segments\":%llu,\"clean\":%llu,\"reserved\":%llu,\"live_bytes\":%llu,\"bytes_written\":%llu,"

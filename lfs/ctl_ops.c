@@ -152,6 +152,7 @@ lfs_ctl_stats(struct lfs_fs *fs, struct lfs_ctl_stats *out)
 		.segs_cleaned = st.segs_cleaned, .cleaner_bytes_read = fs->stats.cleaner_bytes_read,
 		.cleaner_passes = fs->stats.cleaner_passes, .cleaner_pid = fs->stats.cleaner_pid,
 		.seg_bytes = (uint64_t)fs->sb.seg_blocks * fs->bsize,
+		.bytes_written_mount = fs->dev.bytes_written,
 	};
 	pthread_mutex_unlock(&fs->lock);
 }

@@ -38,7 +38,7 @@ enum lfs_ctl_op {
 	LFS_CTL_SEGCLEAN = 5,   /* n uint64_t segments -> val0 segments now clean after a checkpoint */
 	LFS_CTL_CHECKPOINT = 6, /* -> val0 checkpoint sequence */
 	LFS_CTL_STATS = 7,      /* -> one struct lfs_ctl_stats */
-	LFS_CTL_CLEANER_STATS = 8, /* arg0..3 from the cleaner: segments cleaned, blocks read, passes, pid */
+	LFS_CTL_CLEANER_STATS = 8, /* from the cleaner: arg2 passes, arg3 its pid (arg0, arg1 unused) */
 };
 
 struct lfs_ctl_req {
@@ -93,6 +93,7 @@ struct lfs_ctl_stats {
 	uint64_t cleaner_passes;
 	uint64_t cleaner_pid;
 	uint64_t seg_bytes;
+	uint64_t bytes_written_mount; /* since this mount: the base of the write cost */
 };
 
 _Static_assert(sizeof(struct lfs_ctl_req) == 48, "request size");

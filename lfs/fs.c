@@ -71,6 +71,28 @@ after_write(struct lfs_fs *fs)
 		lfs_ckpt_write(fs, false);
 }
 
+/* relatime, as ext4 mounts by default: atime moves when it is older
+ * than mtime or ctime, or a day old; otherwise reads write nothing. */
+static void
+touch_atime(struct lfs_fs *fs, struct lfs_inode *ip)
+{
+	if (fs->dev.readonly || fs->fatal)
+		return;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	const struct lfs_dinode *di = &ip->di;
+	bool older = di->atime_sec < di->mtime_sec ||
+		     (di->atime_sec == di->mtime_sec && di->atime_nsec <= di->mtime_nsec) ||
+		     di->atime_sec < di->ctime_sec ||
+		     (di->atime_sec == di->ctime_sec && di->atime_nsec <= di->ctime_nsec) ||
+		     now.tv_sec - di->atime_sec >= 24 * 3600;
+	if (!older)
+		return;
+	ip->di.atime_sec = now.tv_sec;
+	ip->di.atime_nsec = (uint32_t)now.tv_nsec;
+	lfs_inode_dirty(fs, ip);
+}
+
 static void
 touch_dir(struct lfs_inode *dp, struct lfs_fs *fs)
 {
@@ -605,6 +627,8 @@ lfs_read(struct lfs_fs *fs, uint64_t ino, void *buf, size_t size, off_t off)
 	if (off < 0)
 		return unlock(fs, -EINVAL);
 	ssize_t n = lfs_file_read(fs, ip, buf, size, (uint64_t)off);
+	if (n > 0)
+		touch_atime(fs, ip);
 	pthread_mutex_unlock(&fs->lock);
 	return n;
 }
@@ -755,6 +779,8 @@ lfs_readdir(struct lfs_fs *fs, uint64_t dir, off_t off, lfs_filldir_t fill, void
 	uint64_t pos = off > DIR_COOKIE_BASE ? (uint64_t)off - DIR_COOKIE_BASE : 0;
 	struct rd_ctx r = { fill, ctx };
 	err = lfs_dir_iterate(fs, dp, pos, rd_one, &r);
+	if (!err && off == 0)
+		touch_atime(fs, dp);
 	return unlock(fs, err);
 }
 

@@ -403,6 +403,12 @@ main(int argc, char **argv)
 	       seed, ops, nrecs, points, (unsigned long long)c.states, (unsigned long long)c.failures);
 	munmap(t, (size_t)st.st_size + 1);
 	close(fd);
+	close(c.memfd);
+	free(c.recs);
+	free(c.img);
+	free(base);
+	for (int i = 0; i < MAX_FILES; i++)
+		free(w.files[i].data);
 	unlink(trace);
 	unlink(img);
 	rmdir(dir);

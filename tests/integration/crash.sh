@@ -13,7 +13,8 @@ FSCK="$top_builddir/ckpt/fsck.lfs"
 seeds=${CRASH_SEEDS:-10}
 total=0
 for s in $(seq 1 "$seeds"); do
-	out=$("$SIM" -s "$s" -n 1500 -t 4 2>/dev/null) || { echo "$out"; fail "crashsim seed $s"; }
+	out=$("$SIM" -s "$s" -n 1500 -t 4 2>"$WORK/sim.err") ||
+		{ echo "$out"; grep -v '^lfs: ' "$WORK/sim.err" | tail -30; fail "crashsim seed $s"; }
 	n=$(echo "$out" | tail -1 | sed -n 's/.* \([0-9]*\) crash states checked.*/\1/p')
 	total=$((total + n))
 done
