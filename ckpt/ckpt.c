@@ -116,6 +116,8 @@ lfs_ckpt_write(struct lfs_fs *fs, bool clean)
 	err = lfs_bdev_write(&fs->dev, fs->sb.ckpt_addr[which], fs->sb.ckpt_blocks, region);
 	if (!err)
 		err = lfs_bdev_sync(&fs->dev);
+	if (!err)
+		fs->synced_bytes = fs->dev.bytes_written;
 	free(region);
 	if (err) {
 		lfs_log("checkpoint %llu: writing region %d: %s", (unsigned long long)h.ckpt_seq, which,

@@ -647,10 +647,11 @@ lfs_write(struct lfs_fs *fs, uint64_t ino, const void *buf, size_t size, off_t o
 		return unlock(fs, S_ISDIR(ip->di.mode) ? -EISDIR : -EINVAL);
 	if (off < 0)
 		return unlock(fs, -EINVAL);
-	uint64_t before = ip->di.blocks + ip->pending_new + ip->di.inline_len / 512;
+	/* inline growth is not worth a kernel round trip; blocks are */
+	uint64_t before = ip->di.blocks + ip->pending_new;
 	ssize_t n = lfs_file_write(fs, ip, buf, size, (uint64_t)off);
 	if (allocated)
-		*allocated = ip->di.blocks + ip->pending_new + ip->di.inline_len / 512 != before;
+		*allocated = ip->di.blocks + ip->pending_new != before;
 	if (n > 0) {
 		lfs_inode_touch(ip, true, true);
 		after_write(fs);
@@ -668,10 +669,14 @@ lfs_fsync(struct lfs_fs *fs, uint64_t ino, bool datasync)
 	if (fs->dev.readonly)
 		return unlock(fs, 0);
 	/* one flush writes everything dirty: the file, and the directory
-	 * entries that lead to it, become durable together */
+	 * entries that lead to it, become durable together; when all of it
+	 * already is, there is nothing to wait for */
 	int err = lfs_flush(fs);
-	if (!err)
+	if (!err && fs->dev.bytes_written != fs->synced_bytes) {
 		err = lfs_bdev_sync(&fs->dev);
+		if (!err)
+			fs->synced_bytes = fs->dev.bytes_written;
+	}
 	if (!err && fs->opts.ckpt_segs && fs->segs_since_ckpt >= fs->opts.ckpt_segs)
 		err = lfs_ckpt_write(fs, false);
 	return unlock(fs, err);

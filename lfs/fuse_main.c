@@ -3,9 +3,9 @@
  *
  * Each handler translates one request into one lfs.h call and sends
  * exactly one reply; lfs.h already speaks -errno, so nothing is
- * translated.  The session loop is single-threaded: the core serializes
- * on one lock anyway, and a tick thread runs the flush and checkpoint
- * timers.
+ * translated.  The session loop runs a few threads: the core serializes
+ * on one lock, but fetching and answering requests overlaps with it.  A
+ * tick thread runs the flush and checkpoint timers.
  *
  *   lfs [-f] [-o OPTIONS] IMAGE MOUNTPOINT
  */
@@ -503,6 +503,7 @@ struct cmdline {
 	char *cleaner_conf;
 	double timeout;
 	int ro;
+	unsigned max_ratio;
 };
 
 #define OPT(t, p) { t, offsetof(struct cmdline, p), 1 }
@@ -515,6 +516,7 @@ static const struct fuse_opt lfs_fuse_opts[] = {
 	OPT("nocleaner", no_cleaner),
 	OPT("cleaner_conf=%s", cleaner_conf),
 	OPT("cache_timeout=%lf", timeout),
+	OPT("max_ratio=%u", max_ratio),
 	OPT("-f", foreground),
 	OPT("-h", show_help),
 	OPT("--help", show_help),
@@ -575,9 +577,38 @@ usage(FILE *f)
 	       "    -o nocleaner         do not start lfs_cleanerd\n"
 	       "    -o cleaner_conf=F    config file for lfs_cleanerd\n"
 	       "    -o cache_timeout=S   kernel entry/attribute cache time (default 1.0)\n"
+	       "    -o max_ratio=N       share of the dirty page cache the mount may use, %% (default 40)\n"
 	       "    -o trace=FILE        record every block write and flush (crash tests)\n"
 	       "    -f                   stay in the foreground\n"
 	       "and the generic FUSE mount options (ro, allow_other, ...).\n");
+}
+
+/*
+ * The kernel lets a FUSE mount hold only 1% of the dirty page limit
+ * (/sys/class/bdi/<dev>/max_ratio), so writers are throttled to the
+ * speed of single-page FUSE writes long before lfs would batch them.
+ * Raise it for this mount; needs root, and is best effort.
+ */
+static void
+set_max_ratio(const char *mountpoint, unsigned ratio, bool explicit)
+{
+	FILE *mi = fopen("/proc/self/mountinfo", "r");
+	char line[8192], dev[64] = "", mnt[4096];
+	while (mi && fgets(line, sizeof(line), mi))
+		if (sscanf(line, "%*s %*s %63s %*s %4095s", dev, mnt) == 2 && strcmp(mnt, mountpoint) == 0)
+			break;
+		else
+			dev[0] = '\0';
+	if (mi)
+		fclose(mi);
+	char path[128];
+	snprintf(path, sizeof(path), "/sys/class/bdi/%s/max_ratio", dev);
+	FILE *f = dev[0] ? fopen(path, "w") : NULL;
+	bool ok = f && fprintf(f, "%u\n", ratio) > 0;
+	if (f && fclose(f) != 0)
+		ok = false;
+	if (!ok && explicit)
+		lfs_log("max_ratio: cannot set %s", dev[0] ? path : "(mount not found)");
 }
 
 static pid_t
@@ -617,7 +648,7 @@ main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct cmdline c = { .timeout = 1.0, .ckpt_interval = UINT_MAX, .ckpt_segs = UINT_MAX,
-			   .flush_ms = UINT_MAX, .dirty_mb = UINT_MAX };
+			   .flush_ms = UINT_MAX, .dirty_mb = UINT_MAX, .max_ratio = UINT_MAX };
 	if (fuse_opt_parse(&args, &c, lfs_fuse_opts, opt_proc) == -1) {
 		cmdline_free(&c, &args);
 		return 2;
@@ -683,6 +714,7 @@ main(int argc, char *argv[])
 		goto out_se;
 	if (fuse_session_mount(se, c.mountpoint))
 		goto out_sig;
+	set_max_ratio(c.mountpoint, c.max_ratio == UINT_MAX ? 40 : c.max_ratio, c.max_ratio != UINT_MAX);
 	if (!c.foreground)
 		lfs_log_use_syslog(true);
 	fuse_daemonize(c.foreground);
@@ -693,7 +725,10 @@ main(int argc, char *argv[])
 		lfs_log("control socket for %s: %s (no cleaner, no lfs-ckpt)", c.mountpoint, strerror(-err));
 	else if (!c.no_cleaner && !c.ro)
 		d.cleaner = start_cleaner(c.mountpoint, c.cleaner_conf);
-	ret = fuse_session_loop(se) ? 1 : 0;
+	/* several threads: one can be in the kernel fetching or answering
+	 * requests while another holds the filesystem lock */
+	struct fuse_loop_config lc = { .clone_fd = 0, .max_idle_threads = 4 };
+	ret = fuse_session_loop_mt(se, &lc) ? 1 : 0;
 	if (d.cleaner > 0) {
 		kill(d.cleaner, SIGTERM);
 		waitpid(d.cleaner, NULL, 0);

@@ -132,6 +132,7 @@ struct lfs_fs {
 	struct u64map dirty;        /* ino -> struct lfs_inode with dirty state */
 	struct u64map tombstones;   /* ino -> version of freed inodes to log */
 	uint64_t dirty_bytes;
+	uint64_t synced_bytes;      /* dev.bytes_written at the last fdatasync */
 	bool changed_since_ckpt;
 	uint64_t last_flush_ns;
 
