@@ -8,8 +8,9 @@
  * stays valid while the directory changes.
  *
  * In memory each directory gets an index built on first use: a hash of
- * every name (constant-time lookup and duplicate check) and the largest
- * free slot of each block (inserts do not rescan the blocks).
+ * every name (constant-time lookup and duplicate check), the largest free
+ * slot of each block, and a stack of blocks with room, so an insert costs
+ * the same in a directory of a hundred names or of a million.
  */
 #include "lfs_int.h"
 
@@ -52,6 +53,8 @@ lfs_dir_free_index(struct lfs_inode *ip)
 		}
 	u64map_free(&d->index);
 	free(d->maxfree);
+	free(d->cand);
+	free(d->in_cand);
 	free(d);
 	ip->dir = NULL;
 }
@@ -82,9 +85,11 @@ static struct lfs_dname *
 index_find(struct lfs_dir *d, const char *name, size_t len, uint64_t *hash)
 {
 	*hash = name_hash(name, len);
-	for (struct lfs_dname *n = u64map_get(&d->index, *hash); n; n = n->next)
+	for (struct lfs_dname *n = u64map_get(&d->index, *hash); n; n = n->next) {
+		d->probes++;
 		if (n->name_len == len && memcmp(n->name, name, len) == 0)
 			return n;
+	}
 	return NULL;
 }
 
@@ -105,6 +110,36 @@ block_maxfree(struct lfs_fs *fs, const uint8_t *blk)
 	return (uint16_t)(best > 0xffff ? 0xffff : best);
 }
 
+/* The smallest record: a block with less slack than this is full. */
+#define MIN_ROOM ((uint16_t)lfs_dirent_len(1))
+
+/* Size the per-block arrays for nblocks + 1 blocks. */
+static int
+grow_blocks(struct lfs_dir *d, uint32_t nblocks)
+{
+	uint16_t *mf = realloc(d->maxfree, (nblocks + 1) * sizeof(uint16_t));
+	if (mf)
+		d->maxfree = mf;
+	uint32_t *c = realloc(d->cand, (nblocks + 1) * sizeof(uint32_t));
+	if (c)
+		d->cand = c;
+	uint8_t *in = realloc(d->in_cand, nblocks + 1);
+	if (in) {
+		memset(in + d->nblocks, 0, nblocks + 1 - d->nblocks);
+		d->in_cand = in;
+	}
+	return mf && c && in ? 0 : -ENOMEM;
+}
+
+static void
+offer_block(struct lfs_dir *d, uint32_t b)
+{
+	if (!d->in_cand[b] && d->maxfree[b] >= MIN_ROOM) {
+		d->in_cand[b] = 1;
+		d->cand[d->ncand++] = b;
+	}
+}
+
 static int
 build_index(struct lfs_fs *fs, struct lfs_inode *dp)
 {
@@ -114,13 +149,13 @@ build_index(struct lfs_fs *fs, struct lfs_inode *dp)
 	if (!d)
 		return -ENOMEM;
 	u64map_init(&d->index);
-	d->nblocks = (uint32_t)(dp->di.size / fs->bsize);
-	d->maxfree = calloc(d->nblocks + 1, sizeof(uint16_t));
 	dp->dir = d;
-	if (!d->maxfree) {
+	uint32_t nblocks = (uint32_t)(dp->di.size / fs->bsize);
+	if (grow_blocks(d, nblocks)) {
 		lfs_dir_free_index(dp);
 		return -ENOMEM;
 	}
+	d->nblocks = nblocks;
 	for (uint32_t b = 0; b < d->nblocks; b++) {
 		struct lfs_page *pg;
 		int err = lfs_file_get_page(fs, dp, b, false, false, &pg);
@@ -143,6 +178,7 @@ build_index(struct lfs_fs *fs, struct lfs_inode *dp)
 			off += de.rec_len;
 		}
 		d->maxfree[b] = block_maxfree(fs, pg->data);
+		offer_block(d, b);
 	}
 	return 0;
 }
@@ -188,19 +224,22 @@ lfs_dir_add(struct lfs_fs *fs, struct lfs_inode *dp, const char *name, uint32_t 
 	struct lfs_dir *d = dp->dir;
 	uint32_t need = lfs_dirent_len((uint32_t)len);
 	uint32_t b = UINT32_MAX;
-	for (uint32_t i = 0; i < d->nblocks; i++) {
-		uint32_t c = (d->hint + i) % d->nblocks;
+	/* blocks without room for this name leave the stack; a delete in
+	 * them offers them again */
+	while (d->ncand > 0) {
+		uint32_t c = d->cand[d->ncand - 1];
+		d->probes++;
 		if (d->maxfree[c] >= need) {
 			b = c;
 			break;
 		}
+		d->in_cand[c] = 0;
+		d->ncand--;
 	}
 	struct lfs_page *pg;
 	if (b == UINT32_MAX) {
-		uint16_t *mf = realloc(d->maxfree, (d->nblocks + 2) * sizeof(uint16_t));
-		if (!mf)
+		if (grow_blocks(d, d->nblocks + 1))
 			return -ENOMEM;
-		d->maxfree = mf;
 		b = d->nblocks;
 		err = lfs_file_get_page(fs, dp, b, true, true, &pg);
 		if (!err)
@@ -211,6 +250,7 @@ lfs_dir_add(struct lfs_fs *fs, struct lfs_inode *dp, const char *name, uint32_t 
 		lfs_dirent_encode(&fr, pg->data);
 		d->nblocks++;
 		d->maxfree[b] = (uint16_t)fs->bsize;
+		offer_block(d, b);
 		dp->di.size += fs->bsize;
 	} else if ((err = dir_page(fs, dp, b, &pg))) {
 		return err;
@@ -230,7 +270,6 @@ lfs_dir_add(struct lfs_fs *fs, struct lfs_inode *dp, const char *name, uint32_t 
 			}
 			lfs_dirent_encode(&ne, pg->data + at);
 			d->maxfree[b] = block_maxfree(fs, pg->data);
-			d->hint = b;
 			return index_add(d, name, len, b * fs->bsize + at, ino, type);
 		}
 		off += de.rec_len;
@@ -278,6 +317,7 @@ lfs_dir_remove(struct lfs_fs *fs, struct lfs_inode *dp, const char *name)
 		lfs_dirent_encode(&pd, pg->data + prev);
 	}
 	d->maxfree[b] = block_maxfree(fs, pg->data);
+	offer_block(d, b);
 	/* unlink from the hash chain */
 	struct lfs_dname *head = u64map_get(&d->index, h);
 	if (head == victim) {

@@ -54,8 +54,11 @@ struct lfs_dir {
 	struct u64map index;        /* hash -> struct lfs_dname chain */
 	uint32_t nblocks;
 	uint16_t *maxfree;          /* per block: largest record slack */
-	uint32_t hint;              /* block to try first for inserts */
+	uint32_t *cand;             /* stack of blocks that may have room */
+	uint32_t ncand;
+	uint8_t *in_cand;           /* per block: on the stack */
 	uint64_t nentries;
+	uint64_t probes;            /* names and blocks examined: tests check growth */
 };
 
 struct lfs_inode {

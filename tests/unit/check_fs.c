@@ -162,6 +162,45 @@ START_TEST(directories)
 }
 END_TEST
 
+/* 100,000 names: lookups and creates cost the same at the end as at the
+ * start (probes count names and blocks examined, so this is exact). */
+START_TEST(large_directory)
+{
+	testfs_make(512 << 20, 1 << 20); /* room for 131072 inodes */
+	struct lfs_fs *fs = testfs_mount();
+	struct stat d, st;
+	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "big", 0755, &me, &d), 0);
+	char name[64];
+	uint64_t first_probes = 0, last_probes = 0;
+	struct lfs_inode *dp;
+	for (int i = 0; i < 100000; i++) {
+		snprintf(name, sizeof(name), "file-with-a-longish-name-%06d", i);
+		ck_assert_int_eq(lfs_mknod(fs, d.st_ino, name, S_IFREG | 0644, 0, &me, &st), 0);
+		lfs_forget(fs, st.st_ino, 1);
+		if (i == 9999 || i == 99999) {
+			ck_assert_int_eq(lfs_iget(fs, d.st_ino, &dp), 0);
+			uint64_t p0 = dp->dir->probes;
+			for (int j = 0; j < 1000; j++) {
+				snprintf(name, sizeof(name), "file-with-a-longish-name-%06d", (j * 7919) % (i + 1));
+				ck_assert_int_eq(lfs_lookup(fs, d.st_ino, name, &st), 0);
+				lfs_forget(fs, st.st_ino, 1);
+				snprintf(name, sizeof(name), "extra-%d-%d", i, j);
+				ck_assert_int_eq(lfs_mknod(fs, d.st_ino, name, S_IFREG | 0644, 0, &me, &st), 0);
+				lfs_forget(fs, st.st_ino, 1);
+			}
+			*(i == 9999 ? &first_probes : &last_probes) = dp->dir->probes - p0;
+		}
+	}
+	/* a linear scan would examine ten times as much at 100,000 */
+	ck_assert_uint_lt(last_probes, 2 * first_probes + 2000);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount();
+	ck_assert_int_eq(lfs_lookup(fs, d.st_ino, "file-with-a-longish-name-054321", &st), 0);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	testfs_remove();
+}
+END_TEST
+
 START_TEST(renames_and_links)
 {
 	testfs_make(32 << 20, 1 << 20);
@@ -359,6 +398,7 @@ main(void)
 	tcase_add_test(tc, write_read_remount);
 	tcase_add_test(tc, sparse_terabyte_and_truncate);
 	tcase_add_test(tc, directories);
+	tcase_add_test(tc, large_directory);
 	tcase_add_test(tc, renames_and_links);
 	tcase_add_test(tc, unlink_open_file);
 	tcase_add_test(tc, xattrs);
