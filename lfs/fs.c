@@ -60,6 +60,18 @@ writable(struct lfs_fs *fs)
 	return fs->fatal;
 }
 
+/* The directory an entry `name` is to be added to or removed from. */
+static int
+dir_for_change(struct lfs_fs *fs, uint64_t dir, const char *name, struct lfs_inode **dp)
+{
+	int err = writable(fs);
+	if (!err)
+		err = check_name(name);
+	if (!err)
+		err = get_dir(fs, dir, dp);
+	return err;
+}
+
 /* After an operation: keep buffered state and the log since the last
  * checkpoint bounded. */
 static void
@@ -219,11 +231,7 @@ new_node(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, dev_t r
 {
 	struct lfs_inode *dp, *ip;
 	uint32_t ino;
-	int err = writable(fs);
-	if (!err)
-		err = check_name(name);
-	if (!err)
-		err = get_dir(fs, dir, &dp);
+	int err = dir_for_change(fs, dir, name, &dp);
 	if (err)
 		return err;
 	if (dp->di.nlink == 0)
@@ -351,13 +359,9 @@ lfs_link(struct lfs_fs *fs, uint64_t ino, uint64_t dir, const char *name, struct
 	lock(fs);
 	struct lfs_inode *ip, *dp;
 	uint32_t existing;
-	int err = writable(fs);
-	if (!err)
-		err = check_name(name);
+	int err = dir_for_change(fs, dir, name, &dp);
 	if (!err)
 		err = lfs_iget(fs, ino, &ip);
-	if (!err)
-		err = get_dir(fs, dir, &dp);
 	if (err)
 		return unlock(fs, err);
 	if (S_ISDIR(ip->di.mode))
@@ -387,11 +391,7 @@ remove_entry(struct lfs_fs *fs, uint64_t dir, const char *name, bool want_dir)
 {
 	struct lfs_inode *dp, *ip;
 	uint32_t ino;
-	int err = writable(fs);
-	if (!err)
-		err = check_name(name);
-	if (!err)
-		err = get_dir(fs, dir, &dp);
+	int err = dir_for_change(fs, dir, name, &dp);
 	if (err)
 		return err;
 	if (want_dir && strcmp(name, ".") == 0)
@@ -479,15 +479,9 @@ do_rename(struct lfs_fs *fs, uint64_t odir, const char *oname, uint64_t ndir, co
 {
 	struct lfs_inode *od, *nd, *src, *dst = NULL;
 	uint32_t sino, dino;
-	int err = writable(fs);
+	int err = dir_for_change(fs, odir, oname, &od);
 	if (!err)
-		err = check_name(oname);
-	if (!err)
-		err = check_name(nname);
-	if (!err)
-		err = get_dir(fs, odir, &od);
-	if (!err)
-		err = get_dir(fs, ndir, &nd);
+		err = dir_for_change(fs, ndir, nname, &nd);
 	if (err)
 		return err;
 	if ((flags & LFS_RENAME_EXCHANGE) && (flags & LFS_RENAME_NOREPLACE))
