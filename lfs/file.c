@@ -125,7 +125,8 @@ uninline(struct lfs_fs *fs, struct lfs_inode *ip)
 		if (err)
 			return err;
 	}
-	memset(ip->inl, 0, ip->di.inline_len);
+	free(ip->inl);
+	ip->inl = NULL;
 	ip->di.inline_len = 0;
 	ip->di.flags &= ~LFS_DI_INLINE;
 	lfs_inode_dirty(fs, ip);
@@ -140,7 +141,10 @@ lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, u
 	if (size > ip->di.size - off)
 		size = (size_t)(ip->di.size - off);
 	if (ip->di.flags & LFS_DI_INLINE) {
-		memcpy(buf, ip->inl + off, size);
+		if (ip->inl)
+			memcpy(buf, ip->inl + off, size);
+		else
+			memset(buf, 0, size);
 		return (ssize_t)size;
 	}
 	uint8_t *out = buf;
@@ -217,6 +221,8 @@ lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, const void *buf, size_t 
 	if (ip->di.flags & LFS_DI_INLINE) {
 		if (end <= lfs_inline_max(fs->bsize)) {
 			err = lfs_file_ensure_space(fs, 0);
+			if (!err)
+				err = lfs_inode_inline_buf(fs, ip);
 			if (err)
 				return err;
 			memcpy(ip->inl + off, buf, size);
@@ -287,6 +293,8 @@ lfs_file_truncate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t size)
 	int err;
 	if (ip->di.flags & LFS_DI_INLINE) {
 		if (size <= lfs_inline_max(fs->bsize)) {
+			if (size && (err = lfs_inode_inline_buf(fs, ip)))
+				return err;
 			if (size < ip->di.inline_len)
 				memset(ip->inl + size, 0, ip->di.inline_len - size);
 			ip->di.size = ip->di.inline_len = (uint32_t)size;
@@ -324,7 +332,8 @@ lfs_file_punch(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_t l
 	if (end > ip->di.size || end < off)
 		end = ip->di.size;
 	if (ip->di.flags & LFS_DI_INLINE) {
-		memset(ip->inl + off, 0, end - off);
+		if (ip->inl)
+			memset(ip->inl + off, 0, end - off);
 		lfs_inode_dirty(fs, ip);
 		return 0;
 	}

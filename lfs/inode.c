@@ -51,7 +51,7 @@ lfs_now_ns(void)
 
 int
 lfs_inode_read_record(struct lfs_fs *fs, uint64_t daddr, uint16_t slot, struct lfs_dinode *di,
-		      uint8_t *inl)
+		      uint8_t **inl)
 {
 	uint8_t *blk = malloc(fs->bsize);
 	if (!blk)
@@ -66,8 +66,13 @@ lfs_inode_read_record(struct lfs_fs *fs, uint64_t daddr, uint16_t slot, struct l
 			err = r;
 		else if (di->inline_len > lfs_inline_max(fs->bsize))
 			err = -EFSCORRUPTED;
-		else if (inl && di->inline_len)
-			memcpy(inl, blk + off + LFS_INODE_HDR_SIZE, di->inline_len);
+		else if (inl && di->inline_len) {
+			*inl = calloc(1, lfs_inline_max(fs->bsize));
+			if (*inl)
+				memcpy(*inl, blk + off + LFS_INODE_HDR_SIZE, di->inline_len);
+			else
+				err = -ENOMEM;
+		}
 	}
 	if (err == -EFSCORRUPTED)
 		lfs_log("inode record at block %llu slot %u is corrupt", (unsigned long long)daddr, slot);
@@ -81,16 +86,10 @@ inode_alloc(struct lfs_fs *fs, uint32_t ino)
 	struct lfs_inode *ip = calloc(1, sizeof(*ip));
 	if (!ip)
 		return NULL;
-	ip->inl = calloc(1, lfs_inline_max(fs->bsize));
-	if (!ip->inl) {
-		free(ip);
-		return NULL;
-	}
 	ip->ino = ino;
 	u64map_init(&ip->pages);
 	u64map_init(&ip->nodes);
 	if (u64map_put(&fs->icache, ino, ip)) {
-		free(ip->inl);
 		free(ip);
 		return NULL;
 	}
@@ -115,7 +114,7 @@ lfs_iget(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **out)
 	ip = inode_alloc(fs, (uint32_t)ino);
 	if (!ip)
 		return -ENOMEM;
-	int err = lfs_inode_read_record(fs, e->daddr, e->slot, &ip->di, ip->inl);
+	int err = lfs_inode_read_record(fs, e->daddr, e->slot, &ip->di, &ip->inl);
 	if (!err && (ip->di.ino != ino || ip->di.mode == 0)) {
 		lfs_log("inode map entry %llu points at a record of inode %u", (unsigned long long)ino,
 			ip->di.ino);
@@ -129,6 +128,16 @@ lfs_iget(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **out)
 	}
 	ip->disk_reclen = lfs_inode_reclen(ip->di.inline_len);
 	*out = ip;
+	return 0;
+}
+
+/* Inline content gets its buffer when it first has any: most cached
+ * inodes (directories, large files) never need one. */
+int
+lfs_inode_inline_buf(struct lfs_fs *fs, struct lfs_inode *ip)
+{
+	if (!ip->inl && !(ip->inl = calloc(1, lfs_inline_max(fs->bsize))))
+		return -ENOMEM;
 	return 0;
 }
 

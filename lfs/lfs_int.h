@@ -64,7 +64,8 @@ struct lfs_dir {
 struct lfs_inode {
 	uint32_t ino;
 	struct lfs_dinode di;
-	uint8_t *inl;               /* inline content (inline_max bytes) */
+	uint8_t *inl;               /* inline content (inline_max bytes), or NULL
+				       while there is none */
 	bool dirty;                 /* record must be written */
 	uint32_t disk_reclen;       /* length of the record on disk, 0 if none */
 	uint32_t pending_new;       /* dirty pages over holes: blocks to be */
@@ -206,8 +207,10 @@ void lfs_inode_touch(struct lfs_inode *ip, bool mtime, bool ctime);
 void lfs_inode_stat(const struct lfs_fs *fs, const struct lfs_inode *ip, struct stat *st);
 void lfs_inode_maybe_free(struct lfs_fs *fs, struct lfs_inode *ip);
 void lfs_inode_evict(struct lfs_fs *fs, struct lfs_inode *ip);
+/* *inl (if inl is not NULL) gets a new buffer when the record has inline content */
 int lfs_inode_read_record(struct lfs_fs *fs, uint64_t daddr, uint16_t slot,
-			  struct lfs_dinode *di, uint8_t *inl);
+			  struct lfs_dinode *di, uint8_t **inl);
+int lfs_inode_inline_buf(struct lfs_fs *fs, struct lfs_inode *ip);
 
 /* bmap.c */
 int lfs_bmap_get(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, uint64_t *addr);
