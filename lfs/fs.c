@@ -197,7 +197,6 @@ lfs_setattr(struct lfs_fs *fs, uint64_t ino, const struct stat *a, int to_set, s
 	if (to_set & LFS_SET_GID)
 		di->gid = a->st_gid;
 	if (to_set & LFS_SET_ATIME_NOW) {
-		lfs_inode_touch(ip, false, false);
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		di->atime_sec = ts.tv_sec;

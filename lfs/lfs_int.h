@@ -262,7 +262,6 @@ int lfs_xattr_remove(struct lfs_fs *fs, struct lfs_inode *ip, const char *name);
 
 /* flush.c */
 int lfs_flush(struct lfs_fs *fs);
-int lfs_flush_inode_record(struct lfs_fs *fs, struct lfs_inode *ip);
 uint64_t lfs_space_for_cleaning(const struct lfs_fs *fs);
 
 /* ckpt/ckpt.c and ckpt/recover.c */
