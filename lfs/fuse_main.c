@@ -611,27 +611,34 @@ set_max_ratio(const char *mountpoint, unsigned ratio, bool explicit)
 		lfs_log("max_ratio: cannot set %s", dev[0] ? path : "(mount not found)");
 }
 
-static pid_t
-start_cleaner(const char *mountpoint, const char *conf)
+/* The cleaner: next to this program in a build tree, else where
+ * make install put it, else on PATH. */
+static const char *
+cleaner_path(char *buf, size_t len)
 {
-	char self[PATH_MAX], path[PATH_MAX + 32];
+	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	const char *prog = "lfs_cleanerd";
 	if (n > 0) {
 		self[n] = '\0';
 		char *slash = strrchr(self, '/');
 		if (slash) {
 			*slash = '\0';
-			snprintf(path, sizeof(path), "%s/lfs_cleanerd", self);
-			if (access(path, X_OK) == 0)
-				prog = path;
-			else {
-				snprintf(path, sizeof(path), "%s/../cleaner/lfs_cleanerd", self);
-				if (access(path, X_OK) == 0)
-					prog = path;
-			}
+			snprintf(buf, len, "%s/../cleaner/lfs_cleanerd", self);
+			if (access(buf, X_OK) == 0)
+				return buf;
 		}
 	}
+	snprintf(buf, len, "%s/lfs_cleanerd", LFS_SBINDIR);
+	if (access(buf, X_OK) == 0)
+		return buf;
+	return "lfs_cleanerd";
+}
+
+static pid_t
+start_cleaner(const char *mountpoint, const char *conf)
+{
+	char path[PATH_MAX + 32];
+	const char *prog = cleaner_path(path, sizeof(path));
 	pid_t pid = fork();
 	if (pid == 0) {
 		if (conf)
@@ -640,7 +647,19 @@ start_cleaner(const char *mountpoint, const char *conf)
 			execlp(prog, "lfs_cleanerd", "-f", mountpoint, (char *)NULL);
 		_exit(127);
 	}
-	return pid < 0 ? 0 : pid;
+	if (pid < 0) {
+		lfs_log("cannot start lfs_cleanerd: %s", strerror(errno));
+		return 0;
+	}
+	/* an exec that failed, or a cleaner that gave up at once, says so now */
+	usleep(100 * 1000);
+	int status;
+	if (waitpid(pid, &status, WNOHANG) == pid) {
+		lfs_log("lfs_cleanerd (%s) exited at start with status %d; running without a cleaner", prog,
+			WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+		return 0;
+	}
+	return pid;
 }
 
 int
