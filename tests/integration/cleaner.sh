@@ -39,7 +39,7 @@ run_case() { # name, overwrite flags
 	"$OW" -s 2 $2 "$MNT" "$WORK/model" "$nfiles" "$fbytes" "$((usable * times / 2))" ||
 		fail "$1: overwrite, first half"
 	local cpid
-	cpid=$(pgrep -f "lfs_cleanerd -f -c $WORK/cleaner.conf $MNT" | head -1)
+	cpid=$(pgrep -f "lfs_cleanerd -f -c $WORK/cleaner.conf $MNT" | head -1 || true)
 	[ -n "$cpid" ] || fail "$1: the cleaner is not running"
 	kill -9 "$cpid"
 	"$CLEANERD" -c "$WORK/cleaner.conf" "$MNT" || fail "$1: restarting the cleaner"

@@ -20,6 +20,31 @@ chmod +x "$LFS_FSX_REMOUNT"
 for seed in ${FSX_SEEDS:-501 502}; do
 	rm -rf "$MNT/t" "$WORK/model"
 	mkdir "$MNT/t" "$WORK/model"
-	"$FSX" -s "$seed" -n "$ops" -R 5000 "$MNT/t" "$WORK/model" | tail -3 || fail "lfs_fsx seed $seed"
+	"$FSX" -s "$seed" -n "$ops" -R 5000 "$MNT/t" "$WORK/model" >"$WORK/fsx.out" ||
+		{ tail -40 "$WORK/fsx.out"; fail "lfs_fsx seed $seed"; }
+	tail -1 "$WORK/fsx.out" | cut -c1-80
 done
 lfs_umount
+
+# Once more on a small filesystem with the cleaner working all the time:
+# every operation races with live blocks being moved under it.
+rm -f "$IMG"
+mkfs_img 40M
+cat > "$WORK/busy.conf" <<CONF
+min_clean_segments 60
+max_clean_segments 80
+protection_period 0
+cleaning_interval 0.1
+segments_per_clean 8
+CONF
+"$LFS" -f -o "cleaner_conf=$WORK/busy.conf" "$IMG" "$MNT" 2>>"$WORK/daemon.log" &
+LFS_PID=$!
+for _ in $(seq 1 50); do mountpoint -q "$MNT" && break; sleep 0.1; done
+rm -rf "$WORK/model"
+mkdir "$MNT/t" "$WORK/model"
+"$FSX" -s 78 -n "$ops" -L 1048576 "$MNT/t" "$WORK/model" >"$WORK/fsx.out" ||
+	{ tail -40 "$WORK/fsx.out"; fail "lfs_fsx with the cleaner busy"; }
+tail -1 "$WORK/fsx.out" | cut -c1-80
+"$top_builddir/cleaner/lfs_cleanerd" --status "$MNT" | grep cleaner
+lfs_umount
+"$top_builddir/ckpt/fsck.lfs" "$IMG" >"$WORK/fsck.out" || { cat "$WORK/fsck.out"; fail "fsck after fsx with the cleaner"; }

@@ -1,6 +1,6 @@
 # lib.sh — shared by the integration tests: make an image, mount it with
 # the real daemon, always unmount (trap), skip (77) without FUSE or root.
-set -eu
+set -euo pipefail
 
 : "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 LFS="$top_builddir/lfs/lfs"

@@ -25,7 +25,7 @@ cc -o "$MNT/build/hello" "$MNT/build/hello.c"
 if command -v git >/dev/null; then
 	(cd "$MNT/build" && git init -q && git add hello.c && git -c user.email=t@t -c user.name=t commit -qm one &&
 	 echo '/* two */' >> hello.c && git -c user.email=t@t -c user.name=t commit -qam two &&
-	 git fsck --no-progress --strict 2>&1 | grep -v "^dangling" ; [ "${PIPESTATUS[0]}" = 0 ]) || fail "git in lfs"
+	 git fsck --no-progress --strict >/dev/null 2>&1) || fail "git in lfs"
 fi
 lfs_umount
 
@@ -35,7 +35,7 @@ diff -r "$SRC/tests" "$MNT/tests" || fail "tests tree differs after remount"
 cmp "$WORK/big" "$MNT/big" || fail "big file differs after remount"
 [ "$("$MNT/build/hello")" = "built in lfs" ] || fail "program lost after remount"
 if command -v git >/dev/null; then
-	(cd "$MNT/build" && git fsck --no-progress --strict 2>&1 | grep -v "^dangling" ; [ "${PIPESTATUS[0]}" = 0 ] && [ "$(git log --oneline | wc -l)" = 2 ]) ||
+	(cd "$MNT/build" && git fsck --no-progress --strict >/dev/null 2>&1 && [ "$(git log --oneline | wc -l)" = 2 ]) ||
 		fail "git repository damaged after remount"
 fi
 df -k "$MNT" | tail -1
