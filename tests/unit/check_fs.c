@@ -331,6 +331,41 @@ START_TEST(crash_keeps_fsynced_data)
 }
 END_TEST
 
+/* A block that fails its checksum reads as EIO, never as wrong data. */
+START_TEST(corrupt_block_is_eio)
+{
+	testfs_make(32 << 20, 1 << 20);
+	struct lfs_fs *fs = testfs_mount();
+	uint8_t data[3 * 4096], back[3 * 4096];
+	fill_pattern(data, sizeof(data), 21);
+	uint64_t ino = mkfile(fs, LFS_ROOT_INO, "victim");
+	ck_assert_int_eq(lfs_write(fs, ino, data, sizeof(data), 0, NULL), (ssize_t)sizeof(data));
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount();
+	struct lfs_inode *ip;
+	ck_assert_int_eq(lfs_iget(fs, ino, &ip), 0);
+	uint64_t addr = ip->di.direct[1], bs = fs->bsize;
+	ck_assert_uint_ne(addr, 0);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	/* flip one byte of the file's second block in the image */
+	int fd = open(testfs_path, O_RDWR);
+	uint8_t b;
+	ck_assert_int_eq(pread(fd, &b, 1, (off_t)(addr * bs + 100)), 1);
+	b ^= 0x40;
+	ck_assert_int_eq(pwrite(fd, &b, 1, (off_t)(addr * bs + 100)), 1);
+	close(fd);
+	fs = testfs_mount();
+	ck_assert_int_eq(lfs_read(fs, ino, back, 4096, 0), 4096);        /* block 0 is fine */
+	ck_assert(memcmp(back, data, 4096) == 0);
+	ck_assert_int_eq(lfs_read(fs, ino, back, sizeof(back), 0), -EIO); /* the run covers block 1 */
+	ck_assert_int_eq(lfs_read(fs, ino, back, 10, 4096 + 50), -EIO);
+	ck_assert_int_eq(lfs_read(fs, ino, back, 4096, 8192), 4096);     /* block 2 is fine */
+	ck_assert(memcmp(back, data + 8192, 4096) == 0);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	testfs_remove();
+}
+END_TEST
+
 START_TEST(full_filesystem)
 {
 	testfs_make(24 << 20, 1 << 20);
@@ -403,6 +438,7 @@ main(void)
 	tcase_add_test(tc, unlink_open_file);
 	tcase_add_test(tc, xattrs);
 	tcase_add_test(tc, crash_keeps_fsynced_data);
+	tcase_add_test(tc, corrupt_block_is_eio);
 	tcase_add_test(tc, full_filesystem);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
