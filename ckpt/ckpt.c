@@ -39,6 +39,7 @@ write_table_blocks(struct lfs_fs *fs)
 		fs->segs[lfs_addr_seg(fs, addr)].meta_blocks++;
 		fs->imap_addr[b] = addr;
 		fs->imap_dirty[b] = 0;
+		fs->imap_ndirty--;
 	}
 	/* SUT entries hold live bytes without IMAP/SUT blocks, so writing
 	 * these blocks does not change what they say. */

@@ -202,6 +202,9 @@ fsck_run(struct fsck *f)
 		if (!lfs_imap_valid_ino(fs, ino))
 			continue;
 		struct lfs_inode *ip;
+		/* only what this pass loaded is dropped again: a mounted
+		 * filesystem may hold the rest */
+		bool was_cached = u64map_get(&fs->icache, ino) != NULL;
 		int err = lfs_iget(fs, ino, &ip);
 		if (err) {
 			problem(f, "inode %u cannot be read (%s)", ino, strerror(-err));
@@ -227,7 +230,8 @@ fsck_run(struct fsck *f)
 			problem(f, "inode %u: block map cannot be read (%s)", ino, strerror(-err));
 		uint64_t blocks = f->owner.count - before;
 		(void)blocks;
-		lfs_inode_evict(fs, ip);
+		if (!was_cached && !ip->dirty)
+			lfs_inode_evict(fs, ip);
 	}
 
 	/* 4. map blocks of the checkpoint, and the usage table */

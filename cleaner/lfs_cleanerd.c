@@ -264,8 +264,20 @@ run(struct cleaner *c)
 			size_t max = c->cfg.segs_per_pass < 1024 ? c->cfg.segs_per_pass : 1024;
 			nv = lfs_policy_select(&c->cfg, c->usage, c->nsegs, c->seg_bytes, now_ns(), max, victims);
 		}
+		/* victims whose live blocks fit one request: the daemon moves
+		 * a request whole or not at all */
+		uint64_t blocks = 0;
+		size_t fit = 0;
+		for (; fit < nv; fit++) {
+			blocks += c->usage[victims[fit]].live_bytes / c->bsize + 1;
+			if (fit > 0 && blocks > LFS_CTL_MAX_RECORDS)
+				break;
+		}
+		nv = fit;
 		if (nv) {
 			err = clean_pass(c, victims, nv);
+			if (err == -ENOSPC && nv > 1)
+				err = clean_pass(c, victims, 1);
 			if (err == -ENOSPC) {
 				say(LOG_WARNING, "no room to move live blocks; waiting");
 				err = 0;

@@ -82,7 +82,7 @@ lfs_clean_move_block(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t
 	int err;
 	switch (e->kind) {
 	case LFS_BK_IMAP:
-		fs->imap_dirty[e->lblk] = 1;
+		lfs_imap_mark_block(fs, (uint32_t)e->lblk);
 		return 0;
 	case LFS_BK_SUT:
 		fs->sut_dirty[e->lblk] = 1;
@@ -170,11 +170,21 @@ lfs_seg_scan(struct lfs_fs *fs, uint64_t seg,
 }
 
 static int
+count_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, const uint8_t *blk, void *ctx)
+{
+	*(uint64_t *)ctx += lfs_clean_block_live(fs, e, addr, blk);
+	return 0;
+}
+
+static int
 move_if_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, const uint8_t *blk, void *ctx)
 {
 	uint64_t *moved = ctx;
 	if (!lfs_clean_block_live(fs, e, addr, blk))
 		return 0;
+	/* a safety net: lfs_clean_segment checked that all of it fits */
+	if (lfs_space_for_cleaning(fs) < 4)
+		return -ENOSPC;
 	(*moved)++;
 	return lfs_clean_move_block(fs, e, addr, blk);
 }
@@ -187,14 +197,23 @@ lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved)
 	int err = lfs_flush(fs);
 	if (err)
 		return err;
+	/* all or nothing, as for the cleaner's requests (ctl_ops.c) */
+	uint64_t live = 0;
+	if ((err = lfs_seg_scan(fs, seg, count_live, &live)))
+		return err;
+	if (2 * live + live / 16 + 16 > lfs_space_for_cleaning(fs))
+		return -ENOSPC;
 	uint64_t n = 0;
 	err = lfs_seg_scan(fs, seg, move_if_live, &n);
+	bool partial = err == -ENOSPC;
+	if (partial && n > 0)
+		err = 0;
 	if (!err)
 		err = lfs_flush(fs);
 	if (!err) {
 		fs->stats.blocks_cleaned += n;
 		*moved += n;
-		if (fs->segs[seg].live_bytes)
+		if (fs->segs[seg].live_bytes && !partial)
 			lfs_log("cleaner: segment %llu still has %u live bytes after cleaning",
 				(unsigned long long)seg, fs->segs[seg].live_bytes);
 	}
@@ -226,10 +245,11 @@ lfs_clean_reclaim(struct lfs_fs *fs, uint64_t *moved)
 		}
 		/* worth it only if it frees a tenth of a segment, and the
 		 * moved blocks must fit in what is clean, reserve included */
-		if (best == UINT64_MAX || best_live > segbytes - segbytes / 32 ||
-		    best_live / fs->bsize + best_live / fs->bsize / 16 + 16 > lfs_space_for_cleaning(fs))
+		if (best == UINT64_MAX || best_live > segbytes - segbytes / 32 || lfs_space_for_cleaning(fs) < 64)
 			break;
 		int err = lfs_clean_segment(fs, best, moved);
+		if (err == -ENOSPC)
+			break;
 		if (err)
 			return err;
 		cleaned++;

@@ -78,15 +78,14 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 	 * psegs, in the order the cleaner asked (its age sort) */
 	if (!err)
 		err = lfs_flush(fs);
-	uint64_t m = 0;
-	/* moving must never eat the room the buffered writes and the next
-	 * checkpoint were promised: move what fits, the rest next pass */
-	uint64_t budget = err ? 0 : lfs_space_for_cleaning(fs);
+	uint64_t m = 0, live = 0;
+	/* All or nothing: a victim moved in part frees nothing, yet uses the
+	 * room it took.  Each block may need its own block-map leaf. */
+	for (uint32_t i = 0; i < n && !err; i++)
+		live += check_live(fs, &b[i], blk);
+	if (!err && 2 * live + live / 16 + 16 > lfs_space_for_cleaning(fs))
+		err = -ENOSPC;
 	for (uint32_t i = 0; i < n && !err; i++) {
-		if (m + m / 16 + 16 > budget) {
-			err = m ? 0 : -ENOSPC;
-			break;
-		}
 		if (!check_live(fs, &b[i], blk))
 			continue;
 		if (b[i].kind == LFS_BK_DATA || b[i].kind == LFS_BK_INDIR)

@@ -76,6 +76,16 @@ lfs_file_dirty_page(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, stru
 		ip->pending_new++;
 	ip->ndirty_pages++;
 	fs->dirty_bytes += fs->bsize;
+	/* the block, and past the direct pointers the leaf that maps it,
+	 * counted again whenever the writes move to another leaf */
+	pg->units = LFS_UNITS_PER_BLOCK;
+	if (lblk >= LFS_NDIRECT) {
+		uint64_t leaf = (lblk - LFS_NDIRECT) / fs->nptr + 1;
+		if (leaf != ip->last_leaf)
+			pg->units += LFS_UNITS_PER_BLOCK;
+		ip->last_leaf = leaf;
+	}
+	fs->dirty_units += pg->units;
 	lfs_inode_dirty(fs, ip);
 	return 0;
 }
@@ -86,6 +96,7 @@ page_free(struct lfs_fs *fs, struct lfs_inode *ip, struct lfs_page *pg)
 	if (pg->dirty) {
 		ip->ndirty_pages--;
 		fs->dirty_bytes -= fs->bsize;
+		fs->dirty_units -= pg->units;
 		if (pg->was_hole)
 			ip->pending_new--;
 	}
@@ -385,6 +396,7 @@ lfs_file_flush_pages(struct lfs_fs *fs, struct lfs_inode *ip)
 		pg->was_hole = false;
 		ip->ndirty_pages--;
 		fs->dirty_bytes -= fs->bsize;
+		fs->dirty_units -= pg->units;
 		if (!keep)
 			page_free(fs, ip, u64map_del(&ip->pages, keys[i]));
 	}

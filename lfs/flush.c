@@ -116,6 +116,7 @@ lfs_flush(struct lfs_fs *fs)
 		err = lfs_seg_end_group(fs);
 	if (!err) {
 		u64map_free(&fs->dirty);
+		fs->dirty_units = 0; /* every page and record is written */
 		/* keep memory bounded: forget what nobody holds */
 		for (size_t i = 0; i < n; i++) {
 			struct lfs_inode *ip = u64map_get(&fs->icache, inos[i]);
@@ -142,9 +143,12 @@ lfs_flush(struct lfs_fs *fs)
 static uint64_t
 blocks_needed(const struct lfs_fs *fs, uint64_t bytes)
 {
-	uint64_t pages = (fs->dirty_bytes + bytes + fs->bsize - 1) / fs->bsize;
-	/* summaries, block-map nodes and inode blocks on top of the data */
-	return pages + pages / 32 + fs->dirty.count + fs->tombstones.count / 8 + 16;
+	/* pages with their leaves, records and interior nodes, counted as
+	 * they were dirtied; `bytes` more may land past the direct blocks */
+	uint64_t blocks = (fs->dirty_units + LFS_UNITS_PER_BLOCK - 1) / LFS_UNITS_PER_BLOCK +
+			  2 * ((bytes + fs->bsize - 1) / fs->bsize);
+	/* one summary per pseg, tombstones packed 16 to a block */
+	return blocks + blocks / (fs->max_pseg / 2) + fs->tombstones.count / 8 + 16;
 }
 
 /* Blocks cleaning may fill now: all clean space, reserve included, less
@@ -153,9 +157,9 @@ uint64_t
 lfs_space_for_cleaning(const struct lfs_fs *fs)
 {
 	uint64_t have = fs->nclean * fs->sb.seg_blocks + (fs->sb.seg_blocks - fs->cur_off);
-	uint64_t tables = fs->n_sut_blocks + 2ull * fs->sb.seg_blocks;
-	for (uint32_t b = 0; b < fs->n_imap_blocks; b++)
-		tables += fs->imap_dirty[b];
+	/* the next checkpoint's tables, and the segment that the last clean
+	 * one must stay for (moving into next_seg names a new successor) */
+	uint64_t tables = fs->n_sut_blocks + fs->imap_ndirty + 2ull * fs->sb.seg_blocks;
 	uint64_t keep = blocks_needed(fs, 0) + tables;
 	return have > keep ? have - keep : 0;
 }
@@ -167,8 +171,16 @@ lfs_file_ensure_space(struct lfs_fs *fs, uint64_t bytes)
 		return fs->fatal;
 	if (blocks_needed(fs, bytes) <= lfs_seg_free_blocks(fs))
 		return 0;
-	int err = lfs_ckpt_write(fs, false);
+	/* The estimate is pessimistic (a leaf per page that may need one):
+	 * writing the dirty state turns it into what it really takes. */
+	int err = lfs_flush(fs);
 	if (err)
+		return err;
+	if (blocks_needed(fs, bytes) <= lfs_seg_free_blocks(fs))
+		return 0;
+	/* A checkpoint costs blocks of its own: write one only when it frees
+	 * segments, or a nearly full disk drains itself checkpointing. */
+	if (lfs_seg_freeable(fs) && (err = lfs_ckpt_write(fs, false)))
 		return err;
 	for (int round = 0; round < 64; round++) {
 		if (blocks_needed(fs, bytes) <= lfs_seg_free_blocks(fs))

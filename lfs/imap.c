@@ -32,10 +32,19 @@ lfs_imap_valid_ino(const struct lfs_fs *fs, uint64_t ino)
 	       (fs->imap[ino].flags & LFS_IMAP_INUSE);
 }
 
+void
+lfs_imap_mark_block(struct lfs_fs *fs, uint32_t block)
+{
+	if (!fs->imap_dirty[block]) {
+		fs->imap_dirty[block] = 1;
+		fs->imap_ndirty++;
+	}
+}
+
 static void
 mark_dirty(struct lfs_fs *fs, uint32_t ino)
 {
-	fs->imap_dirty[ino / (fs->bsize / LFS_IMAP_ENTRY_SIZE)] = 1;
+	lfs_imap_mark_block(fs, ino / (fs->bsize / LFS_IMAP_ENTRY_SIZE));
 }
 
 static void

@@ -146,8 +146,17 @@ lfs_inode_dirty(struct lfs_fs *fs, struct lfs_inode *ip)
 {
 	if (!ip->dirty) {
 		ip->dirty = true;
-		if (u64map_put(&fs->dirty, ip->ino, ip))
+		if (u64map_put(&fs->dirty, ip->ino, ip)) {
 			ip->dirty = false; /* ENOMEM: caught at flush by a full scan */
+			return;
+		}
+		/* the record (a whole block at most, when inline), and the
+		 * interior block-map nodes above the leaves of a large file */
+		ip->units = (ip->di.flags & LFS_DI_INLINE) ? LFS_UNITS_PER_BLOCK : 1;
+		ip->last_leaf = 0;
+		if (ip->di.size > (uint64_t)LFS_NDIRECT * fs->bsize || ip->nodes.count)
+			ip->units += 3 * LFS_UNITS_PER_BLOCK;
+		fs->dirty_units += ip->units;
 	}
 	fs->changed_since_ckpt = true;
 }
@@ -274,7 +283,8 @@ lfs_inode_evict(struct lfs_fs *fs, struct lfs_inode *ip)
 	u64map_free(&ip->nodes);
 	lfs_dir_free_index(ip);
 	u64map_del(&fs->icache, ip->ino);
-	u64map_del(&fs->dirty, ip->ino);
+	if (u64map_del(&fs->dirty, ip->ino))
+		fs->dirty_units -= ip->units;
 	free(ip->xattr);
 	free(ip->inl);
 	free(ip);

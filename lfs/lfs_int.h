@@ -32,7 +32,12 @@ struct lfs_page {
 	uint8_t *data;
 	bool dirty;
 	bool was_hole;              /* counted in blocks while dirty */
+	uint8_t units;              /* its share of fs->dirty_units while dirty */
 };
+
+/* Admission control counts what dirty state will take in the log in
+ * units of 1/16 block (see flush.c). */
+#define LFS_UNITS_PER_BLOCK 16
 
 struct lfs_node {
 	uint64_t addr;              /* on disk; 0 for a node not yet written */
@@ -69,6 +74,8 @@ struct lfs_inode {
 	bool dirty;                 /* record must be written */
 	uint32_t disk_reclen;       /* length of the record on disk, 0 if none */
 	uint32_t pending_new;       /* dirty pages over holes: blocks to be */
+	uint8_t units;              /* its record's share of fs->dirty_units */
+	uint64_t last_leaf;         /* leaf last counted in dirty_units, +1; 0 none */
 	uint64_t nlookup;           /* kernel references */
 	uint32_t nopen;
 	struct u64map pages;        /* lblk -> struct lfs_page */
@@ -105,6 +112,7 @@ struct lfs_fs {
 	uint32_t n_imap_blocks;
 	uint64_t *imap_addr;        /* current address of each imap block */
 	uint8_t *imap_dirty;
+	uint32_t imap_ndirty;
 	uint64_t inodes_used;
 	uint32_t ino_hint;
 
@@ -136,6 +144,7 @@ struct lfs_fs {
 	struct u64map dirty;        /* ino -> struct lfs_inode with dirty state */
 	struct u64map tombstones;   /* ino -> version of freed inodes to log */
 	uint64_t dirty_bytes;
+	uint64_t dirty_units;       /* log space the dirty state needs, 1/16 blocks */
 	uint64_t synced_bytes;      /* dev.bytes_written at the last fdatasync */
 	bool changed_since_ckpt;
 	uint64_t last_flush_ns;
@@ -178,6 +187,8 @@ uint64_t lfs_seg_free_blocks(const struct lfs_fs *fs);
 int lfs_seg_pick_next(struct lfs_fs *fs, uint64_t *seg);
 int lfs_read_block(struct lfs_fs *fs, uint64_t addr, void *buf);
 void lfs_seg_after_checkpoint(struct lfs_fs *fs);
+/* Segments the next checkpoint would make clean. */
+uint64_t lfs_seg_freeable(const struct lfs_fs *fs);
 bool lfs_seg_has_room(const struct lfs_fs *fs, uint32_t off);
 
 /* verify.c */
@@ -193,6 +204,7 @@ int lfs_imap_alloc_at(struct lfs_fs *fs, uint32_t ino, uint32_t *version);
 void lfs_imap_set(struct lfs_fs *fs, uint32_t ino, uint64_t daddr, uint16_t slot, uint32_t version,
 		  bool orphan);
 void lfs_imap_release(struct lfs_fs *fs, uint32_t ino);
+void lfs_imap_mark_block(struct lfs_fs *fs, uint32_t block);
 bool lfs_imap_valid_ino(const struct lfs_fs *fs, uint64_t ino);
 
 /* inode.c */

@@ -240,6 +240,17 @@ lfs_seg_free_blocks(const struct lfs_fs *fs)
 	return clean * fs->sb.seg_blocks + (fs->sb.seg_blocks - fs->cur_off);
 }
 
+uint64_t
+lfs_seg_freeable(const struct lfs_fs *fs)
+{
+	uint64_t n = 0;
+	for (uint64_t s = 0; s < fs->sb.nsegs; s++) {
+		const struct lfs_seginfo *si = &fs->segs[s];
+		n += si->state == LFS_SEG_DIRTY && si->live_bytes == 0 && si->meta_blocks == 0;
+	}
+	return n;
+}
+
 void
 lfs_seg_after_checkpoint(struct lfs_fs *fs)
 {
