@@ -70,6 +70,45 @@ WORKLOAD_TEXT = {
         "hence the explicit fsyncs, done the same way on every target. `untar_wa` = device "
         "bytes written (including the unmount after) per byte of file data."
     ),
+    "cleaning": (
+        "Write cost of lfs's real cleaner (`lfs_cleanerd`, started by `lfs -o cleaner_conf=FILE`) "
+        "against disk utilization, as in Sprite LFS's simulations but measured on the mounted file "
+        "system. For each policy — `greedy` (`age_sort no`) and `cost-benefit` with `age_sort yes` — "
+        "each access pattern — uniform, and hot-and-cold (`overwrite -H`: 90% of the writes to 10% "
+        "of the files) — and each utilization u (percent) in {cl_utils}: `mkfs.lfs -s {cl_fs}`, mount, write "
+        "u × (statfs size) as files of {cl_fbytes_kib} KiB, each written whole and fsynced "
+        "(`tests/cleaner/overwrite`'s own fill, TOTAL = nfiles × size of random 4–64 KiB writes, "
+        "leaves about a third of each file a hole, i.e. ~63% of the utilization asked for), "
+        "unmount and mount again (the write-cost counters start at mount, so the fill is not "
+        "counted), then `tests/cleaner/overwrite` overwrites {cl_times} × the capacity at random "
+        "(4–64 KiB writes, fsync every 32nd) with the cleaner running, and `lfs_cleanerd --status "
+        "--json` gives `write_cost` = (new + cleaner read + moved) / new. Cleaner settings, the same "
+        "for every policy: `min_clean_segments 12`, `max_clean_segments 20`, `protection_period 0`, "
+        "`cleaning_interval 0.2`, `segments_per_clean 8`. Each run lasts seconds, and the cleaner's "
+        "segment age has a resolution of one second, so cost-benefit's age term sees little "
+        "difference between hot and cold segments here — unlike Sprite's simulated minutes. "
+        "`fsck.lfs` runs after every case."
+    ),
+    "recovery": (
+        "Time to a usable file system after a crash. lfs: `mkfs.lfs` on a sparse image of each size "
+        "({rc_sizes}) on its own loop device, {rc_fill}% filled with {rc_fbytes_kib} KiB files "
+        "(`smallfile create`), then a write workload (4 KiB files, each fsynced) during which the "
+        "daemon is killed with `kill -9` after 2 s; the dead mount is unmounted, caches dropped, "
+        "and the time is measured from starting `lfs -f DEV MNT` until `mountpoint -q` succeeds "
+        "(polled every 2 ms; includes process start, FUSE init and roll-forward from the last "
+        "checkpoint; the roll-forward alone is the daemon's `recovery: rolled forward … in X ms` "
+        "log line). `fsck.lfs` checks the image afterwards. ext2: `mkfs.ext2` on an image of the "
+        "same size, the same files written through the kernel's ext2, unmounted, caches dropped, "
+        "and `e2fsck -f -n` timed (what a crash costs a non-journaling file system)."
+    ),
+    "cleanlat": (
+        "Foreground latency while the cleaner runs: `bench/lat.c` overwrites the files with random "
+        "4 KiB pwrite()s (uniform, 4 KiB-aligned, {cl_times} × the capacity, fsync of the file "
+        "after every 32nd write) and times each pwrite() and each fsync() on its own, on a `mkfs.lfs -s {cl_fs}` "
+        "file system filled as in *cleaning* and remounted, cost-benefit cleaner with the same "
+        "settings, at each utilization (percent) in {lat_utils}: at the high one the cleaner must work, at "
+        "the low one it stays idle (see segments cleaned)."
+    ),
 }
 
 
@@ -231,6 +270,206 @@ def gnuplot_bars(path_png, title, ylabel, cats, series, log=None):
     return True
 
 
+# ---------------------------------------------------------------- cleaner / recovery sections
+# These workloads put their parameters in the metric name (KIND.A.B...), so
+# they get their own tables and line plots instead of the per-target bars.
+
+POLICY_LABEL = {"greedy": "greedy", "cost-benefit": "cost-benefit + age sort"}
+ACCESS_LABEL = {"uniform": "uniform", "hot-cold": "hot-and-cold"}
+
+
+def size_key(s):
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    try:
+        return int(s[:-1]) * mult[s[-1].upper()] if s[-1].upper() in mult else int(s)
+    except (ValueError, IndexError):
+        return 0
+
+
+def size_mib(s):
+    return size_key(s) / 1048576
+
+
+def gnuplot_lines(path_png, title, xlabel, ylabel, series, logx=False, logy=False, extra=None, xtics=None):
+    """series: [(name, [(x, y)...], style)]; extra: more gnuplot plot clauses."""
+    if not any(pts for _, pts, _ in series):
+        return False
+    files, plots = [], []
+    try:
+        for name, pts, style in series:
+            if not pts:
+                continue
+            fd, dat = tempfile.mkstemp(suffix=".dat")
+            files.append(dat)
+            with os.fdopen(fd, "w") as f:
+                for x, y in sorted(pts):
+                    f.write(f"{x!r} {y!r}\n")
+            plots.append(f"'{dat}' using 1:2 with linespoints {style} title '{name}'")
+        plots += extra or []
+        script = [
+            "set terminal pngcairo size 960,560 font ',10' noenhanced",
+            f"set output '{path_png}'",
+            f"set title '{title}'",
+            f"set xlabel '{xlabel}'",
+            f"set ylabel '{ylabel}'",
+            "set key top left",
+            "set grid",
+        ]
+        if logx:
+            script.append("set logscale x 2")
+        if logy:
+            script.append("set logscale y")
+        if xtics:
+            script.append(xtics)
+        script.append("plot " + ", ".join(plots))
+        subprocess.run(["gnuplot"], input="\n".join(script) + "\n", text=True, check=True,
+                       capture_output=True)
+    except (subprocess.CalledProcessError, FileNotFoundError) as e:
+        err = getattr(e, "stderr", "") or str(e)
+        print(f"report.py: gnuplot failed for {path_png}: {err.strip()}", file=sys.stderr)
+        return False
+    finally:
+        for dat in files:
+            os.unlink(dat)
+    return True
+
+
+def note_fields(note):
+    d = {}
+    for part in note.split(";"):
+        if "=" in part:
+            k, v = part.split("=", 1)
+            d[k.strip()] = v.strip()
+    return d
+
+
+def section_cleaning(res, rows, env, plots, plot_rel):
+    w = "cleaning"
+    o = []
+    keys = {}  # (policy, access) -> {u: metric}
+    notes = {}  # metric -> note of the last round
+    for r in rows:
+        if r["workload"] != w or r["status"] != "ok" or not r["metric"].startswith("wc."):
+            continue
+        _, pol, acc, u = r["metric"].split(".")
+        keys.setdefault((pol, acc), {})[int(u)] = r["metric"]
+        notes[r["metric"]] = r["note"]
+    if not keys:
+        return o
+    lines = sorted(keys, key=lambda k: (list(POLICY_LABEL).index(k[0]) if k[0] in POLICY_LABEL else 9, k[1] != "uniform"))
+    utils = sorted({u for d in keys.values() for u in d})
+    label = lambda k: f"{POLICY_LABEL.get(k[0], k[0])}, {ACCESS_LABEL.get(k[1], k[1])}"
+    o.append("Write cost (↓) by disk utilization u (live file data / statfs size), median over rounds; "
+             "Sprite LFS's analytic cost for cleaning segments at utilization u, 2/(1−u), for comparison:\n")
+    hdr = ["u"] + [label(k) for k in lines] + ["2/(1−u)"]
+    trs = []
+    for u in utils:
+        trs.append([f"{u}%"] + [res.cell(w, keys[k][u], "lfs") if u in keys[k] else "—" for k in lines]
+                   + [fmt(2 / (1 - u / 100))])
+    o.append(md_table(hdr, trs) + "\n")
+
+    # the issue's target
+    cb, gr = keys.get(("cost-benefit", "hot-cold"), {}), keys.get(("greedy", "hot-cold"), {})
+    if 75 in cb and 75 in gr:
+        c, g = res.median(w, cb[75], "lfs"), res.median(w, gr[75], "lfs")
+        if c is not None and g is not None:
+            ok1, ok2 = c < g, c <= 2.0
+            o.append(f"**Target** (75% utilization, hot-and-cold: cost-benefit below greedy, and at most 2.0): "
+                     f"measured cost-benefit {fmt(c)}, greedy {fmt(g)} — cost-benefit is "
+                     f"{'below' if ok1 else 'not below'} greedy, and {'within' if ok2 else 'above'} 2.0: "
+                     f"**{'met' if ok1 and ok2 else 'not met'}**.\n")
+
+    png = os.path.join(plots, "cleaning-write-cost.png")
+    styles = {("greedy", "uniform"): "lc rgb '#1f77b4' pt 7", ("greedy", "hot-cold"): "lc rgb '#1f77b4' dt 2 pt 5",
+              ("cost-benefit", "uniform"): "lc rgb '#d62728' pt 7",
+              ("cost-benefit", "hot-cold"): "lc rgb '#d62728' dt 2 pt 5"}
+    series = [(label(k), [(u, res.median(w, m, "lfs")) for u, m in keys[k].items()
+                          if res.median(w, m, "lfs") is not None], styles.get(k, "")) for k in lines]
+    umax = max(utils)
+    if gnuplot_lines(png, "lfs write cost vs disk utilization (real cleaner)", "disk utilization (%)",
+                     "write cost", series,
+                     extra=[f"[x=20:{min(95, umax + 5)}] 2/(1-x/100.0) with lines lc rgb '#7f7f7f' dt 3 "
+                            "title 'no variance: 2/(1-u)'"],
+                     xtics="set xrange [20:100]"):
+        o.append(f"![cleaning write cost]({plot_rel}/{os.path.basename(png)})\n")
+
+    o.append("Utilization histogram of the dirty segments at the end of each run (10 bins of 10% live, "
+             "from `lfs_cleanerd --status --json`; last round), with the cleaner's work during the "
+             "overwrite phase and the live data at its end:\n")
+    hrows = []
+    for k in lines:
+        for u in sorted(keys[k]):
+            n = note_fields(notes.get(keys[k][u], ""))
+            hist = n.get("hist", "").replace("/", " ")
+            try:
+                live = f"{float(n.get('live', '')):.0f}%"
+            except ValueError:
+                live = "?"
+            hrows.append([label(k), f"{u}%", hist, n.get("cleaned", "?"), n.get("moved", "?"),
+                          n.get("readMiB", "?"), live])
+    o.append(md_table(["policy, access", "u", "histogram 0–10% … 90–100%", "segments cleaned",
+                       "blocks moved", "MiB read", "live at end"], hrows) + "\n")
+    return o
+
+
+def section_recovery(res, rows, env, plots, plot_rel):
+    w = "recovery"
+    o = []
+    sizes = sorted({r["metric"].split(".", 1)[1] for r in rows
+                    if r["workload"] == w and "." in r["metric"]}, key=size_key)
+    if not sizes:
+        return o
+    cols = [("mount_after_crash_ms", "lfs", "lfs mount after kill -9 (ms) ↓"),
+            ("rollforward_ms", "lfs", "of which roll-forward (ms, daemon log) ↓"),
+            ("rolled_psegs", "lfs", "partial segments rolled forward"),
+            ("e2fsck_ms", "fuse2fs-ext2", "ext2: e2fsck -f -n (ms) ↓")]
+    trs = []
+    for s in sizes:
+        trs.append([s] + [res.cell(w, f"{m}.{s}", t) for m, t, _ in cols])
+    o.append(md_table(["file system size"] + [c[2] for c in cols], trs) + "\n")
+    mounts = [res.median(w, f"mount_after_crash_ms.{s}", "lfs") for s in sizes]
+    if all(v is not None for v in mounts):
+        worst = max(mounts)
+        o.append(f"**Target** (lfs mount after a crash under 100 ms at every size): measured at most "
+                 f"{fmt(worst)} ms — **{'met' if worst < 100 else 'not met'}**.\n")
+    png = os.path.join(plots, "recovery-time.png")
+    series = []
+    for m, t, name, style in (("mount_after_crash_ms", "lfs", "lfs: mount after kill -9", "lc rgb '#d62728' pt 7"),
+                              ("rollforward_ms", "lfs", "lfs: roll-forward (daemon log)", "lc rgb '#d62728' dt 2 pt 5"),
+                              ("e2fsck_ms", "fuse2fs-ext2", "ext2: e2fsck -f -n", "lc rgb '#ff7f0e' pt 9")):
+        pts = [(size_mib(s), res.median(w, f"{m}.{s}", t)) for s in sizes]
+        series.append((name, [(x, y) for x, y in pts if y is not None and y > 0], style))
+    if gnuplot_lines(png, "recovery: time to a usable file system vs size", "file system size (MiB)",
+                     "milliseconds", series, logx=True, logy=True):
+        o.append(f"![recovery time]({plot_rel}/{os.path.basename(png)})\n")
+    return o
+
+
+def section_cleanlat(res, rows, env, plots, plot_rel):
+    w = "cleanlat"
+    o = []
+    utils = sorted({int(r["metric"].rsplit(".u", 1)[1]) for r in rows
+                    if r["workload"] == w and ".u" in r["metric"]}, reverse=True)
+    if not utils:
+        return o
+    cols = [("p50", "write p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"), ("max", "max"),
+            ("fp50", "fsync p50"), ("fp99", "fsync p99"), ("fmax", "fsync max"),
+            ("segs_cleaned", "segments cleaned"), ("write_cost", "write cost")]
+    o.append("4 KiB pwrite() and fsync() latency in ms (↓), median over rounds; the cleaner's work "
+             "during the run from `lfs_cleanerd --status --json`:\n")
+    trs = [[f"{u}%"] + [res.cell(w, f"{m}.u{u}", "lfs") for m, _ in cols] for u in utils]
+    o.append(md_table(["utilization"] + [c[1] for c in cols], trs) + "\n")
+    png = os.path.join(plots, "cleanlat-ms.png")
+    cats = ["p50", "p99", "p999", "max", "fp50", "fp99", "fmax"]
+    series = [(f"u={u}%", [res.median(w, f"{m}.u{u}", "lfs") for m in cats]) for u in utils]
+    if gnuplot_bars(png, "4 KiB write and fsync latency, cleaner busy vs idle", "ms", cats, series, log=True):
+        o.append(f"![cleanlat]({plot_rel}/{os.path.basename(png)})\n")
+    return o
+
+
+CUSTOM_SECTIONS = {"cleaning": section_cleaning, "recovery": section_recovery, "cleanlat": section_cleanlat}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--csv", required=True)
@@ -255,6 +494,12 @@ def main():
              "every directory (inside the timed interval; lfs can batch, as the Sprite paper's "
              "benchmark allowed)")
 
+    for k in ("cl_fbytes", "rc_fbytes"):
+        try:
+            fill[k + "_kib"] = str(int(env[k]) // 1024)
+        except (KeyError, ValueError):
+            fill[k + "_kib"] = "?"
+
     o = []
     mode = env.get("mode", "?")
     o.append("# lfs benchmark results\n")
@@ -262,6 +507,10 @@ def main():
              f"(run `{env.get('run_id', '?')}`, {len(res.rounds)} round(s), "
              f"raw data `{os.path.relpath(os.path.abspath(a.csv), os.path.dirname(os.path.abspath(a.out)))}`). "
              "This file is regenerated by every run; `bench/run --report CSV` rebuilds it from a CSV.\n")
+    if env.get("merged_from"):
+        o.append(f"This run covered only some workloads; the rows of the others are carried over from an "
+                 f"earlier run ({env['merged_from']}), so their machine state and settings are that run's "
+                 f"(see its `results/run-ID.env`).\n")
     o.append("Each cell is the **median over rounds**, with ±half the range across rounds relative "
              "to the median (the run-to-run noise on this shared machine); ↑ = higher is better, ↓ = lower is better. "
              "\"—\" = not applicable to that target, **FAIL** = the target failed that workload "
@@ -307,16 +556,22 @@ def main():
     o.append("- Rates are computed from fio's runtime (which includes the final fsync) or from "
              "`smallfile`'s own monotonic clock; no fio startup time is included.\n")
 
-    for w, metrics in res.workloads.items():
+    order = list(WORKLOAD_TEXT)
+    for w, metrics in sorted(res.workloads.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99):
         tg = res.targets_for(w)
         o.append(f"## {w}\n")
         if w in WORKLOAD_TEXT:
             try:
                 o.append(WORKLOAD_TEXT[w].format(**{k: fill.get(k, "?") for k in
                                                     ("sf_files", "sf_size", "sf_fsync_text", "lf_size_mib",
-                                                     "rand_iosize_mib", "fo_files", "tar")}) + "\n")
+                                                     "rand_iosize_mib", "fo_files", "tar", "cl_fs",
+                                                     "cl_utils", "cl_times", "cl_fbytes_kib", "rc_sizes",
+                                                     "rc_fill", "rc_fbytes_kib", "lat_utils")}) + "\n")
             except (KeyError, IndexError):
                 pass
+        if w in CUSTOM_SECTIONS:
+            o.extend(CUSTOM_SECTIONS[w](res, rows, env, a.plots, plot_rel))
+            continue
         rows_md = []
         for m, (unit, better) in metrics.items():
             rows_md.append([f"{m} ({unit}) {better_mark(better)}"] + [res.cell(w, m, t) for t in tg])
@@ -375,9 +630,13 @@ def main():
     else:
         o.append("A failed step ends that target's workload for that round (later workloads and "
                  "rounds still run). The step's command and the end of its error output:\n")
+        # one line per failure: metrics that failed together (same note) are listed together
+        grouped = OrderedDict()
         for r in res.failures:
-            o.append(f"- round {r['round']}, **{r['target']}**, {r['workload']}, step `{r['metric']}`: "
-                     f"{r['note'].strip()}")
+            grouped.setdefault((r["round"], r["target"], r["workload"], r["note"].strip()), []).append(r["metric"])
+        for (rnd, t, w, note), ms in grouped.items():
+            what = f"step `{ms[0]}`" if len(ms) == 1 else "metrics " + ", ".join(f"`{m}`" for m in ms)
+            o.append(f"- round {rnd}, **{t}**, {w}, {what}: {note}")
         o.append("")
 
     na = OrderedDict()
@@ -391,12 +650,15 @@ def main():
         o.append("")
 
     o.append("## Reproducing\n")
-    o.append("```\nmkdir -p /tmp/bb && cd /tmp/bb && /work/main/configure -q && make -j2\n"
+    o.append("```\nmkdir -p /tmp/bb && cd /tmp/bb && /work/main/configure -q && make -j2 && make -j2 tests/cleaner/overwrite\n"
              "sudo bench/run --quick      # or: bench/run (full), see bench/run --help\n```\n"
              f"Sizes in this run: image {env.get('image_size', '?')}, small files {env.get('sf_files', '?')} × "
              f"{env.get('sf_size', '?')} B, large file {env.get('lf_size_mib', '?')} MiB, random phases "
              f"{env.get('rand_iosize_mib', '?')} MiB each, fileops {env.get('fo_files', '?')} files, "
-             f"untar {env.get('tar', '?')}; per-step timeout {env.get('step_timeout', '?')} s.\n")
+             f"untar {env.get('tar', '?')}; per-step timeout {env.get('step_timeout', '?')} s; "
+             f"cleaning/cleanlat: `mkfs.lfs -s {env.get('cl_fs', '?')}`, utilizations {env.get('cl_utils', '?')} / "
+             f"{env.get('lat_utils', '?')} %, overwrite {env.get('cl_times', '?')} × capacity; recovery sizes "
+             f"{env.get('rc_sizes', '?')}.\n")
 
     tmp = a.out + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:

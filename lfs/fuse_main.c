@@ -571,7 +571,7 @@ usage(FILE *f)
 	fprintf(f, "usage: lfs [-f] [-o OPTIONS] IMAGE MOUNTPOINT\n\n"
 	       "lfs options (see lfs(8)):\n"
 	       "    -o ckpt_interval=N   checkpoint every N seconds (default 30, 0 = off)\n"
-	       "    -o ckpt_segs=M       checkpoint after M segments written (default 256, 0 = off)\n"
+	       "    -o ckpt_segs=M       checkpoint after M segments written (default 32, 0 = off)\n"
 	       "    -o flush_ms=N        write buffered data to the log every N ms (default 5000)\n"
 	       "    -o dirty_mb=N        flush when N MiB are buffered (default 64)\n"
 	       "    -o nocleaner         do not start lfs_cleanerd\n"

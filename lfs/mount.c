@@ -16,7 +16,7 @@ lfs_opts_default(struct lfs_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->ckpt_interval_s = 30;
-	o->ckpt_segs = 256;
+	o->ckpt_segs = 32; /* bounds roll-forward at mount to 32 segments of log */
 	o->flush_interval_ms = 5000;
 	o->dirty_limit = 64u << 20;
 }
