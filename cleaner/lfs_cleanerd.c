@@ -42,6 +42,7 @@ struct cleaner {
 	uint32_t bsize, seg_blocks;
 	uint32_t seed;              /* checksum seed, from the superblock */
 	uint64_t nsegs, seg0, seg_bytes;
+	uint64_t reserved;          /* segments writers never get */
 	struct lfs_ctl_seg *usage;  /* nsegs entries, refreshed each pass */
 	bool cleaning;              /* between the min and max thresholds */
 	uint64_t passes, segs_cleaned, bytes_read, blocks_moved;
@@ -251,10 +252,14 @@ run(struct cleaner *c)
 		}
 		if ((err = load_usage(c)))
 			break;
+		/* thresholds count the clean segments writers may use: with
+		 * the reserve counted, a low min_clean_segments would wait
+		 * until writers are already stalled */
 		uint64_t clean = 0;
 		for (uint64_t s = 0; s < c->nsegs; s++)
 			clean += c->usage[s].state == 0;
-		double pct = 100.0 * (double)clean / (double)c->nsegs;
+		clean = clean > c->reserved ? clean - c->reserved : 0;
+		double pct = 100.0 * (double)clean / (double)(c->nsegs - c->reserved);
 		if (pct < c->cfg.min_clean_pct)
 			c->cleaning = true;
 		else if (pct >= c->cfg.max_clean_pct)
@@ -443,6 +448,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	c.seed = lfs_super_seed(&sb);
+	c.reserved = sb.reserved_segs < c.nsegs ? sb.reserved_segs : 0;
 	if (!c.foreground && daemon(0, 0) < 0) {
 		say(LOG_ERR, "daemon: %s", strerror(errno));
 		return 1;

@@ -140,6 +140,18 @@ lfs_bmap_get_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool cre
 	return 0;
 }
 
+unsigned
+lfs_bmap_path(const struct lfs_fs *fs, uint64_t lblk, uint64_t ids[LFS_NINDIRECT])
+{
+	unsigned k;
+	uint64_t rel;
+	if (lblk < LFS_NDIRECT || locate(fs, lblk, &k, &rel))
+		return 0;
+	for (unsigned l = 0; l <= k; l++)
+		ids[l] = lfs_node_id(k, k - l, rel / ipow(fs->nptr, l + 1));
+	return k + 1;
+}
+
 int
 lfs_bmap_get(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, uint64_t *addr)
 {

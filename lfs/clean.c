@@ -169,11 +169,68 @@ lfs_seg_scan(struct lfs_fs *fs, uint64_t seg,
 	return err;
 }
 
+/*
+ * Moving a block rewrites the block-map nodes above it and its inode's
+ * record: under random overwrites about one leaf per block moved, so
+ * a segment more than half live costs more clean space than it frees
+ * until the leaves it orphaned elsewhere are cleaned in turn.  That is
+ * how a full filesystem makes progress, so it is allowed, but only while
+ * half the reserve stays clean: below that, only cleaning that gains
+ * ground, so that a writer is told ENOSPC at once rather than spending
+ * the last segments in cleaning that cannot finish.
+ */
+void
+lfs_clean_cost_init(struct lfs_clean_cost *c)
+{
+	c->blocks = 0;
+	u64map_init(&c->nodes);
+	u64map_init(&c->inos);
+}
+
+void
+lfs_clean_cost_free(struct lfs_clean_cost *c)
+{
+	u64map_free(&c->nodes);
+	u64map_free(&c->inos);
+}
+
+int
+lfs_clean_cost_add(struct lfs_clean_cost *c, const struct lfs_fs *fs, const struct lfs_pseg_entry *e)
+{
+	c->blocks++;
+	if (e->kind != LFS_BK_DATA && e->kind != LFS_BK_INDIR && e->kind != LFS_BK_XATTR)
+		return 0;
+	int err = u64map_put(&c->inos, e->ino, (void *)1);
+	uint64_t ids[LFS_NINDIRECT];
+	unsigned n = e->kind == LFS_BK_DATA ? lfs_bmap_path(fs, e->lblk, ids) : 0;
+	for (unsigned i = 0; i < n && !err; i++)
+		err = u64map_put(&c->nodes, ((uint64_t)e->ino * 0x9e3779b97f4a7c15ull) ^ ids[i], (void *)1);
+	return err;
+}
+
+uint64_t
+lfs_clean_cost_blocks(const struct lfs_clean_cost *c, const struct lfs_fs *fs)
+{
+	uint64_t blocks = c->blocks + c->nodes.count + c->inos.count / 8 + 1;
+	return blocks + blocks / (fs->max_pseg / 2) + 16;
+}
+
+bool
+lfs_clean_affordable(const struct lfs_fs *fs, uint64_t cost, uint64_t nsegs)
+{
+	if (cost > lfs_space_for_cleaning(fs))
+		return false;
+	if (cost < nsegs * fs->sb.seg_blocks)
+		return true;
+	return lfs_seg_clean_blocks(fs) >= cost + (uint64_t)fs->sb.reserved_segs / 2 * fs->sb.seg_blocks;
+}
+
 static int
 count_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, const uint8_t *blk, void *ctx)
 {
-	*(uint64_t *)ctx += lfs_clean_block_live(fs, e, addr, blk);
-	return 0;
+	if (!lfs_clean_block_live(fs, e, addr, blk))
+		return 0;
+	return lfs_clean_cost_add(ctx, fs, e);
 }
 
 static int
@@ -198,10 +255,14 @@ lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved)
 	if (err)
 		return err;
 	/* all or nothing, as for the cleaner's requests (ctl_ops.c) */
-	uint64_t live = 0;
-	if ((err = lfs_seg_scan(fs, seg, count_live, &live)))
+	struct lfs_clean_cost cost;
+	lfs_clean_cost_init(&cost);
+	err = lfs_seg_scan(fs, seg, count_live, &cost);
+	bool ok = lfs_clean_affordable(fs, lfs_clean_cost_blocks(&cost, fs), 1);
+	lfs_clean_cost_free(&cost);
+	if (err)
 		return err;
-	if (2 * live + live / 16 + 16 > lfs_space_for_cleaning(fs))
+	if (!ok)
 		return -ENOSPC;
 	uint64_t n = 0;
 	err = lfs_seg_scan(fs, seg, move_if_live, &n);
@@ -243,9 +304,7 @@ lfs_clean_reclaim(struct lfs_fs *fs, uint64_t *moved)
 			cleaned++;
 			break;
 		}
-		/* worth it only if it frees a tenth of a segment, and the
-		 * moved blocks must fit in what is clean, reserve included */
-		if (best == UINT64_MAX || best_live > segbytes - segbytes / 32 || lfs_space_for_cleaning(fs) < 64)
+		if (best == UINT64_MAX)
 			break;
 		int err = lfs_clean_segment(fs, best, moved);
 		if (err == -ENOSPC)

@@ -78,13 +78,25 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 	 * psegs, in the order the cleaner asked (its age sort) */
 	if (!err)
 		err = lfs_flush(fs);
-	uint64_t m = 0, live = 0;
+	uint64_t m = 0;
 	/* All or nothing: a victim moved in part frees nothing, yet uses the
-	 * room it took.  Each block may need its own block-map leaf. */
-	for (uint32_t i = 0; i < n && !err; i++)
-		live += check_live(fs, &b[i], blk);
-	if (!err && 2 * live + live / 16 + 16 > lfs_space_for_cleaning(fs))
+	 * room it took. */
+	struct lfs_clean_cost cost;
+	struct u64map victims;
+	lfs_clean_cost_init(&cost);
+	u64map_init(&victims);
+	for (uint32_t i = 0; i < n && !err; i++) {
+		if (!check_live(fs, &b[i], blk))
+			continue;
+		struct lfs_pseg_entry e = { .ino = b[i].ino, .lblk = b[i].lblk, .kind = b[i].kind };
+		err = lfs_clean_cost_add(&cost, fs, &e);
+		if (!err)
+			err = u64map_put(&victims, lfs_addr_seg(fs, b[i].addr), (void *)1);
+	}
+	if (!err && !lfs_clean_affordable(fs, lfs_clean_cost_blocks(&cost, fs), victims.count))
 		err = -ENOSPC;
+	lfs_clean_cost_free(&cost);
+	u64map_free(&victims);
 	for (uint32_t i = 0; i < n && !err; i++) {
 		if (!check_live(fs, &b[i], blk))
 			continue;

@@ -156,7 +156,7 @@ blocks_needed(const struct lfs_fs *fs, uint64_t bytes)
 uint64_t
 lfs_space_for_cleaning(const struct lfs_fs *fs)
 {
-	uint64_t have = fs->nclean * fs->sb.seg_blocks + (fs->sb.seg_blocks - fs->cur_off);
+	uint64_t have = lfs_seg_clean_blocks(fs);
 	/* the next checkpoint's tables, and the segment that the last clean
 	 * one must stay for (moving into next_seg names a new successor) */
 	uint64_t tables = fs->n_sut_blocks + fs->imap_ndirty + 2ull * fs->sb.seg_blocks;
@@ -185,12 +185,17 @@ lfs_file_ensure_space(struct lfs_fs *fs, uint64_t bytes)
 	for (int round = 0; round < 64; round++) {
 		if (blocks_needed(fs, bytes) <= lfs_seg_free_blocks(fs))
 			return 0;
-		uint64_t moved = 0;
+		uint64_t moved = 0, before = lfs_seg_clean_blocks(fs);
 		err = lfs_clean_reclaim(fs, &moved);
 		if (err == -ENOSPC)
 			break;
 		if (err)
 			return err;
+		/* cleaning that used more than it freed would, repeated on
+		 * every write, spend the reserve and then hang each writer in
+		 * cleaning that cannot succeed: give up while there is room */
+		if (lfs_seg_clean_blocks(fs) <= before)
+			break;
 	}
 	return blocks_needed(fs, bytes) <= lfs_seg_free_blocks(fs) ? 0 : -ENOSPC;
 }

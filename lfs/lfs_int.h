@@ -184,6 +184,9 @@ int lfs_seg_end_group(struct lfs_fs *fs);
 void lfs_seg_use(struct lfs_fs *fs, uint64_t addr, uint32_t bytes);
 void lfs_seg_unuse(struct lfs_fs *fs, uint64_t addr, uint32_t bytes);
 uint64_t lfs_seg_free_blocks(const struct lfs_fs *fs);
+/* Blocks in clean segments and the rest of the current one, reserve
+ * included. */
+uint64_t lfs_seg_clean_blocks(const struct lfs_fs *fs);
 int lfs_seg_pick_next(struct lfs_fs *fs, uint64_t *seg);
 int lfs_read_block(struct lfs_fs *fs, uint64_t addr, void *buf);
 void lfs_seg_after_checkpoint(struct lfs_fs *fs);
@@ -234,6 +237,8 @@ int lfs_bmap_get_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool
 		      struct lfs_node **out);
 void lfs_bmap_drop_clean_nodes(struct lfs_inode *ip);
 uint64_t lfs_bmap_max_blocks(const struct lfs_fs *fs);
+/* The nodes that map lblk, leaf first; 0 for a direct block. */
+unsigned lfs_bmap_path(const struct lfs_fs *fs, uint64_t lblk, uint64_t ids[LFS_NINDIRECT]);
 /* Calls fn for every block the on-disk inode references (data, nodes, xattr). */
 int lfs_bmap_walk_disk(struct lfs_fs *fs, const struct lfs_dinode *di,
 		       int (*fn)(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk), void *ctx);
@@ -297,6 +302,18 @@ void lfs_abandon(struct lfs_fs *fs);
 int lfs_fsck(struct lfs_fs *fs, uint64_t *problems);
 
 /* clean.c */
+/* What moving a set of live blocks will write: the blocks, the block-map
+ * nodes that point to them, their inodes' records. */
+struct lfs_clean_cost {
+	uint64_t blocks;
+	struct u64map nodes, inos;
+};
+void lfs_clean_cost_init(struct lfs_clean_cost *c);
+int lfs_clean_cost_add(struct lfs_clean_cost *c, const struct lfs_fs *fs, const struct lfs_pseg_entry *e);
+uint64_t lfs_clean_cost_blocks(const struct lfs_clean_cost *c, const struct lfs_fs *fs);
+void lfs_clean_cost_free(struct lfs_clean_cost *c);
+/* Whether writing `cost` blocks to empty `nsegs` segments may go ahead. */
+bool lfs_clean_affordable(const struct lfs_fs *fs, uint64_t cost, uint64_t nsegs);
 int lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved);
 /* Clean the emptiest segments and checkpoint; -ENOSPC if none can gain. */
 int lfs_clean_reclaim(struct lfs_fs *fs, uint64_t *moved);

@@ -233,11 +233,21 @@ lfs_seg_unuse(struct lfs_fs *fs, uint64_t addr, uint32_t bytes)
 uint64_t
 lfs_seg_free_blocks(const struct lfs_fs *fs)
 {
+	/* Writers get nothing once the clean segments are down to the
+	 * reserve: the rest of the current segment too, or filling it would
+	 * move the log into next_seg and take its successor from the
+	 * reserve, one segment at a time, until cleaning has no room left. */
 	uint64_t reserve = fs->sb.reserved_segs;
-	uint64_t clean = fs->nclean > reserve ? fs->nclean - reserve : 0;
-	/* next_seg is not counted: moving into it takes one more clean
-	 * segment to name as its successor */
-	return clean * fs->sb.seg_blocks + (fs->sb.seg_blocks - fs->cur_off);
+	if (fs->nclean <= reserve)
+		return 0;
+	uint64_t rest = fs->pstart ? fs->sb.seg_blocks - fs->cur_off - 1 - fs->pn : fs->sb.seg_blocks - fs->cur_off;
+	return (fs->nclean - reserve) * fs->sb.seg_blocks + rest;
+}
+
+uint64_t
+lfs_seg_clean_blocks(const struct lfs_fs *fs)
+{
+	return fs->nclean * fs->sb.seg_blocks + (fs->sb.seg_blocks - fs->cur_off);
 }
 
 uint64_t

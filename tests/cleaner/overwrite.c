@@ -2,11 +2,13 @@
  * overwrite.c — the cleaner's workload: random overwrites of a set of
  * files, mirrored into a model directory, then a full comparison.
  *
- *   overwrite [-s SEED] [-H] DIR MODEL NFILES FILE_BYTES TOTAL_BYTES
+ *   overwrite [-s SEED] [-H] [-F] [-m MAXBLOCKS] DIR MODEL NFILES FILE_BYTES TOTAL_BYTES
  *
  * -H: hot-and-cold access, 90% of writes to the first 10% of the files.
- * Writes are 4 KiB..64 KiB at 4 KiB-aligned offsets; every 32nd write is
- * followed by fsync.  Prints the number of writes, the bytes written and
+ * -F: first write every file whole, so the live data really is
+ *     NFILES * FILE_BYTES (random writes alone leave holes).
+ * Writes are 4 KiB..MAXBLOCKS*4 KiB (default 16) at 4 KiB-aligned offsets;
+ * every 32nd write is followed by fsync.  Prints the number of writes, the bytes written and
  * the worst and 99th-percentile latency of a write (+fsync), and exits 1
  * on any error or difference.  ENOSPC is an error: the live data fits.
  */
@@ -49,16 +51,21 @@ int
 main(int argc, char **argv)
 {
 	int opt;
-	bool hot = false;
+	bool hot = false, fill = false;
+	uint64_t maxblocks = 16;
 	s = 88172645463325252ull;
-	while ((opt = getopt(argc, argv, "s:H")) != -1) {
+	while ((opt = getopt(argc, argv, "s:HFm:")) != -1) {
 		if (opt == 's')
 			s += strtoull(optarg, NULL, 0) * 2654435761ull;
 		else if (opt == 'H')
 			hot = true;
+		else if (opt == 'F')
+			fill = true;
+		else if (opt == 'm')
+			maxblocks = strtoull(optarg, NULL, 0);
 	}
-	if (argc - optind != 5) {
-		fprintf(stderr, "usage: overwrite [-s SEED] [-H] DIR MODEL NFILES FILE_BYTES TOTAL_BYTES\n");
+	if (argc - optind != 5 || maxblocks < 1 || maxblocks > 16) {
+		fprintf(stderr, "usage: overwrite [-s SEED] [-H] [-F] [-m MAXBLOCKS (1-16)] DIR MODEL NFILES FILE_BYTES TOTAL_BYTES\n");
 		return 2;
 	}
 	const char *dir = argv[optind], *model = argv[optind + 1];
@@ -77,6 +84,21 @@ main(int argc, char **argv)
 			return 1;
 		}
 	}
+	for (long i = 0; fill && i < nfiles; i++) {
+		for (long long off = 0; off < fbytes; off += 65536) {
+			size_t len = fbytes - off < 65536 ? (size_t)(fbytes - off) : 65536;
+			for (size_t k = 0; k < len; k += 8)
+				*(uint64_t *)(buf + k) = rnd();
+			if (pwrite(fd[i], buf, len, off) != (ssize_t)len || pwrite(md[i], buf, len, off) != (ssize_t)len) {
+				fprintf(stderr, "overwrite: fill f%ld at %lld: %s\n", i, off, strerror(errno));
+				return 1;
+			}
+		}
+		if (fsync(fd[i]) < 0) {
+			fprintf(stderr, "overwrite: fsync f%ld after the fill: %s\n", i, strerror(errno));
+			return 1;
+		}
+	}
 	size_t cap = (size_t)(total / 4096) + 16, nlat = 0;
 	double *lat = malloc(cap * sizeof(double));
 	long long done = 0, writes = 0;
@@ -84,7 +106,7 @@ main(int argc, char **argv)
 		long f = hot ? ((rnd() % 10) < 9 ? (long)(rnd() % (uint64_t)(nfiles / 10 ? nfiles / 10 : 1))
 						  : (long)(rnd() % (uint64_t)nfiles))
 			     : (long)(rnd() % (uint64_t)nfiles);
-		size_t len = 4096 * (1 + rnd() % 16);
+		size_t len = 4096 * (1 + rnd() % maxblocks);
 		off_t off = (off_t)(4096 * (rnd() % (uint64_t)(fbytes / 4096)));
 		if (off + (off_t)len > fbytes)
 			len = (size_t)(fbytes - off);
@@ -122,9 +144,10 @@ main(int argc, char **argv)
 		close(md[i]);
 	}
 	qsort(lat, nlat, sizeof(double), cmp_d);
-	printf("overwrite: %lld writes, %.1f MiB, latency p50 %.2f ms p99 %.2f ms max %.1f ms, all %ld files verified\n",
-	       writes, (double)done / 1048576.0, lat[nlat / 2] * 1e3, lat[nlat * 99 / 100] * 1e3,
-	       lat[nlat - 1] * 1e3, nfiles);
+	if (nlat)
+		printf("overwrite: %lld writes, %.1f MiB, latency p50 %.2f ms p99 %.2f ms max %.1f ms, ", writes,
+		       (double)done / 1048576.0, lat[nlat / 2] * 1e3, lat[nlat * 99 / 100] * 1e3, lat[nlat - 1] * 1e3);
+	printf("all %ld files verified\n", nfiles);
 	free(a);
 	free(b);
 	free(lat);
