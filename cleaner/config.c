@@ -15,8 +15,8 @@ lfs_cleaner_config_default(struct lfs_cleaner_config *c)
 {
 	c->policy = LFS_POLICY_COST_BENEFIT;
 	c->age_sort = true;
-	c->min_clean_pct = 10;
-	c->max_clean_pct = 20;
+	c->min_clean_pct = 4;
+	c->max_clean_pct = 8;
 	c->interval_s = 2;
 	c->segs_per_pass = 4;
 	c->protection_s = 5;
@@ -75,8 +75,8 @@ static const struct {
 } keywords[] = {
 	{ "policy", kw_policy },                       /* cost-benefit */
 	{ "age_sort", kw_age_sort },                   /* yes */
-	{ "min_clean_segments", kw_min },              /* 10 (% of segments) */
-	{ "max_clean_segments", kw_max },              /* 20 (%) */
+	{ "min_clean_segments", kw_min },              /* 4 (% of usable segments) */
+	{ "max_clean_segments", kw_max },              /* 8 (%) */
 	{ "cleaning_interval", kw_interval },          /* 2 s */
 	{ "segments_per_clean", kw_segs },             /* 4 */
 	{ "protection_period", kw_protect },           /* 5 s */

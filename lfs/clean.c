@@ -269,8 +269,10 @@ lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved)
 	bool partial = err == -ENOSPC;
 	if (partial && n > 0)
 		err = 0;
+	fs->move_age_ns = fs->segs[seg].mtime_ns;
 	if (!err)
 		err = lfs_flush(fs);
+	fs->move_age_ns = 0;
 	if (!err) {
 		fs->stats.blocks_cleaned += n;
 		*moved += n;

@@ -78,7 +78,7 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 	 * psegs, in the order the cleaner asked (its age sort) */
 	if (!err)
 		err = lfs_flush(fs);
-	uint64_t m = 0;
+	uint64_t m = 0, move_age = 0;
 	/* All or nothing: a victim moved in part frees nothing, yet uses the
 	 * room it took. */
 	struct lfs_clean_cost cost;
@@ -92,6 +92,9 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 		err = lfs_clean_cost_add(&cost, fs, &e);
 		if (!err)
 			err = u64map_put(&victims, lfs_addr_seg(fs, b[i].addr), (void *)1);
+		uint64_t age = fs->segs[lfs_addr_seg(fs, b[i].addr)].mtime_ns;
+		if (age > move_age)
+			move_age = age;
 	}
 	if (!err && !lfs_clean_affordable(fs, lfs_clean_cost_blocks(&cost, fs), victims.count))
 		err = -ENOSPC;
@@ -109,8 +112,10 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 		if (!err)
 			m++;
 	}
+	fs->move_age_ns = move_age;
 	if (!err)
 		err = lfs_flush(fs);
+	fs->move_age_ns = 0;
 	fs->stats.blocks_cleaned += m;
 	fs->stats.cleaner_bytes_read += cleaner_read;
 	pthread_mutex_unlock(&fs->lock);

@@ -130,6 +130,10 @@ struct lfs_fs {
 	uint64_t ckpt_seq;          /* of the last checkpoint */
 	uint64_t ckpt_time_ns;
 	uint64_t segs_since_ckpt;
+	/* While cleaning writes moved data: the age it already has (its
+	 * victims' newest write), given to the segments it lands in, as Sprite
+	 * LFS kept blocks' own ages, so cold data stays cold for the policy. */
+	uint64_t move_age_ns;
 
 	/* the pseg being built: summary then blocks, written in one pwrite */
 	uint8_t *pbuf;

@@ -119,8 +119,11 @@ pseg_write(struct lfs_fs *fs, bool end)
 	}
 	lfs_verify_note_pseg(fs, fs->cur_seg, fs->cur_off, sum);
 	fs->pseg_seq++;
+	/* a segment's time is the newest write of the data in it */
+	uint64_t age = fs->move_age_ns ? fs->move_age_ns : h.timestamp_ns;
+	if (fs->cur_off == 0 || age > fs->segs[fs->cur_seg].mtime_ns)
+		fs->segs[fs->cur_seg].mtime_ns = age;
 	fs->cur_off += 1 + fs->pn;
-	fs->segs[fs->cur_seg].mtime_ns = h.timestamp_ns;
 	sut_dirty(fs, fs->cur_seg);
 	fs->pn = 0;
 	fs->pstart = 0;

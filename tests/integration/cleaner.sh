@@ -13,8 +13,8 @@ CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
 FSCK="$top_builddir/ckpt/fsck.lfs"
 times=${CLEANER_TIMES:-3}
 cat > "$WORK/cleaner.conf" <<CONF
-min_clean_segments 12
-max_clean_segments 20
+min_clean_segments 4
+max_clean_segments 8
 protection_period 0
 cleaning_interval 0.2
 segments_per_clean 8
