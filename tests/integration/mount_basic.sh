@@ -22,6 +22,23 @@ mkdir "$MNT/build"
 printf '#include <stdio.h>\nint main(void){puts("built in lfs");return 0;}\n' > "$MNT/build/hello.c"
 cc -o "$MNT/build/hello" "$MNT/build/hello.c"
 [ "$("$MNT/build/hello")" = "built in lfs" ] || fail "program built in lfs does not run"
+# unpack a source tarball (lfs's own) and build a program from it there
+tar -C "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}" -czf "$WORK/src.tar.gz" lfs ckpt
+mkdir "$MNT/tarbuild"
+tar -C "$MNT/tarbuild" -xzf "$WORK/src.tar.gz" || fail "untar into lfs"
+mkdir "$WORK/untarred"
+tar -C "$WORK/untarred" -xzf "$WORK/src.tar.gz"
+diff -r "$WORK/untarred" "$MNT/tarbuild" || fail "unpacked tree differs"
+(cd "$MNT/tarbuild" &&
+ for f in lfs/*.c ckpt/*.c; do
+	case $f in lfs/fuse_main.c | lfs/mkfs.c | ckpt/dumplfs.c | ckpt/fsck.c | ckpt/lfs_ckpt.c) continue ;; esac
+	cc -std=c11 -D_GNU_SOURCE -Ilfs -Ickpt -c "$f" -o "${f%.c}.o" || exit 1
+ done &&
+ cc -std=c11 -D_GNU_SOURCE -DPACKAGE_VERSION='"test"' -Ilfs -Ickpt -pthread -o mkfs.lfs lfs/mkfs.c lfs/*.o ckpt/*.o -lz) ||
+	fail "building mkfs.lfs from the unpacked sources in lfs"
+"$MNT/tarbuild/mkfs.lfs" -s 16M "$WORK/built.img" >/dev/null || fail "mkfs.lfs built in lfs does not run"
+"$top_builddir/ckpt/fsck.lfs" "$WORK/built.img" >/dev/null || fail "image from the mkfs.lfs built in lfs fails fsck"
+cp "$MNT/tarbuild/mkfs.lfs" "$WORK/mkfs.built"
 if command -v git >/dev/null; then
 	(cd "$MNT/build" && git init -q && git add hello.c && git -c user.email=t@t -c user.name=t commit -qm one &&
 	 echo '/* two */' >> hello.c && git -c user.email=t@t -c user.name=t commit -qam two &&
@@ -38,6 +55,7 @@ if command -v git >/dev/null; then
 	(cd "$MNT/build" && git fsck --no-progress --strict >/dev/null 2>&1 && [ "$(git log --oneline | wc -l)" = 2 ]) ||
 		fail "git repository damaged after remount"
 fi
+cmp "$WORK/mkfs.built" "$MNT/tarbuild/mkfs.lfs" || fail "mkfs.lfs built in lfs differs after remount"
 df -k "$MNT" | tail -1
 lfs_umount
 
