@@ -102,9 +102,9 @@ WORKLOAD_TEXT = {
         "and `e2fsck -f -n` timed (what a crash costs a non-journaling file system)."
     ),
     "cleanlat": (
-        "Foreground latency while the cleaner runs: `bench/lat.c` overwrites the files with random "
+        "Foreground latency while the cleaner runs: `tests/cleaner/overwrite -m 1` overwrites the files with random "
         "4 KiB pwrite()s (uniform, 4 KiB-aligned, {cl_times} × the capacity, fsync of the file "
-        "after every 32nd write) and times each pwrite() and each fsync() on its own, on a `mkfs.lfs -s {cl_fs}` "
+        "after every 32nd write), times each pwrite() and each fsync() on its own and verifies every file at the end, on a `mkfs.lfs -s {cl_fs}` "
         "file system filled as in *cleaning* and remounted, cost-benefit cleaner with the same "
         "settings, at each utilization (percent) in {lat_utils}: at the high one the cleaner must work, at "
         "the low one it stays idle (see segments cleaned)."
