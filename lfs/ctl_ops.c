@@ -80,13 +80,17 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 		err = lfs_flush(fs);
 	uint64_t m = 0, move_age = 0;
 	/* All or nothing: a victim moved in part frees nothing, yet uses the
-	 * room it took. */
+	 * room it took.  Liveness cannot change before the flush below (the
+	 * lock is held and moving only re-dirties), so it is judged once. */
 	struct lfs_clean_cost cost;
 	struct u64map victims;
 	lfs_clean_cost_init(&cost);
 	u64map_init(&victims);
+	bool *live = calloc(n + 1, sizeof(bool));
+	if (!live && !err)
+		err = -ENOMEM;
 	for (uint32_t i = 0; i < n && !err; i++) {
-		if (!check_live(fs, &b[i], blk))
+		if (!(live[i] = check_live(fs, &b[i], blk)))
 			continue;
 		struct lfs_pseg_entry e = { .ino = b[i].ino, .lblk = b[i].lblk, .kind = b[i].kind };
 		err = lfs_clean_cost_add(&cost, fs, &e);
@@ -101,9 +105,10 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 	lfs_clean_cost_free(&cost);
 	u64map_free(&victims);
 	for (uint32_t i = 0; i < n && !err; i++) {
-		if (!check_live(fs, &b[i], blk))
+		if (!live[i])
 			continue;
-		if (b[i].kind == LFS_BK_DATA || b[i].kind == LFS_BK_INDIR)
+		/* imap and usage-table blocks are re-dirtied from memory */
+		if (b[i].kind != LFS_BK_IMAP && b[i].kind != LFS_BK_SUT)
 			err = lfs_read_block(fs, b[i].addr, blk);
 		struct lfs_pseg_entry e = { .ino = b[i].ino, .version = b[i].version, .lblk = b[i].lblk,
 					    .kind = b[i].kind };
@@ -112,6 +117,7 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 		if (!err)
 			m++;
 	}
+	free(live);
 	fs->move_age_ns = move_age;
 	if (!err)
 		err = lfs_flush(fs);
