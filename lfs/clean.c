@@ -225,6 +225,17 @@ lfs_clean_affordable(const struct lfs_fs *fs, uint64_t cost, uint64_t nsegs)
 	return lfs_seg_clean_blocks(fs) >= cost + (uint64_t)fs->sb.reserved_segs / 2 * fs->sb.seg_blocks;
 }
 
+int
+lfs_clean_flush(struct lfs_fs *fs, uint64_t age_ns)
+{
+	uint64_t before = fs->dev.bytes_written;
+	fs->move_age_ns = age_ns;
+	int err = lfs_flush(fs);
+	fs->move_age_ns = 0;
+	fs->stats.cleaning_bytes_written += fs->dev.bytes_written - before;
+	return err;
+}
+
 static int
 count_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, const uint8_t *blk, void *ctx)
 {
@@ -269,10 +280,8 @@ lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved)
 	bool partial = err == -ENOSPC;
 	if (partial && n > 0)
 		err = 0;
-	fs->move_age_ns = fs->segs[seg].mtime_ns;
 	if (!err)
-		err = lfs_flush(fs);
-	fs->move_age_ns = 0;
+		err = lfs_clean_flush(fs, fs->segs[seg].mtime_ns);
 	if (!err) {
 		fs->stats.blocks_cleaned += n;
 		*moved += n;

@@ -118,10 +118,8 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 			m++;
 	}
 	free(live);
-	fs->move_age_ns = move_age;
 	if (!err)
-		err = lfs_flush(fs);
-	fs->move_age_ns = 0;
+		err = lfs_clean_flush(fs, move_age);
 	fs->stats.blocks_cleaned += m;
 	fs->stats.cleaner_bytes_read += cleaner_read;
 	pthread_mutex_unlock(&fs->lock);
@@ -170,7 +168,7 @@ lfs_ctl_stats(struct lfs_fs *fs, struct lfs_ctl_stats *out)
 		.bytes_written = st.bytes_written, .bytes_read = st.bytes_read, .segs_total = st.segs_total,
 		.segs_clean = st.segs_clean, .segs_reserved = fs->sb.reserved_segs, .live_bytes = st.live_bytes,
 		.checkpoints = st.checkpoints, .ckpt_seq = st.ckpt_seq, .psegs_written = st.psegs_written,
-		.blocks_moved = st.blocks_cleaned, .bytes_moved = st.blocks_cleaned * fs->bsize,
+		.blocks_moved = st.blocks_cleaned, .bytes_moved = st.cleaning_bytes_written,
 		.segs_cleaned = st.segs_cleaned, .cleaner_bytes_read = fs->stats.cleaner_bytes_read,
 		.cleaner_passes = fs->stats.cleaner_passes, .cleaner_pid = fs->stats.cleaner_pid,
 		.seg_bytes = (uint64_t)fs->sb.seg_blocks * fs->bsize,

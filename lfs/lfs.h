@@ -110,6 +110,9 @@ struct lfs_stats {
 	uint64_t ckpt_seq;
 	uint64_t psegs_written;
 	uint64_t blocks_cleaned;
+	/* all that cleaning's flushes wrote: the moved blocks and the
+	 * block-map nodes and inode records they dirtied */
+	uint64_t cleaning_bytes_written;
 	uint64_t segs_cleaned;
 	uint64_t cleaner_bytes_read;
 	uint64_t cleaner_passes;

@@ -316,6 +316,9 @@ void lfs_clean_cost_init(struct lfs_clean_cost *c);
 int lfs_clean_cost_add(struct lfs_clean_cost *c, const struct lfs_fs *fs, const struct lfs_pseg_entry *e);
 uint64_t lfs_clean_cost_blocks(const struct lfs_clean_cost *c, const struct lfs_fs *fs);
 void lfs_clean_cost_free(struct lfs_clean_cost *c);
+/* Write what moving blocks re-dirtied, as data of age `age_ns`, counting
+ * it as cleaning's writes.  The caller has flushed everything else. */
+int lfs_clean_flush(struct lfs_fs *fs, uint64_t age_ns);
 /* Whether writing `cost` blocks to empty `nsegs` segments may go ahead. */
 bool lfs_clean_affordable(const struct lfs_fs *fs, uint64_t cost, uint64_t nsegs);
 int lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved);
