@@ -76,17 +76,19 @@ WORKLOAD_TEXT = {
         "system. For each policy — `greedy` (`age_sort no`) and `cost-benefit` with `age_sort yes` — "
         "each access pattern — uniform, and hot-and-cold (`overwrite -H`: 90% of the writes to 10% "
         "of the files) — and each utilization u (percent) in {cl_utils}: `mkfs.lfs -s {cl_fs}`, mount, write "
-        "u × (statfs size) as files of {cl_fbytes_kib} KiB, each written whole and fsynced "
-        "(`tests/cleaner/overwrite`'s own fill, TOTAL = nfiles × size of random 4–64 KiB writes, "
-        "leaves about a third of each file a hole, i.e. ~63% of the utilization asked for), "
+        "u × (statfs size) as files of {cl_fbytes_kib} KiB, each written whole and fsynced, "
         "unmount and mount again (the write-cost counters start at mount, so the fill is not "
         "counted), then `tests/cleaner/overwrite` overwrites {cl_times} × the capacity at random "
         "(4–64 KiB writes, fsync every 32nd) with the cleaner running, and `lfs_cleanerd --status "
-        "--json` gives `write_cost` = (new + cleaner read + moved) / new. Cleaner settings, the same "
-        "for every policy: `min_clean_segments 12`, `max_clean_segments 20`, `protection_period 0`, "
-        "`cleaning_interval 0.2`, `segments_per_clean 8`. Each run lasts seconds, and the cleaner's "
-        "segment age has a resolution of one second, so cost-benefit's age term sees little "
-        "difference between hot and cold segments here — unlike Sprite's simulated minutes. "
+        "--json` gives `write_cost` = (new + cleaner read + cleaner written) / new, where cleaner "
+        "written is all that cleaning's flushes wrote (the moved blocks and the block-map leaves and "
+        "inode records they rewrote) and new is all else that reached the backing store (data, its "
+        "metadata, checkpoints). With an fsync only every 32nd "
+        "write the page cache absorbs most rewrites of the hot files, so the file system sees far "
+        "less than the 90/10 skew; hot-and-cold is therefore also run with every write fsynced "
+        "(`overwrite -H -y 1`) at u in {cl_sync_utils}. Cleaner settings, the same "
+        "for every policy: `min_clean_segments 4`, `max_clean_segments 8`, `protection_period 0`, "
+        "`cleaning_interval 0.2`, `segments_per_clean 8`. "
         "`fsck.lfs` runs after every case."
     ),
     "recovery": (
@@ -275,7 +277,7 @@ def gnuplot_bars(path_png, title, ylabel, cats, series, log=None):
 # they get their own tables and line plots instead of the per-target bars.
 
 POLICY_LABEL = {"greedy": "greedy", "cost-benefit": "cost-benefit + age sort"}
-ACCESS_LABEL = {"uniform": "uniform", "hot-cold": "hot-and-cold"}
+ACCESS_LABEL = {"uniform": "uniform", "hot-cold": "hot-and-cold", "hot-cold-sync": "hot-and-cold, every write fsynced"}
 
 
 def size_key(s):
@@ -520,16 +522,19 @@ def section_targets(res, env):
         rows.append(["backing bytes per 1 KiB file created ≤ 2,000", f"{per:.0f} B",
                      "**met**" if per <= 2000 else "**missed**", ""])
 
-    c, g = med("cleaning", "wc.cost-benefit.hot-cold.75", "lfs"), med("cleaning", "wc.greedy.hot-cold.75", "lfs")
-    if c is None or g is None:
-        rows.append(["write cost at 75%, hot-and-cold: cost-benefit < greedy and ≤ 2.0", "not measured in this run",
-                     "—", ""])
-    else:
+    for acc in ("hot-cold", "hot-cold-sync"):
+        name = f"write cost at 75%, {ACCESS_LABEL[acc]}: cost-benefit < greedy and ≤ 2.0"
+        c, g = med("cleaning", f"wc.cost-benefit.{acc}.75", "lfs"), med("cleaning", f"wc.greedy.{acc}.75", "lfs")
+        if c is None or g is None:
+            rows.append([name, "not measured in this run", "—", ""])
+            continue
         ok = c < g and c <= 2.0
-        rows.append(["write cost at 75%, hot-and-cold: cost-benefit < greedy and ≤ 2.0",
-                     f"cost-benefit {fmt(c)}, greedy {fmt(g)}", "**met**" if ok else "**missed**",
-                     "" if ok else "cause not established (see the utilization histograms in the "
-                                   "cleaning section)"])
+        why = ""
+        if not ok:
+            why = ("cost-benefit is not below greedy: cause not established" if c >= g else
+                   "above 2.0: a moved block also rewrites its block-map leaf and its inode's record "
+                   "(counted as cleaning's writes), and the cleaner reads whole segments")
+        rows.append([name, f"cost-benefit {fmt(c)}, greedy {fmt(g)}", "**met**" if ok else "**missed**", why])
 
     sizes = sorted({r["metric"].split(".", 1)[1] for r in res.rows
                     if r["workload"] == "recovery" and r["metric"].startswith("mount_after_crash_ms.")}, key=size_key)
@@ -647,7 +652,8 @@ def main():
                                                     ("sf_files", "sf_size", "sf_fsync_text", "lf_size_mib",
                                                      "rand_iosize_mib", "fo_files", "tar", "cl_fs",
                                                      "cl_utils", "cl_times", "cl_fbytes_kib", "rc_sizes",
-                                                     "rc_fill", "rc_fbytes_kib", "lat_utils")}) + "\n")
+                                                     "rc_fill", "rc_fbytes_kib", "lat_utils",
+                                                     "cl_sync_utils")}) + "\n")
             except (KeyError, IndexError):
                 pass
         if w in CUSTOM_SECTIONS:
