@@ -36,6 +36,7 @@ struct lfs_daemon {
 	pthread_t ticker;
 	volatile int stop;
 	pid_t cleaner;              /* 0: not started */
+	bool no_open;               /* the kernel opens files without asking us */
 };
 
 static struct lfs_daemon *
@@ -77,9 +78,17 @@ cred_of(fuse_req_t req)
 static void
 op_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	struct lfs_daemon *d = userdata;
 	if (conn->capable & FUSE_CAP_WRITEBACK_CACHE)
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+	/* An open holds nothing the kernel's lookup reference does not:
+	 * answering the first OPEN with ENOSYS saves a round trip per open
+	 * and its RELEASE.  O_TRUNC then must come as a SETATTR, since the
+	 * kernel skips the truncating SETATTR when it thinks OPEN did it. */
+	if (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) {
+		d->no_open = true;
+		conn->want &= ~(unsigned)FUSE_CAP_ATOMIC_O_TRUNC;
+	}
 	conn->max_write = LFS_MAX_WRITE;
 	conn->max_readahead = LFS_MAX_WRITE;
 	conn->want &= ~(unsigned)FUSE_CAP_POSIX_LOCKS; /* the kernel does local locks */
@@ -229,6 +238,10 @@ op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newpar
 static void
 op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	if (D(req)->no_open) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
 	int err = lfs_open(FS(req), ino, fi->flags);
 	if (err) {
 		fuse_reply_err(req, -err);
@@ -254,6 +267,10 @@ op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, stru
 	e.attr = st;
 	e.attr_timeout = e.entry_timeout = D(req)->timeout;
 	fi->keep_cache = 1;
+	/* Once opens bypass us the kernel sends no RELEASE for a created file
+	 * either; the lookup reference the reply carries keeps the inode. */
+	if (D(req)->no_open)
+		lfs_release(FS(req), st.st_ino);
 	fuse_reply_create(req, &e, fi);
 }
 
@@ -291,18 +308,11 @@ op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off
 }
 
 static void
-op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	(void)ino;
-	(void)fi;
-	fuse_reply_err(req, 0);
-}
-
-static void
 op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)fi;
-	fuse_reply_err(req, -lfs_release(FS(req), ino));
+	/* without opens, creates were released when made (op_create) */
+	fuse_reply_err(req, D(req)->no_open ? 0 : -lfs_release(FS(req), ino));
 }
 
 static void
@@ -458,7 +468,9 @@ static const struct fuse_lowlevel_ops lfs_ops = {
 	.open = op_open,
 	.read = op_read,
 	.write = op_write,
-	.flush = op_flush,
+	/* no .flush: libfuse answers ENOSYS and the kernel stops sending
+	 * FLUSH; close() still writes back and reports the page cache's
+	 * errors before it would have asked */
 	.release = op_release,
 	.fsync = op_fsync,
 	.opendir = op_opendir,

@@ -77,6 +77,23 @@ for j in $(seq 0 $((i - 1))); do
 done
 rm -f "$MNT/f$i" "$MNT/f0" "$MNT/f1"
 dd if="$WORK/big" of="$MNT/again" bs=1M count=4 conv=fsync status=none || fail "no space after deleting"
+rm -f "$MNT"/f* "$MNT/again"
+# Deleted and renamed-over files give their space back, however they
+# were opened (created, opened without O_CREAT, open while unlinked):
+# a leak fills 48 MiB within a few rounds.
+for r in $(seq 1 20); do
+	dd if="$WORK/big" of="$MNT/a" bs=1M count=8 conv=fsync status=none || fail "round $r: write a"
+	cat "$MNT/a" >/dev/null
+	dd if="$WORK/big" of="$MNT/b" bs=1M count=8 conv=fsync status=none || fail "round $r: write b"
+	mv "$MNT/b" "$MNT/a"
+	exec 3<"$MNT/a"
+	rm "$MNT/a"
+	cmp -n 8388608 "$WORK/big" /dev/fd/3 || fail "round $r: unlinked open file damaged"
+	exec 3<&-
+done
+for j in $(seq 2 $((i - 1))); do
+	dd if="$WORK/big" of="$MNT/f$j" bs=1M count=4 conv=fsync status=none || fail "rewrite f$j"
+done
 lfs_umount
 lfs_mount
 for j in $(seq 2 $((i - 1))); do
