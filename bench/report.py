@@ -540,8 +540,9 @@ def section_targets(res, env):
         why = ""
         if not ok:
             why = ("cost-benefit is not below greedy: cause not established" if c >= g else
-                   "above 2.0: a moved block also rewrites its block-map leaf and its inode's record "
-                   "(counted as cleaning's writes), and the cleaner reads whole segments")
+                   "above 2.0: victims are still more than half live when cleaned (see the utilization "
+                   "histograms), and a moved block also rewrites its block-map leaf and its inode's record "
+                   "(counted as cleaning's writes)")
         rows.append([name, f"cost-benefit {fmt(c)}, greedy {fmt(g)}", "**met**" if ok else "**missed**", why])
 
     sizes = sorted({r["metric"].split(".", 1)[1] for r in res.rows

@@ -129,18 +129,19 @@ add_block(struct found *f, const struct lfs_pseg_entry *e, uint64_t addr, uint64
 	return 0;
 }
 
-/* Read a victim's summaries, and every block to verify it, through the
- * one format parser; collect the blocks they describe. */
+/* Read a victim's chain of summaries, one block each, through the one
+ * format parser, and collect the blocks they describe.  The blocks
+ * themselves are not read here: the daemon reads only those still live
+ * when it moves them, verifying each against its summary's crc. */
 static int
-read_segment(struct cleaner *c, uint64_t seg, uint8_t *buf, struct found *f)
+read_segment(struct cleaner *c, uint64_t seg, uint8_t *sum, struct found *f)
 {
 	uint64_t first = c->seg0 + seg * c->seg_blocks;
-	ssize_t n = pread(c->image_fd, buf, c->seg_bytes, (off_t)(first * c->bsize));
-	if (n != (ssize_t)c->seg_bytes)
-		return n < 0 ? -errno : -EIO;
-	c->bytes_read += c->seg_bytes;
 	for (uint32_t off = 0; off + 2 <= c->seg_blocks;) {
-		const uint8_t *sum = buf + (size_t)off * c->bsize;
+		ssize_t n = pread(c->image_fd, sum, c->bsize, (off_t)((first + off) * c->bsize));
+		if (n != (ssize_t)c->bsize)
+			return n < 0 ? -errno : -EIO;
+		c->bytes_read += c->bsize;
 		struct lfs_pseg_hdr h;
 		if (lfs_pseg_verify(sum, c->bsize, c->seed))
 			break;
@@ -150,8 +151,6 @@ read_segment(struct cleaner *c, uint64_t seg, uint8_t *buf, struct found *f)
 		for (uint32_t j = 0; j < h.nblocks; j++) {
 			struct lfs_pseg_entry e;
 			lfs_pseg_entry_decode(&e, sum, j);
-			if (lfs_crc(c->seed, sum + (size_t)(j + 1) * c->bsize, c->bsize) != e.crc)
-				continue; /* torn or stale: never ask to move it */
 			int err = add_block(f, &e, first + off + 1 + j, h.timestamp_ns);
 			if (err)
 				return err;
@@ -175,7 +174,7 @@ by_age(const void *a, const void *b)
 static int
 clean_pass(struct cleaner *c, const uint64_t *victims, size_t nv)
 {
-	uint8_t *buf = malloc(c->seg_bytes);
+	uint8_t *buf = malloc(c->bsize);
 	struct found f = { 0 };
 	int err = buf ? 0 : -ENOMEM;
 	uint64_t read_before = c->bytes_read;

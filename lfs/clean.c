@@ -103,8 +103,11 @@ lfs_clean_move_block(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t
 		return err;
 	switch (e->kind) {
 	case LFS_BK_DATA: {
-		struct lfs_page *pg;
-		err = lfs_file_get_page(fs, ip, e->lblk, false, false, &pg);
+		/* a cached page is at least as new as the block; otherwise the
+		 * block just read is the current contents: no second read */
+		struct lfs_page *pg = u64map_get(&ip->pages, e->lblk);
+		if (!pg && !(err = lfs_file_get_page(fs, ip, e->lblk, true, true, &pg)))
+			memcpy(pg->data, blk, fs->bsize);
 		if (!err)
 			err = lfs_file_dirty_page(fs, ip, e->lblk, pg);
 		return err;
@@ -317,7 +320,9 @@ lfs_clean_reclaim(struct lfs_fs *fs, uint64_t *moved)
 		}
 		if (best == UINT64_MAX)
 			break;
+		uint64_t read0 = fs->dev.bytes_read;
 		int err = lfs_clean_segment(fs, best, moved);
+		fs->stats.cleaner_bytes_read += fs->dev.bytes_read - read0;
 		if (err == -ENOSPC)
 			break;
 		if (err)

@@ -56,8 +56,10 @@ lfs_ctl_live(struct lfs_fs *fs, struct lfs_ctl_blk *b, uint32_t n)
 	if (!blk)
 		return -ENOMEM;
 	pthread_mutex_lock(&fs->lock);
+	uint64_t read0 = fs->dev.bytes_read;
 	for (uint32_t i = 0; i < n; i++)
 		b[i].live = check_live(fs, &b[i], blk);
+	fs->stats.cleaner_bytes_read += fs->dev.bytes_read - read0;
 	pthread_mutex_unlock(&fs->lock);
 	free(blk);
 	return 0;
@@ -71,6 +73,10 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 	if (!blk)
 		return -ENOMEM;
 	pthread_mutex_lock(&fs->lock);
+	/* what cleaning reads from the image (the live blocks, and the
+	 * block-map nodes and inodes that find and re-point them) is the
+	 * cleaner's, like the summaries it read itself */
+	uint64_t read0 = fs->dev.bytes_read;
 	int err = fs->fatal;
 	if (!err && fs->dev.readonly)
 		err = -EROFS;
@@ -121,7 +127,7 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 	if (!err)
 		err = lfs_clean_flush(fs, move_age);
 	fs->stats.blocks_cleaned += m;
-	fs->stats.cleaner_bytes_read += cleaner_read;
+	fs->stats.cleaner_bytes_read += cleaner_read + (fs->dev.bytes_read - read0);
 	pthread_mutex_unlock(&fs->lock);
 	free(blk);
 	*moved = m;
