@@ -395,22 +395,46 @@ def section_cleaning(res, rows, env, plots, plot_rel):
                      xtics="set xrange [20:100]"):
         o.append(f"![cleaning write cost]({plot_rel}/{os.path.basename(png)})\n")
 
-    o.append("Utilization histogram of the dirty segments at the end of each run (10 bins of 10% live, "
-             "from `lfs_cleanerd --status --json`; last round), with the cleaner's work during the "
-             "overwrite phase and the live data at its end:\n")
-    hrows = []
+    o.append("Segment utilizations (10 bins of 10% live, from `lfs_cleanerd --status --json`; last "
+             "round): of the segments cleaned during the overwrite phase, as each was when chosen "
+             "(what cleaning paid for), and of the dirty segments at its end; with the cleaner's work "
+             "and the live data at the end:\n")
+    hrows, dist = [], {}
     for k in lines:
         for u in sorted(keys[k]):
             n = note_fields(notes.get(keys[k][u], ""))
             hist = n.get("hist", "").replace("/", " ")
+            chist = n.get("chist", "")
+            try:
+                bins = [int(x) for x in chist.split("/")]
+                if len(bins) == 10 and sum(bins):
+                    dist[(k, u)] = bins
+            except ValueError:
+                pass
             try:
                 live = f"{float(n.get('live', '')):.0f}%"
             except ValueError:
                 live = "?"
-            hrows.append([label(k), f"{u}%", hist, n.get("cleaned", "?"), n.get("moved", "?"),
-                          n.get("readMiB", "?"), live])
-    o.append(md_table(["policy, access", "u", "histogram 0–10% … 90–100%", "segments cleaned",
-                       "blocks moved", "MiB read", "live at end"], hrows) + "\n")
+            hrows.append([label(k), f"{u}%", chist.replace("/", " ") or "not recorded", hist,
+                          n.get("cleaned", "?"), n.get("moved", "?"), n.get("readMiB", "?"), live])
+    o.append(md_table(["policy, access", "u", "cleaned, when chosen: 0–10% … 90–100%",
+                       "dirty at end: 0–10% … 90–100%", "segments cleaned", "blocks moved", "MiB read",
+                       "live at end"], hrows) + "\n")
+
+    # the Sprite LFS paper's figures 5 and 6: how full the cleaned segments
+    # were, at the utilization of the target
+    for u in sorted({u for _, u in dist} & {75}):
+        png = os.path.join(plots, f"cleaning-cleaned-utilization-{u}.png")
+        series = []
+        for k in lines:
+            bins = dist.get((k, u))
+            if bins:
+                series.append((label(k), [(10 * i + 5, b / sum(bins)) for i, b in enumerate(bins)],
+                               styles.get(k, "")))
+        if gnuplot_lines(png, f"utilization of the segments cleaned at {u}% disk utilization (last round)",
+                         "segment utilization when cleaned (%, bin centre)", "fraction of segments cleaned",
+                         series, xtics="set xrange [0:100]"):
+            o.append(f"![segments cleaned at {u}%]({plot_rel}/{os.path.basename(png)})\n")
     return o
 
 

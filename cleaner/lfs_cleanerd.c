@@ -280,8 +280,10 @@ run(struct cleaner *c)
 		nv = fit;
 		if (nv) {
 			err = clean_pass(c, victims, nv);
-			if (err == -ENOSPC && nv > 1)
+			if (err == -ENOSPC && nv > 1) {
+				nv = 1;
 				err = clean_pass(c, victims, 1);
+			}
 			if (err == -ENOSPC) {
 				say(LOG_WARNING, "no room to move live blocks; waiting");
 				err = 0;
@@ -290,10 +292,14 @@ run(struct cleaner *c)
 				break;
 			}
 			c->passes++;
+			/* the victims' utilization as chosen, before moving emptied them */
+			uint64_t bins[LFS_CTL_BINS] = { 0 };
+			for (size_t i = 0; i < nv; i++)
+				bins[lfs_ctl_bin(c->usage[victims[i]].live_bytes, c->seg_bytes)]++;
 			struct lfs_ctl_resp r;
-			struct lfs_ctl_req req = { .op = LFS_CTL_CLEANER_STATS,
+			struct lfs_ctl_req req = { .op = LFS_CTL_CLEANER_STATS, .count = LFS_CTL_BINS,
 						   .arg = { c->segs_cleaned, c->bytes_read, c->passes, (uint64_t)getpid() } };
-			if ((err = lfs_ctl_call(&c->cl, &req, NULL, 0, &r, NULL, 0, NULL)))
+			if ((err = lfs_ctl_call(&c->cl, &req, bins, sizeof(bins), &r, NULL, 0, NULL)))
 				break;
 		}
 		/* busy while below the target, idle otherwise */
@@ -329,13 +335,10 @@ status(const char *mountpoint, bool json)
 		fprintf(stderr, "lfs_cleanerd: cannot read the usage table\n");
 		return 1;
 	}
-	unsigned hist[10] = { 0 };
-	for (uint64_t s = 0; s < c.nsegs; s++) {
-		if (c.usage[s].state != 1)
-			continue;
-		unsigned b = (unsigned)(10.0 * (double)c.usage[s].live_bytes / (double)c.seg_bytes);
-		hist[b > 9 ? 9 : b]++;
-	}
+	unsigned hist[LFS_CTL_BINS] = { 0 };
+	for (uint64_t s = 0; s < c.nsegs; s++)
+		if (c.usage[s].state == 1)
+			hist[lfs_ctl_bin(c.usage[s].live_bytes, c.seg_bytes)]++;
 	/* moves and cleaner reads are counted since the mount: so is new data */
 	double new_data = (double)(st.bytes_written_mount - st.bytes_moved);
 	double wcost = new_data > 0 ? (new_data + (double)st.cleaner_bytes_read + (double)st.bytes_moved) / new_data : 1;
@@ -350,8 +353,11 @@ status(const char *mountpoint, bool json)
 		       (unsigned long long)st.blocks_moved, (unsigned long long)st.bytes_moved,
 		       (unsigned long long)st.cleaner_bytes_read, (unsigned long long)st.cleaner_passes,
 		       (unsigned long long)st.cleaner_pid, (unsigned long long)st.checkpoints, wcost);
-		for (int i = 0; i < 10; i++)
+		for (int i = 0; i < LFS_CTL_BINS; i++)
 			printf("%s%u", i ? "," : "", hist[i]);
+		printf("],\"cleaned_utilization_histogram\":[");
+		for (int i = 0; i < LFS_CTL_BINS; i++)
+			printf("%s%llu", i ? "," : "", (unsigned long long)st.victim_hist[i]);
 		printf("]}\n");
 	} else {
 		printf("lfs on %s (image %s)\n", mountpoint, path);
@@ -365,9 +371,10 @@ status(const char *mountpoint, bool json)
 		       (unsigned long long)st.segs_cleaned, (double)st.cleaner_bytes_read / 1048576.0,
 		       (unsigned long long)st.blocks_moved);
 		printf("  write cost      %.3f  ((new + cleaner read + cleaner written) / new)\n", wcost);
-		printf("  utilization of dirty segments:\n");
-		for (int i = 0; i < 10; i++)
-			printf("    %3d-%3d%%  %u\n", i * 10, i * 10 + 10, hist[i]);
+		printf("  utilization     of dirty segments now | of segments cleaned, when chosen\n");
+		for (int i = 0; i < LFS_CTL_BINS; i++)
+			printf("    %3d-%3d%%  %8u | %llu\n", i * 10, i * 10 + 10, hist[i],
+			       (unsigned long long)st.victim_hist[i]);
 	}
 	free(c.usage);
 	lfs_ctl_close(&c.cl);

@@ -12,6 +12,7 @@
  * lfs_clean_reclaim() is the daemon's own last resort when a write would
  * otherwise fail with ENOSPC and no cleaner has freed space in time.
  */
+#include "ctl_proto.h"
 #include "lfs_int.h"
 
 #include <errno.h>
@@ -327,6 +328,8 @@ lfs_clean_reclaim(struct lfs_fs *fs, uint64_t *moved)
 			break;
 		if (err)
 			return err;
+		fs->stats.victim_hist[lfs_ctl_bin(best_live, segbytes)]++;
+		fs->stats.segs_cleaned++;
 		cleaned++;
 	}
 	if (!cleaned)

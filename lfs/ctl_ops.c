@@ -156,11 +156,13 @@ lfs_ctl_segclean(struct lfs_fs *fs, const uint64_t *segs, uint32_t n, uint64_t *
 }
 
 void
-lfs_ctl_cleaner_report(struct lfs_fs *fs, uint64_t passes, uint64_t pid)
+lfs_ctl_cleaner_report(struct lfs_fs *fs, uint64_t passes, uint64_t pid, const uint64_t *victims)
 {
 	pthread_mutex_lock(&fs->lock);
 	fs->stats.cleaner_passes = passes;
 	fs->stats.cleaner_pid = pid;
+	for (unsigned i = 0; victims && i < LFS_CTL_BINS; i++)
+		fs->stats.victim_hist[i] += victims[i];
 	pthread_mutex_unlock(&fs->lock);
 }
 
@@ -180,5 +182,6 @@ lfs_ctl_stats(struct lfs_fs *fs, struct lfs_ctl_stats *out)
 		.seg_bytes = (uint64_t)fs->sb.seg_blocks * fs->bsize,
 		.bytes_written_mount = fs->dev.bytes_written,
 	};
+	memcpy(out->victim_hist, fs->stats.victim_hist, sizeof(out->victim_hist));
 	pthread_mutex_unlock(&fs->lock);
 }

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #define LFS_CTL_MAGIC   0x4c544331u /* "1CTL" */
-#define LFS_CTL_VERSION 1
+#define LFS_CTL_VERSION 2
 #define LFS_CTL_PREFIX  "lfs-ctl:"
 #define LFS_CTL_MAX_RECORDS 1024    /* per message */
 
@@ -38,7 +38,8 @@ enum lfs_ctl_op {
 	LFS_CTL_SEGCLEAN = 5,   /* n uint64_t segments -> val0 segments now clean after a checkpoint */
 	LFS_CTL_CHECKPOINT = 6, /* -> val0 checkpoint sequence */
 	LFS_CTL_STATS = 7,      /* -> one struct lfs_ctl_stats */
-	LFS_CTL_CLEANER_STATS = 8, /* from the cleaner: arg2 passes, arg3 its pid (arg0, arg1 unused) */
+	LFS_CTL_CLEANER_STATS = 8, /* from the cleaner: arg2 passes, arg3 its pid (arg0, arg1 unused);
+				    * payload: 10 uint64_t, this pass's victims by live tenth */
 };
 
 struct lfs_ctl_req {
@@ -79,6 +80,16 @@ struct lfs_ctl_blk {
 	uint8_t pad[6];
 };
 
+/* The bin, in tenths of a segment, of a segment holding `live` bytes: for
+ * the histograms of --status (a full segment goes in the last bin). */
+#define LFS_CTL_BINS 10
+static inline unsigned
+lfs_ctl_bin(uint64_t live, uint64_t seg_bytes)
+{
+	uint64_t b = seg_bytes ? LFS_CTL_BINS * live / seg_bytes : 0;
+	return b < LFS_CTL_BINS ? (unsigned)b : LFS_CTL_BINS - 1;
+}
+
 struct lfs_ctl_stats {
 	uint64_t bytes_written;     /* to the backing store, lifetime */
 	uint64_t bytes_read;
@@ -94,11 +105,13 @@ struct lfs_ctl_stats {
 	uint64_t cleaner_pid;
 	uint64_t seg_bytes;
 	uint64_t bytes_written_mount; /* since this mount: the base of the write cost */
+	uint64_t victim_hist[LFS_CTL_BINS]; /* segments cleaned since the mount, by lfs_ctl_bin when chosen */
 };
 
 _Static_assert(sizeof(struct lfs_ctl_req) == 48, "request size");
 _Static_assert(sizeof(struct lfs_ctl_resp) == 48, "response size");
 _Static_assert(sizeof(struct lfs_ctl_seg) == 24, "segment record size");
 _Static_assert(sizeof(struct lfs_ctl_blk) == 32, "block record size");
+_Static_assert(sizeof(struct lfs_ctl_stats) == 27 * 8, "statistics size");
 
 #endif

@@ -133,7 +133,11 @@ handle(struct lfs_ctl_server *srv, uint8_t *msg, size_t len, uint8_t *out)
 		extra = sizeof(struct lfs_ctl_stats);
 		break;
 	case LFS_CTL_CLEANER_STATS:
-		lfs_ctl_cleaner_report(srv->fs, req.arg[2], req.arg[3]);
+		if (req.count != LFS_CTL_BINS || plen != LFS_CTL_BINS * sizeof(uint64_t)) {
+			resp->err = -EPROTO;
+			break;
+		}
+		lfs_ctl_cleaner_report(srv->fs, req.arg[2], req.arg[3], (const uint64_t *)payload);
 		break;
 	default:
 		resp->err = -EOPNOTSUPP;

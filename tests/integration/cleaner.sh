@@ -54,12 +54,19 @@ run_case() { # name, overwrite flags, 1 if the cleaner must have cleaned
 	python3 - "$WORK/status.json" "$1" "$3" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
+chosen = s['cleaned_utilization_histogram']
 print(f"{sys.argv[2]}: write cost {s['write_cost']:.3f}, {s['segments_cleaned']} segments cleaned, "
-      f"{s['blocks_moved']} blocks moved, {s['cleaner_passes']} cleaner passes")
+      f"{s['blocks_moved']} blocks moved, {s['cleaner_passes']} cleaner passes, "
+      f"victims by utilization when chosen {chosen}")
+# every segment cleaned was counted as a victim, and no more (give or
+# take one pass of the cleaner killed above, which may have cleaned
+# without reporting, and victims a pass chose that stayed dirty)
+if len(chosen) != 10 or abs(sum(chosen) - s['segments_cleaned']) > 8 + s['segments_cleaned'] // 10:
+    sys.exit(1)
 # under hot-and-cold the hot segments empty by themselves; uniform needs the cleaner
 sys.exit(0 if sys.argv[3] != "1" or (s['cleaner_passes'] > 0 and s['segments_cleaned'] > 0) else 1)
 PY
-	[ $? = 0 ] || fail "$1: the cleaner did not clean"
+	[ $? = 0 ] || fail "$1: the cleaner did not clean, or its victims were not counted"
 	pkill -f "lfs_cleanerd -c $WORK/cleaner.conf $MNT" || true
 	lfs_umount
 	"$FSCK" "$IMG" > "$WORK/fsck.out" || { cat "$WORK/fsck.out"; fail "$1: fsck"; }
