@@ -113,9 +113,14 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 	for (uint32_t i = 0; i < n && !err; i++) {
 		if (!live[i])
 			continue;
-		/* imap and usage-table blocks are re-dirtied from memory */
-		if (b[i].kind != LFS_BK_IMAP && b[i].kind != LFS_BK_SUT)
-			err = lfs_read_block(fs, b[i].addr, blk);
+		/* imap and usage-table blocks are re-dirtied from memory; a
+		 * block that cannot be read back intact (logged) stays where it
+		 * is rather than failing the whole request and the cleaner */
+		if (b[i].kind != LFS_BK_IMAP && b[i].kind != LFS_BK_SUT &&
+		    (err = lfs_read_block(fs, b[i].addr, blk)) == -EIO) {
+			err = 0;
+			continue;
+		}
 		struct lfs_pseg_entry e = { .ino = b[i].ino, .version = b[i].version, .lblk = b[i].lblk,
 					    .kind = b[i].kind };
 		if (!err)

@@ -3,6 +3,7 @@
  * files, directories, links, renames, xattrs, persistence across
  * remount, recovery after a simulated crash, and a full filesystem.
  */
+#include "ctl_proto.h"
 #include "testfs.h"
 
 #include <errno.h>
@@ -360,6 +361,24 @@ START_TEST(corrupt_block_is_eio)
 	ck_assert_int_eq(lfs_read(fs, ino, back, sizeof(back), 0), -EIO); /* the run covers block 1 */
 	ck_assert_int_eq(lfs_read(fs, ino, back, 10, 4096 + 50), -EIO);
 	ck_assert_int_eq(lfs_read(fs, ino, back, 4096, 8192), 4096);     /* block 2 is fine */
+	ck_assert(memcmp(back, data + 8192, 4096) == 0);
+	/* a cleaner's request to move all three moves the two intact blocks
+	 * and leaves the corrupt one, instead of failing the request */
+	ck_assert_int_eq(lfs_iget(fs, ino, &ip), 0);
+	struct lfs_ctl_blk req[3];
+	for (int i = 0; i < 3; i++)
+		req[i] = (struct lfs_ctl_blk){ .addr = ip->di.direct[i], .lblk = (uint64_t)i, .ino = (uint32_t)ino,
+					       .version = ip->di.version, .kind = LFS_BK_DATA };
+	uint64_t moved = 0;
+	ck_assert_int_eq(lfs_ctl_move(fs, req, 3, 0, &moved), 0);
+	ck_assert_uint_eq(moved, 2);
+	ck_assert_int_eq(lfs_iget(fs, ino, &ip), 0);
+	ck_assert_uint_ne(ip->di.direct[0], req[0].addr);
+	ck_assert_uint_eq(ip->di.direct[1], req[1].addr);
+	ck_assert_int_eq(lfs_read(fs, ino, back, 4096, 0), 4096);
+	ck_assert(memcmp(back, data, 4096) == 0);
+	ck_assert_int_eq(lfs_read(fs, ino, back, 10, 4096 + 50), -EIO);
+	ck_assert_int_eq(lfs_read(fs, ino, back, 4096, 8192), 4096);
 	ck_assert(memcmp(back, data + 8192, 4096) == 0);
 	ck_assert_int_eq(lfs_unmount(fs), 0);
 	testfs_remove();
