@@ -45,6 +45,12 @@ struct cleaner {
 	uint64_t reserved;          /* segments writers never get */
 	struct lfs_ctl_seg *usage;  /* nsegs entries, refreshed each pass */
 	bool cleaning;              /* between the min and max thresholds */
+	/* A pass after which fewer segments were clean than before gained
+	 * nothing; the next waits until users have freed a segment's worth
+	 * (the daemon's bytes_freed), since before that none can be gained. */
+	bool futile;
+	uint64_t futile_at;
+	bool said_idle, said_no_room; /* each reason is logged once */
 	uint64_t passes, segs_cleaned, bytes_read, blocks_moved;
 };
 
@@ -240,6 +246,8 @@ run(struct cleaner *c)
 	if (!victims)
 		return -ENOMEM;
 	int err = 0;
+	bool passed = false;
+	uint64_t clean_before = 0, freed_before = 0;
 	while (!got_stop) {
 		if (got_reload) {
 			got_reload = 0;
@@ -251,12 +259,29 @@ run(struct cleaner *c)
 		}
 		if ((err = load_usage(c)))
 			break;
+		struct lfs_ctl_resp sr;
+		struct lfs_ctl_stats st;
+		if ((err = call(c, LFS_CTL_STATS, 0, 0, NULL, 0, &sr, &st, sizeof(st))))
+			break;
 		/* thresholds count the clean segments writers may use: with
 		 * the reserve counted, a low min_clean_segments would wait
 		 * until writers are already stalled */
 		uint64_t clean = 0;
 		for (uint64_t s = 0; s < c->nsegs; s++)
 			clean += c->usage[s].state == 0;
+		if (passed) {
+			passed = false;
+			/* progress: clean segments, or dead space made in other
+			 * segments (the old leaves of moved blocks) */
+			if (clean <= clean_before && st.bytes_freed - freed_before < c->seg_bytes) {
+				c->futile = true;
+				c->futile_at = st.bytes_freed;
+			} else {
+				c->futile = false;
+				c->said_idle = false;
+			}
+		}
+		uint64_t all_clean = clean;
 		clean = clean > c->reserved ? clean - c->reserved : 0;
 		double pct = 100.0 * (double)clean / (double)(c->nsegs - c->reserved);
 		if (pct < c->cfg.min_clean_pct)
@@ -264,7 +289,14 @@ run(struct cleaner *c)
 		else if (pct >= c->cfg.max_clean_pct)
 			c->cleaning = false;
 		size_t nv = 0;
-		if (c->cleaning) {
+		bool waiting = c->cleaning && c->futile && st.bytes_freed - c->futile_at < c->seg_bytes;
+		if (waiting && !c->said_idle) {
+			say(LOG_INFO, "not cleaning: the last pass gained no segment (%llu of %llu clean); "
+			    "waiting until a segment's worth of data is deleted or overwritten",
+			    (unsigned long long)all_clean, (unsigned long long)c->nsegs);
+			c->said_idle = true;
+		}
+		if (c->cleaning && !waiting) {
 			size_t max = c->cfg.segs_per_pass < 1024 ? c->cfg.segs_per_pass : 1024;
 			nv = lfs_policy_select(&c->cfg, c->usage, c->nsegs, c->seg_bytes, now_ns(), max, victims);
 		}
@@ -279,17 +311,25 @@ run(struct cleaner *c)
 		}
 		nv = fit;
 		if (nv) {
+			clean_before = all_clean;
+			freed_before = st.bytes_freed;
+			passed = true;
 			err = clean_pass(c, victims, nv);
 			if (err == -ENOSPC && nv > 1) {
 				nv = 1;
 				err = clean_pass(c, victims, 1);
 			}
 			if (err == -ENOSPC) {
-				say(LOG_WARNING, "no room to move live blocks; waiting");
+				if (!c->said_no_room)
+					say(LOG_WARNING, "no room to move the live blocks of the chosen segments; "
+					    "waiting until data is deleted");
+				c->said_no_room = true;
 				err = 0;
 				nv = 0;
 			} else if (err) {
 				break;
+			} else {
+				c->said_no_room = false;
 			}
 			c->passes++;
 			/* the victims' utilization as chosen, before moving emptied them */

@@ -226,15 +226,20 @@ lfs_clean_affordable(const struct lfs_fs *fs, uint64_t cost, uint64_t nsegs)
 		return false;
 	if (cost < nsegs * fs->sb.seg_blocks)
 		return true;
-	return lfs_seg_clean_blocks(fs) >= cost + (uint64_t)fs->sb.reserved_segs / 2 * fs->sb.seg_blocks;
+	/* at a loss: only above the deletes' floor, so they keep their room */
+	return lfs_seg_clean_blocks(fs) >= cost + lfs_space_floor(fs, LFS_SPACE_CLEAN_AT_LOSS);
 }
 
 int
-lfs_clean_flush(struct lfs_fs *fs, uint64_t age_ns)
+lfs_clean_flush(struct lfs_fs *fs, uint64_t age_ns, struct u64map *victims)
 {
 	uint64_t before = fs->dev.bytes_written;
 	fs->move_age_ns = age_ns;
+	fs->cleaning = true;
+	fs->clean_victims = victims;
 	int err = lfs_flush(fs);
+	fs->cleaning = false;
+	fs->clean_victims = NULL;
 	fs->move_age_ns = 0;
 	fs->stats.cleaning_bytes_written += fs->dev.bytes_written - before;
 	return err;
@@ -284,8 +289,13 @@ lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved)
 	bool partial = err == -ENOSPC;
 	if (partial && n > 0)
 		err = 0;
+	struct u64map victim;
+	u64map_init(&victim);
 	if (!err)
-		err = lfs_clean_flush(fs, fs->segs[seg].mtime_ns);
+		err = u64map_put(&victim, seg, (void *)1);
+	if (!err)
+		err = lfs_clean_flush(fs, fs->segs[seg].mtime_ns, &victim);
+	u64map_free(&victim);
 	if (!err) {
 		fs->stats.blocks_cleaned += n;
 		*moved += n;

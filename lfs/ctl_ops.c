@@ -109,7 +109,6 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 	if (!err && !lfs_clean_affordable(fs, lfs_clean_cost_blocks(&cost, fs), victims.count))
 		err = -ENOSPC;
 	lfs_clean_cost_free(&cost);
-	u64map_free(&victims);
 	for (uint32_t i = 0; i < n && !err; i++) {
 		if (!live[i])
 			continue;
@@ -130,7 +129,8 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 	}
 	free(live);
 	if (!err)
-		err = lfs_clean_flush(fs, move_age);
+		err = lfs_clean_flush(fs, move_age, &victims);
+	u64map_free(&victims);
 	fs->stats.blocks_cleaned += m;
 	fs->stats.cleaner_bytes_read += cleaner_read + (fs->dev.bytes_read - read0);
 	pthread_mutex_unlock(&fs->lock);
@@ -186,6 +186,7 @@ lfs_ctl_stats(struct lfs_fs *fs, struct lfs_ctl_stats *out)
 		.cleaner_passes = fs->stats.cleaner_passes, .cleaner_pid = fs->stats.cleaner_pid,
 		.seg_bytes = (uint64_t)fs->sb.seg_blocks * fs->bsize,
 		.bytes_written_mount = fs->dev.bytes_written,
+		.bytes_freed = fs->freed_bytes,
 	};
 	memcpy(out->victim_hist, fs->stats.victim_hist, sizeof(out->victim_hist));
 	pthread_mutex_unlock(&fs->lock);

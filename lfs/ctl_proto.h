@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #define LFS_CTL_MAGIC   0x4c544331u /* "1CTL" */
-#define LFS_CTL_VERSION 2
+#define LFS_CTL_VERSION 3
 #define LFS_CTL_PREFIX  "lfs-ctl:"
 #define LFS_CTL_MAX_RECORDS 1024    /* per message */
 
@@ -106,12 +106,13 @@ struct lfs_ctl_stats {
 	uint64_t seg_bytes;
 	uint64_t bytes_written_mount; /* since this mount: the base of the write cost */
 	uint64_t victim_hist[LFS_CTL_BINS]; /* segments cleaned since the mount, by lfs_ctl_bin when chosen */
+	uint64_t bytes_freed;       /* by users since the mount: what cleaning can gain from */
 };
 
 _Static_assert(sizeof(struct lfs_ctl_req) == 48, "request size");
 _Static_assert(sizeof(struct lfs_ctl_resp) == 48, "response size");
 _Static_assert(sizeof(struct lfs_ctl_seg) == 24, "segment record size");
 _Static_assert(sizeof(struct lfs_ctl_blk) == 32, "block record size");
-_Static_assert(sizeof(struct lfs_ctl_stats) == 27 * 8, "statistics size");
+_Static_assert(sizeof(struct lfs_ctl_stats) == 28 * 8, "statistics size");
 
 #endif

@@ -231,7 +231,7 @@ lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, const void *buf, size_t 
 	int err;
 	if (ip->di.flags & LFS_DI_INLINE) {
 		if (end <= lfs_inline_max(fs->bsize)) {
-			err = lfs_file_ensure_space(fs, 0);
+			err = lfs_space_admit(fs, LFS_SPACE_WRITE, 0);
 			if (!err)
 				err = lfs_inode_inline_buf(fs, ip);
 			if (err)
@@ -246,9 +246,20 @@ lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, const void *buf, size_t 
 		if (err)
 			return err;
 	}
-	err = lfs_file_ensure_space(fs, size + fs->bsize);
-	if (err)
+	err = lfs_space_admit(fs, LFS_SPACE_WRITE, size);
+	if (err == -ENOSPC) {
+		/* as much as fits, in whole blocks: a short write, as ext4
+		 * gives, so a stream stops within a block of the end */
+		uint64_t fit = lfs_space_avail_blocks(fs, LFS_SPACE_WRITE);
+		uint64_t room = fit ? fit * fs->bsize - off % fs->bsize : 0;
+		if (room == 0)
+			return -ENOSPC;
+		if (size > room)
+			size = (size_t)room;
+		err = 0;
+	} else if (err) {
 		return err;
+	}
 	const uint8_t *in = buf;
 	size_t done = 0;
 	while (done < size) {

@@ -165,6 +165,58 @@ lfs_getattr(struct lfs_fs *fs, uint64_t ino, struct stat *st)
 	return unlock(fs, err);
 }
 
+/* What Linux does to a file's privileges when it is written, truncated or
+ * given away: the file capability goes; for a caller without CAP_FSETID
+ * (who != NULL) set-user-ID goes, and set-group-ID goes if group
+ * execution is on or the caller is not in the file's group.  Returns 1
+ * if anything changed. */
+static int
+drop_privs(struct lfs_fs *fs, struct lfs_inode *ip, const struct lfs_caller *who)
+{
+	int changed = 0;
+	if (ip->di.xattr || ip->xattr_dirty) {
+		int err = lfs_xattr_remove(fs, ip, "security.capability");
+		if (err == 0)
+			changed = 1;
+		else if (err != -ENODATA)
+			return err;
+	}
+	uint32_t mode = ip->di.mode;
+	if (who && S_ISREG(mode) && (mode & (S_ISUID | S_ISGID))) {
+		mode &= ~(uint32_t)S_ISUID;
+		if ((mode & S_IXGRP) || !who->in_group || !who->in_group(who->ctx, ip->di.gid))
+			mode &= ~(uint32_t)S_ISGID;
+	}
+	if (mode != ip->di.mode) {
+		ip->di.mode = mode;
+		lfs_inode_touch(ip, false, true);
+		lfs_inode_dirty(fs, ip);
+		changed = 1;
+	}
+	return changed;
+}
+
+static bool
+in_any_group(void *ctx, gid_t gid)
+{
+	(void)ctx;
+	(void)gid;
+	return true;
+}
+
+int
+lfs_drop_privs(struct lfs_fs *fs, uint64_t ino, const struct lfs_caller *who)
+{
+	lock(fs);
+	struct lfs_inode *ip;
+	int err = writable(fs);
+	if (!err)
+		err = lfs_iget(fs, ino, &ip);
+	if (!err)
+		err = drop_privs(fs, ip, who);
+	return unlock(fs, err);
+}
+
 int
 lfs_setattr(struct lfs_fs *fs, uint64_t ino, const struct stat *a, int to_set, struct stat *out)
 {
@@ -176,13 +228,16 @@ lfs_setattr(struct lfs_fs *fs, uint64_t ino, const struct stat *a, int to_set, s
 	if (err)
 		return unlock(fs, err);
 	struct lfs_dinode *di = &ip->di;
+	/* a changed record: allowed on a full filesystem, as in place on ext4 */
+	if (!(to_set & LFS_SET_SIZE) && (err = lfs_space_admit(fs, LFS_SPACE_DELETE, 0)))
+		return unlock(fs, err);
 	if (to_set & LFS_SET_SIZE) {
 		if (S_ISDIR(di->mode))
 			return unlock(fs, -EISDIR);
 		if (!S_ISREG(di->mode))
 			return unlock(fs, -EINVAL);
 		if ((uint64_t)a->st_size != di->size) {
-			err = lfs_file_ensure_space(fs, 0);
+			err = lfs_space_admit(fs, LFS_SPACE_DELETE, 0);
 			if (!err)
 				err = lfs_file_truncate(fs, ip, (uint64_t)a->st_size);
 			if (err)
@@ -190,6 +245,14 @@ lfs_setattr(struct lfs_fs *fs, uint64_t ino, const struct stat *a, int to_set, s
 		}
 		lfs_inode_touch(ip, true, true);
 	}
+	/* a file given away loses its privileges, as chown(2) says; a mode
+	 * set in the same call (the kernel's own clearing) comes after */
+	/* given away, group execution decides alone (root's rule; the
+	 * owner is in the group it gives the file to) */
+	static const struct lfs_caller chown_caller = { in_any_group, NULL };
+	if ((to_set & (LFS_SET_UID | LFS_SET_GID)) && !S_ISDIR(di->mode) &&
+	    (err = drop_privs(fs, ip, &chown_caller)) < 0)
+		return unlock(fs, err);
 	if (to_set & LFS_SET_MODE)
 		di->mode = (di->mode & S_IFMT) | (a->st_mode & 07777);
 	if (to_set & LFS_SET_UID)
@@ -241,7 +304,7 @@ new_node(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, dev_t r
 	if (err != -ENOENT)
 		return err ? err : -EEXIST;
 	size_t tlen = target ? strlen(target) : 0;
-	if ((err = lfs_file_ensure_space(fs, tlen + 2 * fs->bsize)))
+	if ((err = lfs_space_admit(fs, LFS_SPACE_WRITE, tlen + 2 * fs->bsize)))
 		return err;
 	if ((err = lfs_inode_new(fs, mode, cred, dp, &ip)))
 		return err;
@@ -372,7 +435,7 @@ lfs_link(struct lfs_fs *fs, uint64_t ino, uint64_t dir, const char *name, struct
 	err = lfs_dir_lookup(fs, dp, name, &existing, NULL);
 	if (err != -ENOENT)
 		return unlock(fs, err ? err : -EEXIST);
-	if ((err = lfs_file_ensure_space(fs, fs->bsize)))
+	if ((err = lfs_space_admit(fs, LFS_SPACE_WRITE, fs->bsize)))
 		return unlock(fs, err);
 	if ((err = lfs_dir_add(fs, dp, name, ip->ino, lfs_mode_to_dt(ip->di.mode))))
 		return unlock(fs, err);
@@ -405,7 +468,7 @@ remove_entry(struct lfs_fs *fs, uint64_t dir, const char *name, bool want_dir)
 		return -EISDIR;
 	if (want_dir && !lfs_dir_empty(fs, ip))
 		return -ENOTEMPTY;
-	if ((err = lfs_file_ensure_space(fs, 0)))
+	if ((err = lfs_space_admit(fs, LFS_SPACE_DELETE, 0)))
 		return err;
 	if ((err = lfs_dir_remove(fs, dp, name)))
 		return err;
@@ -521,7 +584,8 @@ do_rename(struct lfs_fs *fs, uint64_t odir, const char *oname, uint64_t ndir, co
 	}
 	if (S_ISDIR(src->di.mode) && od != nd && !dst && nd->di.nlink >= LFS_LINK_MAX)
 		return -EMLINK;
-	if ((err = lfs_file_ensure_space(fs, 2 * fs->bsize)))
+	/* renaming over a name rewrites entries in place: a delete's room */
+	if ((err = lfs_space_admit(fs, dst ? LFS_SPACE_DELETE : LFS_SPACE_WRITE, 2 * fs->bsize)))
 		return err;
 
 	if (flags & LFS_RENAME_EXCHANGE) {
@@ -581,7 +645,7 @@ lfs_open(struct lfs_fs *fs, uint64_t ino, int flags)
 		return unlock(fs, err);
 	/* FUSE hands O_TRUNC to open (atomic_o_trunc) instead of a setattr */
 	if (!err && (flags & O_TRUNC) && S_ISREG(ip->di.mode) && ip->di.size) {
-		err = lfs_file_ensure_space(fs, 0);
+		err = lfs_space_admit(fs, LFS_SPACE_DELETE, 0);
 		if (!err)
 			err = lfs_file_truncate(fs, ip, 0);
 		if (!err) {
@@ -711,7 +775,7 @@ lfs_fallocate(struct lfs_fs *fs, uint64_t ino, int mode, off_t off, off_t len)
 	if (mode == FALLOC_FL_PUNCH_HOLE) {
 		if (!keep)
 			return unlock(fs, -EOPNOTSUPP);
-		err = lfs_file_ensure_space(fs, 2 * fs->bsize);
+		err = lfs_space_admit(fs, LFS_SPACE_DELETE, 2 * fs->bsize);
 		if (!err)
 			err = lfs_file_punch(fs, ip, (uint64_t)off, (uint64_t)len);
 		if (!err)
@@ -719,7 +783,8 @@ lfs_fallocate(struct lfs_fs *fs, uint64_t ino, int mode, off_t off, off_t len)
 	} else if (mode == FALLOC_FL_ZERO_RANGE || mode == 0) {
 		/* A log-structured filesystem cannot reserve blocks in place;
 		 * what it can promise is that the space exists now. */
-		err = lfs_file_ensure_space(fs, mode == 0 ? (uint64_t)len : 2 * fs->bsize);
+		err = mode == 0 ? lfs_space_admit(fs, LFS_SPACE_WRITE, (uint64_t)len)
+				: lfs_space_admit(fs, LFS_SPACE_DELETE, 2 * fs->bsize);
 		if (!err && mode == FALLOC_FL_ZERO_RANGE) {
 			err = lfs_file_punch(fs, ip, (uint64_t)off, (uint64_t)len);
 			lfs_inode_touch(ip, true, true);

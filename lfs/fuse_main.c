@@ -12,6 +12,7 @@
 #define FUSE_USE_VERSION 34
 #include "ctl_server.h"
 #include "format.h"
+#include "fuse_io.h"
 #include "lfs.h"
 
 #include <errno.h>
@@ -37,6 +38,8 @@ struct lfs_daemon {
 	volatile int stop;
 	pid_t cleaner;              /* 0: not started */
 	bool no_open;               /* the kernel opens files without asking us */
+	bool writeback;             /* the kernel buffers writes (not -o writethrough) */
+	struct lfs_fuse_io io;
 };
 
 static struct lfs_daemon *
@@ -79,8 +82,14 @@ static void
 op_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct lfs_daemon *d = userdata;
-	if (conn->capable & FUSE_CAP_WRITEBACK_CACHE)
+	/* With the writeback cache the kernel accepts buffered writes on its
+	 * own and a full filesystem is noticed only at writeback, reported at
+	 * fsync or close (lfs(8), BUGS); without it (-o writethrough) every
+	 * write() reaches the daemon, which can refuse it with ENOSPC. */
+	if (d->writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+	else
+		conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
 	/* An open holds nothing the kernel's lookup reference does not:
 	 * answering the first OPEN with ENOSYS saves a round trip per open
 	 * and its RELEASE.  O_TRUNC then must come as a SETATTR, since the
@@ -138,6 +147,31 @@ op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_attr(req, &st, D(req)->timeout);
 }
 
+static bool
+caller_in_group(void *ctx, gid_t gid)
+{
+	fuse_req_t req = ctx;
+	if (fuse_req_ctx(req)->gid == gid)
+		return true;
+	gid_t groups[256];
+	int n = fuse_req_getgroups(req, 256, groups);
+	for (int i = 0; i < n && i < 256; i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
+/* Privileges a write or truncate takes away (lfs_drop_privs): the kernel
+ * leaves them to us once FUSE_HANDLE_KILLPRIV_V2 is agreed. */
+static int
+drop_privs(fuse_req_t req, fuse_ino_t ino)
+{
+	if (!D(req)->io.killpriv)
+		return 0;
+	struct lfs_caller who = { caller_in_group, req };
+	return lfs_drop_privs(FS(req), ino, lfs_fuse_io_kill_suidgid() ? &who : NULL);
+}
+
 static void
 op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
 {
@@ -154,7 +188,11 @@ op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct
 		if (to_set & map[i].fuse)
 			set |= map[i].lfs;
 	struct stat st;
-	int err = lfs_setattr(FS(req), ino, attr, set, &st);
+	int err = 0;
+	if (set & LFS_SET_SIZE)
+		err = drop_privs(req, ino);
+	if (err >= 0)
+		err = lfs_setattr(FS(req), ino, attr, set, &st);
 	if (err)
 		fuse_reply_err(req, -err);
 	else
@@ -296,7 +334,14 @@ op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off
 {
 	(void)fi;
 	bool allocated = false;
+	/* the kernel no longer clears privileges itself (fuse_io.c) */
+	int dropped = drop_privs(req, ino);
+	if (dropped < 0) {
+		fuse_reply_err(req, -dropped);
+		return;
+	}
 	ssize_t n = lfs_write(FS(req), ino, buf, size, off, &allocated);
+	allocated |= dropped > 0;
 	/* st_blocks changed under the kernel's attribute cache: drop the
 	 * cached attributes (offset -1 leaves the page cache alone) */
 	if (allocated)
@@ -450,6 +495,12 @@ op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t lengt
 	fuse_reply_err(req, -lfs_fallocate(FS(req), ino, mode, offset, length));
 }
 
+static int
+daemon_syncfs(void *ctx)
+{
+	return lfs_syncfs(ctx);
+}
+
 static const struct fuse_lowlevel_ops lfs_ops = {
 	.init = op_init,
 	.lookup = op_lookup,
@@ -516,6 +567,7 @@ struct cmdline {
 	double timeout;
 	int ro;
 	unsigned max_ratio;
+	int writethrough;
 };
 
 #define OPT(t, p) { t, offsetof(struct cmdline, p), 1 }
@@ -529,6 +581,7 @@ static const struct fuse_opt lfs_fuse_opts[] = {
 	OPT("cleaner_conf=%s", cleaner_conf),
 	OPT("cache_timeout=%lf", timeout),
 	OPT("max_ratio=%u", max_ratio),
+	OPT("writethrough", writethrough),
 	OPT("-f", foreground),
 	OPT("-h", show_help),
 	OPT("--help", show_help),
@@ -590,6 +643,8 @@ usage(FILE *f)
 	       "    -o cleaner_conf=F    config file for lfs_cleanerd\n"
 	       "    -o cache_timeout=S   kernel entry/attribute cache time (default 1.0)\n"
 	       "    -o max_ratio=N       share of the dirty page cache the mount may use, %% (default 40)\n"
+	       "    -o writethrough      every write() reaches the daemon: a full filesystem fails\n"
+	       "                         it with ENOSPC at write(), not at fsync or close\n"
 	       "    -o trace=FILE        record every block write and flush (crash tests)\n"
 	       "    -f                   stay in the foreground\n"
 	       "and the generic FUSE mount options (ro, allow_other, ...).\n");
@@ -721,7 +776,7 @@ main(int argc, char *argv[])
 	o.trace_path = c.trace;
 	o.readonly = c.ro;
 
-	struct lfs_daemon d = { .timeout = c.timeout };
+	struct lfs_daemon d = { .timeout = c.timeout, .writeback = !c.writethrough };
 	int err = lfs_mount(c.image, &o, &d.fs);
 	if (err) {
 		fprintf(stderr, "lfs: cannot mount %s: %s\n", c.image, strerror(-err));
@@ -745,6 +800,11 @@ main(int argc, char *argv[])
 		goto out_se;
 	if (fuse_session_mount(se, c.mountpoint))
 		goto out_sig;
+	d.io.syncfs = daemon_syncfs;
+	d.io.ctx = d.fs;
+	if ((err = lfs_fuse_io_attach(se, &d.io)))
+		lfs_log("fuse: own request handling unavailable (%s): the kernel will ask for "
+			"security.capability before every write", strerror(err < 0 ? -err : err));
 	set_max_ratio(c.mountpoint, c.max_ratio == UINT_MAX ? 40 : c.max_ratio, c.max_ratio != UINT_MAX);
 	if (!c.foreground)
 		lfs_log_use_syslog(true);

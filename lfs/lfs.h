@@ -81,6 +81,15 @@ ssize_t lfs_read(struct lfs_fs *fs, uint64_t ino, void *buf, size_t size, off_t 
 ssize_t lfs_write(struct lfs_fs *fs, uint64_t ino, const void *buf, size_t size, off_t off,
 		  bool *allocated);
 int lfs_fsync(struct lfs_fs *fs, uint64_t ino, bool datasync);
+/* Before a write, truncate or chown: remove the file capability and, for
+ * a caller without CAP_FSETID (who != NULL), clear set-user-ID and
+ * set-group-ID as Linux does.  1 if anything changed, else 0 or -errno. */
+struct lfs_caller {
+	/* whether the caller is in group gid; NULL: it is not */
+	bool (*in_group)(void *ctx, gid_t gid);
+	void *ctx;
+};
+int lfs_drop_privs(struct lfs_fs *fs, uint64_t ino, const struct lfs_caller *who);
 int lfs_syncfs(struct lfs_fs *fs);
 int lfs_fallocate(struct lfs_fs *fs, uint64_t ino, int mode, off_t off, off_t len);
 

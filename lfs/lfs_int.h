@@ -134,6 +134,16 @@ struct lfs_fs {
 	 * victims' newest write), given to the segments it lands in, as Sprite
 	 * LFS kept blocks' own ages, so cold data stays cold for the policy. */
 	uint64_t move_age_ns;
+	bool cleaning;              /* in lfs_clean_flush */
+	struct u64map *clean_victims; /* its victim segments: frees there are moves */
+	/* Bytes freed outside the segments being cleaned: by users (deletes,
+	 * overwrites), and by cleaning in other segments (the old copies of
+	 * the leaves and records moved blocks drag along).  Cleaning that
+	 * gained nothing is not tried again before a segment's worth more
+	 * has been freed: it could not gain a segment (space.c). */
+	uint64_t freed_bytes, futile_at;
+	bool futile;
+	uint64_t full_logged_ns;
 
 	/* the pseg being built: summary then blocks, written in one pwrite */
 	uint8_t *pbuf;
@@ -187,7 +197,6 @@ int lfs_seg_inode_slot(struct lfs_fs *fs, uint32_t reclen, uint8_t **p, uint64_t
 int lfs_seg_end_group(struct lfs_fs *fs);
 void lfs_seg_use(struct lfs_fs *fs, uint64_t addr, uint32_t bytes);
 void lfs_seg_unuse(struct lfs_fs *fs, uint64_t addr, uint32_t bytes);
-uint64_t lfs_seg_free_blocks(const struct lfs_fs *fs);
 /* Blocks in clean segments and the rest of the current one, reserve
  * included. */
 uint64_t lfs_seg_clean_blocks(const struct lfs_fs *fs);
@@ -259,7 +268,6 @@ void lfs_file_drop_pages(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first
 int lfs_file_dirty_page(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, struct lfs_page *pg);
 int lfs_file_flush_pages(struct lfs_fs *fs, struct lfs_inode *ip);
 uint64_t lfs_file_max_size(const struct lfs_fs *fs);
-int lfs_file_ensure_space(struct lfs_fs *fs, uint64_t bytes);
 
 /* dir.c */
 int lfs_dir_lookup(struct lfs_fs *fs, struct lfs_inode *dp, const char *name, uint32_t *ino,
@@ -283,6 +291,21 @@ int lfs_xattr_remove(struct lfs_fs *fs, struct lfs_inode *ip, const char *name);
 
 /* flush.c */
 int lfs_flush(struct lfs_fs *fs);
+
+/* space.c: admission control against the reserve */
+enum lfs_space_class {
+	LFS_SPACE_WRITE,            /* new content and names: stops at the reserve */
+	LFS_SPACE_DELETE,           /* frees space: may use most of the reserve */
+	LFS_SPACE_CLEAN_AT_LOSS,    /* cleaning that moves more than it frees */
+};
+/* 0 when `bytes` more of content (and the dirty state) fit, after
+ * flushing, checkpointing and cleaning if need be; else -ENOSPC. */
+int lfs_space_admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes);
+/* Blocks of content that fit now without flushing or cleaning. */
+uint64_t lfs_space_avail_blocks(const struct lfs_fs *fs, enum lfs_space_class cls);
+/* Clean blocks a class must leave untouched. */
+uint64_t lfs_space_floor(const struct lfs_fs *fs, enum lfs_space_class cls);
+/* Blocks cleaning may fill now, keeping the checkpoint's floor. */
 uint64_t lfs_space_for_cleaning(const struct lfs_fs *fs);
 
 /* ckpt/ckpt.c and ckpt/recover.c */
@@ -318,7 +341,7 @@ uint64_t lfs_clean_cost_blocks(const struct lfs_clean_cost *c, const struct lfs_
 void lfs_clean_cost_free(struct lfs_clean_cost *c);
 /* Write what moving blocks re-dirtied, as data of age `age_ns`, counting
  * it as cleaning's writes.  The caller has flushed everything else. */
-int lfs_clean_flush(struct lfs_fs *fs, uint64_t age_ns);
+int lfs_clean_flush(struct lfs_fs *fs, uint64_t age_ns, struct u64map *victims);
 /* Whether writing `cost` blocks to empty `nsegs` segments may go ahead. */
 bool lfs_clean_affordable(const struct lfs_fs *fs, uint64_t cost, uint64_t nsegs);
 int lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved);

@@ -224,6 +224,8 @@ lfs_seg_unuse(struct lfs_fs *fs, uint64_t addr, uint32_t bytes)
 	uint64_t seg = lfs_addr_seg(fs, addr);
 	struct lfs_seginfo *s = &fs->segs[seg];
 	sut_dirty(fs, seg);
+	if (!fs->cleaning || !fs->clean_victims || !u64map_get(fs->clean_victims, seg))
+		fs->freed_bytes += bytes;
 	if (s->live_bytes < bytes) {
 		lfs_log("usage table: segment %llu live count below zero (%u - %u)",
 			(unsigned long long)seg, s->live_bytes, bytes);
@@ -234,23 +236,11 @@ lfs_seg_unuse(struct lfs_fs *fs, uint64_t addr, uint32_t bytes)
 }
 
 uint64_t
-lfs_seg_free_blocks(const struct lfs_fs *fs)
-{
-	/* Writers get nothing once the clean segments are down to the
-	 * reserve: the rest of the current segment too, or filling it would
-	 * move the log into next_seg and take its successor from the
-	 * reserve, one segment at a time, until cleaning has no room left. */
-	uint64_t reserve = fs->sb.reserved_segs;
-	if (fs->nclean <= reserve)
-		return 0;
-	uint64_t rest = fs->pstart ? fs->sb.seg_blocks - fs->cur_off - 1 - fs->pn : fs->sb.seg_blocks - fs->cur_off;
-	return (fs->nclean - reserve) * fs->sb.seg_blocks + rest;
-}
-
-uint64_t
 lfs_seg_clean_blocks(const struct lfs_fs *fs)
 {
-	return fs->nclean * fs->sb.seg_blocks + (fs->sb.seg_blocks - fs->cur_off);
+	uint64_t used = fs->cur_off + (fs->pstart ? 1 + fs->pn : 0);
+	uint64_t rest = used < fs->sb.seg_blocks ? fs->sb.seg_blocks - used : 0;
+	return fs->nclean * fs->sb.seg_blocks + rest;
 }
 
 uint64_t

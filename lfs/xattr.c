@@ -200,7 +200,7 @@ lfs_xattr_set(struct lfs_fs *fs, struct lfs_inode *ip, const char *name, const v
 		return -EEXIST;
 	if ((flags & XATTR_REPLACE) && !exists)
 		return -ENODATA;
-	if ((err = lfs_file_ensure_space(fs, fs->bsize)))
+	if ((err = lfs_space_admit(fs, LFS_SPACE_WRITE, fs->bsize)))
 		return err;
 	return rewrite(fs, ip, name, name, value, size);
 }
@@ -216,5 +216,7 @@ lfs_xattr_remove(struct lfs_fs *fs, struct lfs_inode *ip, const char *name)
 	struct xent e;
 	if (!find(fs, ip->xattr, name, &e))
 		return -ENODATA;
+	if ((err = lfs_space_admit(fs, LFS_SPACE_DELETE, 0)))
+		return err;
 	return rewrite(fs, ip, name, NULL, NULL, 0);
 }

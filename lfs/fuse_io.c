@@ -1,0 +1,129 @@
+/*
+ * fuse_io.c — the daemon's reads and writes of /dev/fuse, through
+ * libfuse's fuse_session_custom_io(), for what libfuse 3.14 cannot name:
+ *
+ *   - INIT: ask for FUSE_HANDLE_KILLPRIV_V2 when the kernel offers it.
+ *     The kernel then marks the superblock SB_NOSEC and stops asking
+ *     getxattr("security.capability") before every write(), and lfs
+ *     clears set-user-ID and set-group-ID bits itself (fs.c);
+ *   - WRITE and SETATTR: note whether the kernel asks for those bits to
+ *     be cleared (the caller lacks CAP_FSETID), for the handler that
+ *     the same thread runs next;
+ *   - SYNCFS: answered here, since libfuse 3.14 has no operation for it
+ *     and would answer ENOSYS (the kernel then stops sending it).
+ *
+ * Every request is read and handled by the same worker thread (libfuse's
+ * loop), so a thread-local variable carries what was seen to the handler.
+ */
+#define FUSE_USE_VERSION 34
+#include "fuse_io.h"
+
+#include <errno.h>
+#include <linux/fuse.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+static _Thread_local bool kill_suidgid;
+/* one session per process; libfuse hands the callbacks its own userdata */
+static struct lfs_fuse_io *the_io;
+
+bool
+lfs_fuse_io_kill_suidgid(void)
+{
+	return kill_suidgid;
+}
+
+static void
+answer(int fd, uint64_t unique, int err)
+{
+	struct fuse_out_header out = { .len = sizeof(out), .error = err, .unique = unique };
+	/* the kernel has the request in hand; a failed answer is its to see */
+	if (write(fd, &out, sizeof(out)) < 0)
+		(void)0;
+}
+
+static ssize_t
+io_read(int fd, void *buf, size_t len, void *userdata)
+{
+	(void)userdata;
+	struct lfs_fuse_io *io = the_io;
+	for (;;) {
+		ssize_t n = read(fd, buf, len);
+		if (n < (ssize_t)sizeof(struct fuse_in_header))
+			return n;
+		struct fuse_in_header h;
+		memcpy(&h, buf, sizeof(h));
+		const uint8_t *arg = (const uint8_t *)buf + sizeof(h);
+		size_t alen = (size_t)n - sizeof(h);
+		kill_suidgid = false;
+		switch (h.opcode) {
+		case FUSE_INIT:
+			if (alen >= offsetof(struct fuse_init_in, flags) + sizeof(uint32_t)) {
+				struct fuse_init_in in;
+				memset(&in, 0, sizeof(in));
+				memcpy(&in, arg, alen < sizeof(in) ? alen : sizeof(in));
+				pthread_mutex_lock(&io->lock);
+				io->init_unique = h.unique;
+				io->kernel_flags = in.flags;
+				pthread_mutex_unlock(&io->lock);
+			}
+			break;
+		case FUSE_WRITE:
+			if (alen >= offsetof(struct fuse_write_in, write_flags) + sizeof(uint32_t)) {
+				struct fuse_write_in in;
+				memcpy(&in, arg, offsetof(struct fuse_write_in, write_flags) + sizeof(uint32_t));
+				kill_suidgid = (in.write_flags & FUSE_WRITE_KILL_SUIDGID) != 0;
+			}
+			break;
+		case FUSE_SETATTR:
+			if (alen >= sizeof(uint32_t)) {
+				uint32_t valid;
+				memcpy(&valid, arg, sizeof(valid));
+				kill_suidgid = (valid & FATTR_KILL_SUIDGID) != 0;
+			}
+			break;
+		case FUSE_SYNCFS:
+			answer(fd, h.unique, io->syncfs ? io->syncfs(io->ctx) : 0);
+			continue;
+		}
+		return n;
+	}
+}
+
+static ssize_t
+io_writev(int fd, struct iovec *iov, int count, void *userdata)
+{
+	(void)userdata;
+	struct lfs_fuse_io *io = the_io;
+	if (count >= 2 && iov[0].iov_len == sizeof(struct fuse_out_header) &&
+	    iov[1].iov_len >= offsetof(struct fuse_init_out, flags) + sizeof(uint32_t)) {
+		struct fuse_out_header out;
+		memcpy(&out, iov[0].iov_base, sizeof(out));
+		pthread_mutex_lock(&io->lock);
+		bool init = io->init_unique && out.unique == io->init_unique && out.error == 0;
+		if (init)
+			io->init_unique = 0;
+		uint32_t kernel = io->kernel_flags;
+		pthread_mutex_unlock(&io->lock);
+		if (init && (kernel & FUSE_HANDLE_KILLPRIV_V2)) {
+			/* the reply is libfuse's own buffer, still ours to edit */
+			struct fuse_init_out *o = iov[1].iov_base;
+			o->flags |= FUSE_HANDLE_KILLPRIV_V2;
+			io->killpriv = true;
+		}
+	}
+	return writev(fd, iov, count);
+}
+
+int
+lfs_fuse_io_attach(struct fuse_session *se, struct lfs_fuse_io *io)
+{
+	static const struct fuse_custom_io ops = { .read = io_read, .writev = io_writev };
+	pthread_mutex_init(&io->lock, NULL);
+	io->init_unique = 0;
+	io->killpriv = false;
+	the_io = io;
+	return fuse_session_custom_io(se, &ops, fuse_session_fd(se));
+}

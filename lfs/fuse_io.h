@@ -1,0 +1,30 @@
+/*
+ * fuse_io.h — the daemon's own reads and writes of /dev/fuse (fuse_io.c):
+ * protocol features libfuse 3.14 does not name.
+ */
+#ifndef LFS_FUSE_IO_H
+#define LFS_FUSE_IO_H
+
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct lfs_fuse_io {
+	/* answers FUSE_SYNCFS: 0 or -errno */
+	int (*syncfs)(void *ctx);
+	void *ctx;
+	bool killpriv;              /* FUSE_HANDLE_KILLPRIV_V2 was agreed */
+	/* protected by lock: the INIT exchange */
+	pthread_mutex_t lock;
+	uint64_t init_unique;
+	uint32_t kernel_flags;
+};
+
+/* Take over the session's reads and writes (after fuse_session_mount). */
+int lfs_fuse_io_attach(struct fuse_session *se, struct lfs_fuse_io *io);
+/* Whether the request this thread is handling asks that set-user-ID and
+ * set-group-ID bits be cleared (the caller lacks CAP_FSETID). */
+bool lfs_fuse_io_kill_suidgid(void);
+
+#endif
