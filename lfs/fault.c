@@ -72,8 +72,8 @@ lfs_fault_arm(const char *spec)
 			return -EINVAL;
 		n++;
 		s += len;
-		if (*s == '+')
-			s++;
+		if (*s == '+' && !*++s)
+			return -EINVAL;
 	}
 	atomic_store(&armed, false);
 	memcpy(rules, parsed, sizeof(parsed[0]) * (size_t)n);

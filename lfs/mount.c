@@ -148,6 +148,11 @@ lock_image(struct lfs_bdev *dev, const char *path)
 int
 lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 {
+	/* counted from here: the mount's own reads and writes count */
+	if (opts->fault && lfs_fault_arm(opts->fault)) {
+		lfs_log("fault=%s: not a list of OP:N:ERR rules (see lfs(8))", opts->fault);
+		return -EINVAL;
+	}
 	struct lfs_bdev dev;
 	int err = lfs_bdev_open(&dev, path, opts->readonly);
 	if (err) {
