@@ -106,17 +106,18 @@ wait "$LFS_PID" 2>/dev/null || true
 LFS_PID=
 fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"
 cp --sparse=always "$IMG" "$WORK/crashed"
+# mounted: in the mount table (mountpoint(1) would stat the root, and
+# that read may be the one armed to fail)
+mounted() { grep -q " $MNT fuse" /proc/self/mounts; }
 refused=0 in_rollforward=0
 for n in $(seq 1 200); do
 	rc=0
 	timeout 60 "$LFS" -f -o "nocleaner,fault=pread:$n:EIO" "$IMG" "$MNT" 2>"$WORK/err" &
 	pid=$!
-	for _ in $(seq 1 100); do
-		mountpoint -q "$MNT" && break
-		kill -0 "$pid" 2>/dev/null || break
+	while ! mounted && kill -0 "$pid" 2>/dev/null; do
 		sleep 0.1
 	done
-	if mountpoint -q "$MNT"; then
+	if mounted; then
 		# the fault is still armed for the reads to come: start afresh
 		LFS_PID=$pid
 		lfs_umount
