@@ -19,7 +19,7 @@
 static int
 write_table_blocks(struct lfs_fs *fs)
 {
-	uint8_t *blk = malloc(fs->bsize);
+	uint8_t *blk = lfs_malloc(fs->bsize);
 	if (!blk)
 		return -ENOMEM;
 	int err = 0;
@@ -80,12 +80,12 @@ lfs_ckpt_write(struct lfs_fs *fs, bool clean)
 	if (!err)
 		err = lfs_seg_end_group(fs);
 	if (!err)
-		err = lfs_bdev_sync(&fs->dev);
+		err = lfs_sync(fs);
 	if (err)
 		return err;
 
 	size_t len = (size_t)fs->sb.ckpt_blocks * fs->bsize;
-	uint8_t *region = calloc(1, len);
+	uint8_t *region = lfs_calloc(1, len);
 	if (!region)
 		return -ENOMEM;
 	struct lfs_ckpt_hdr h = {
@@ -115,17 +115,12 @@ lfs_ckpt_write(struct lfs_fs *fs, bool clean)
 	 * the one every later mount starts from. */
 	int which = (int)(h.ckpt_seq % 2);
 	err = lfs_bdev_write(&fs->dev, fs->sb.ckpt_addr[which], fs->sb.ckpt_blocks, region);
-	if (!err)
-		err = lfs_bdev_sync(&fs->dev);
-	if (!err)
-		fs->synced_bytes = fs->dev.bytes_written;
 	free(region);
-	if (err) {
-		lfs_log("checkpoint %llu: writing region %d: %s", (unsigned long long)h.ckpt_seq, which,
-			strerror(-err));
-		fs->fatal = -EIO;
-		return -EIO;
-	}
+	if (err)
+		return lfs_fail(fs, err, "checkpoint %llu: writing region %d", (unsigned long long)h.ckpt_seq,
+				which);
+	if ((err = lfs_sync(fs)))
+		return err;
 	fs->ckpt_seq = h.ckpt_seq;
 	fs->ckpt_time_ns = h.timestamp_ns;
 	fs->changed_since_ckpt = false;
@@ -139,7 +134,7 @@ lfs_ckpt_read_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which
 		     struct lfs_ckpt_hdr *hdr, uint64_t **addrs)
 {
 	size_t len = (size_t)sb->ckpt_blocks * sb->block_size;
-	uint8_t *region = malloc(len);
+	uint8_t *region = lfs_malloc(len);
 	if (!region)
 		return -ENOMEM;
 	int err = lfs_bdev_pread(dev, sb->ckpt_addr[which] * sb->block_size, len, region);
@@ -161,7 +156,7 @@ lfs_ckpt_read_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which
 		 hdr->next_seg >= sb->nsegs || hdr->head_off > sb->seg_blocks)
 		err = -EFSCORRUPTED;
 	if (!err && addrs) {
-		*addrs = malloc(8 * ((size_t)nimap + nsut));
+		*addrs = lfs_malloc(8 * ((size_t)nimap + nsut));
 		if (!*addrs)
 			err = -ENOMEM;
 		else
@@ -191,6 +186,17 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 	int err[2];
 	for (int i = 0; i < 2; i++)
 		err[i] = lfs_ckpt_read_region(&fs->dev, &fs->sb, i, &h[i], &addrs[i]);
+	/* Only a region that was read and does not verify may be passed
+	 * over: one that could not be read may be the newer, and mounting
+	 * the older would overwrite it with a state from before it. */
+	for (int i = 0; i < 2; i++) {
+		if (err[i] == 0 || err[i] == -EINVAL || err[i] == -EFSCORRUPTED)
+			continue;
+		lfs_log("checkpoint region %d: %s; mount refused", i, strerror(-err[i]));
+		free(addrs[0]);
+		free(addrs[1]);
+		return err[i];
+	}
 	int pick;
 	if (!err[0] && !err[1])
 		pick = h[1].ckpt_seq > h[0].ckpt_seq;
@@ -212,7 +218,7 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 	memcpy(fs->sut_addr, a + fs->n_imap_blocks, 8 * (size_t)fs->n_sut_blocks);
 	free(a);
 
-	uint8_t *blk = malloc(fs->bsize);
+	uint8_t *blk = lfs_malloc(fs->bsize);
 	if (!blk)
 		return -ENOMEM;
 	int e = 0;

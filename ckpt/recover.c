@@ -9,6 +9,12 @@
  * the inode map entry, and the usage table trades the old version's blocks
  * for the new one's.  The first pseg that fails any test ends the log.
  *
+ * Only what was read and fails verification ends the log.  A read that
+ * fails, or memory that cannot be had, says nothing about where the log
+ * ends: taking it for the end would start new segments and commit a
+ * checkpoint without every fsynced group after it.  Such an error fails
+ * the mount instead, before anything is written.
+ *
  * Failures are classified, as nilfs2 does, so the log line says why the
  * log ended where it did.
  */
@@ -20,12 +26,12 @@
 
 enum stop_reason {
 	STOP_NONE, STOP_BAD_MAGIC, STOP_BAD_SUMMARY, STOP_BAD_SEQ, STOP_BAD_EPOCH, STOP_BAD_SIZE,
-	STOP_BAD_BLOCK, STOP_IO, STOP_BAD_NEXT,
+	STOP_BAD_BLOCK, STOP_BAD_NEXT,
 };
 static const char *const stop_names[] = {
 	"end of log", "no summary (bad magic)", "summary checksum mismatch", "sequence gap",
 	"pseg from an older checkpoint", "summary overruns its segment", "block checksum mismatch",
-	"read error", "next segment out of range",
+	"next segment out of range",
 };
 
 struct pending {                /* one verified pseg of an open group */
@@ -119,56 +125,57 @@ apply_group(struct lfs_fs *fs, struct pending *g, size_t n, uint64_t *inodes)
 	return 0;
 }
 
-/* Read and verify the pseg at (seg, off); returns a stop reason. */
-static enum stop_reason
+/* Read and verify the pseg at (seg, off): 0 and *why, a verdict (STOP_NONE:
+ * *p holds it), or -errno when it could not be read. */
+static int
 read_pseg(struct lfs_fs *fs, uint64_t seg, uint32_t off, uint64_t seq, struct pending *p,
-	  struct lfs_pseg_hdr *h)
+	  struct lfs_pseg_hdr *h, enum stop_reason *why)
 {
 	uint64_t start = lfs_seg_first_block(fs, seg) + off;
 	uint32_t max = fs->sb.seg_blocks - off - 1;
 	if (max > fs->max_pseg)
 		max = fs->max_pseg;
-	uint8_t *buf = malloc((size_t)(1 + fs->max_pseg) * fs->bsize);
+	uint8_t *buf = lfs_malloc((size_t)(1 + fs->max_pseg) * fs->bsize);
 	if (!buf)
-		return STOP_IO;
-	if (lfs_bdev_read(&fs->dev, start, 1, buf)) {
-		free(buf);
-		return STOP_IO;
-	}
-	enum stop_reason why = STOP_NONE;
-	int v = lfs_pseg_verify(buf, fs->bsize, fs->seed);
+		return -ENOMEM;
+	int err = lfs_bdev_read(&fs->dev, start, 1, buf);
+	*why = STOP_NONE;
+	int v = err ? 0 : lfs_pseg_verify(buf, fs->bsize, fs->seed);
 	if (v == -EINVAL)
-		why = STOP_BAD_MAGIC;
+		*why = STOP_BAD_MAGIC;
 	else if (v)
-		why = STOP_BAD_SUMMARY;
-	if (!why) {
+		*why = STOP_BAD_SUMMARY;
+	if (!err && !*why) {
 		lfs_pseg_hdr_decode(h, buf);
 		if (h->ckpt_seq != fs->ckpt_seq)
-			why = STOP_BAD_EPOCH;
+			*why = STOP_BAD_EPOCH;
 		else if (h->seq != seq)
-			why = STOP_BAD_SEQ;
+			*why = STOP_BAD_SEQ;
 		else if (h->nblocks > max)
-			why = STOP_BAD_SIZE;
+			*why = STOP_BAD_SIZE;
 		else if (h->next_seg >= fs->sb.nsegs)
-			why = STOP_BAD_NEXT;
+			*why = STOP_BAD_NEXT;
 	}
-	if (!why && lfs_bdev_read(&fs->dev, start + 1, h->nblocks, buf + fs->bsize))
-		why = STOP_IO;
-	for (uint32_t j = 0; !why && j < h->nblocks; j++) {
+	if (!err && !*why)
+		err = lfs_bdev_read(&fs->dev, start + 1, h->nblocks, buf + fs->bsize);
+	for (uint32_t j = 0; !err && !*why && j < h->nblocks; j++) {
 		struct lfs_pseg_entry e;
 		lfs_pseg_entry_decode(&e, buf, j);
 		if (lfs_crc(fs->seed, buf + (size_t)(j + 1) * fs->bsize, fs->bsize) != e.crc)
-			why = STOP_BAD_BLOCK;
+			*why = STOP_BAD_BLOCK;
 	}
-	if (why) {
+	if (err)
+		lfs_log("roll-forward: reading the pseg at block %llu (segment %llu): %s",
+			(unsigned long long)start, (unsigned long long)seg, strerror(-err));
+	if (err || *why) {
 		free(buf);
-		return why;
+		return err;
 	}
 	p->start = start;
 	p->buf = buf;
 	p->n = h->nblocks;
 	p->timestamp = h->timestamp_ns;
-	return STOP_NONE;
+	return 0;
 }
 
 static void
@@ -186,7 +193,7 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 	struct pending *g = NULL;
 	size_t gn = 0, gcap = 0;
 	uint64_t groups = 0, psegs = 0, inodes = 0;
-	uint8_t *visited = calloc(fs->sb.nsegs, 1);
+	uint8_t *visited = lfs_calloc(fs->sb.nsegs, 1);
 	int err = 0;
 	enum stop_reason why = STOP_NONE;
 	uint64_t t0 = lfs_now_ns();
@@ -203,15 +210,15 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 		struct lfs_pseg_hdr h;
 		if (gn == gcap) {
 			gcap = gcap ? 2 * gcap : 16;
-			struct pending *ng = realloc(g, gcap * sizeof(*g));
+			struct pending *ng = lfs_realloc(g, gcap * sizeof(*g));
 			if (!ng) {
 				err = -ENOMEM;
 				break;
 			}
 			g = ng;
 		}
-		why = read_pseg(fs, seg, off, seq, &g[gn], &h);
-		if (why)
+		err = read_pseg(fs, seg, off, seq, &g[gn], &h, &why);
+		if (err || why)
 			break;
 		gn++;
 		psegs++;
@@ -233,6 +240,8 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 	free_pending(g, gn);
 	free(g);
 	if (err) {
+		lfs_log("roll-forward failed after %llu groups: %s; mount refused, the image is unchanged",
+			(unsigned long long)groups, strerror(-err));
 		free(visited);
 		return err;
 	}

@@ -1,5 +1,7 @@
-/* bdev.c — pread/pwrite/fdatasync, with optional write tracing. */
+/* bdev.c — pread/pwrite/fdatasync, with optional write tracing and
+ * injected faults. */
 #include "bdev.h"
+#include "fault.h"
 #include "format.h"
 
 #include <errno.h>
@@ -57,6 +59,9 @@ lfs_bdev_close(struct lfs_bdev *dev)
 int
 lfs_bdev_pread(struct lfs_bdev *dev, uint64_t off, uint64_t len, void *buf)
 {
+	int fault = lfs_fault_check(LFS_FAULT_PREAD);
+	if (fault)
+		return fault;
 	uint8_t *p = buf;
 	while (len > 0) {
 		ssize_t n = pread(dev->fd, p, len, (off_t)off);
@@ -105,13 +110,9 @@ trace_record(struct lfs_bdev *dev, uint32_t type, uint64_t off, uint64_t len, co
 	return err;
 }
 
-int
-lfs_bdev_pwrite(struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *buf)
+static int
+pwrite_all(struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *buf)
 {
-	if (dev->readonly)
-		return -EROFS;
-	if (off + len > dev->size_bytes)
-		return -ENOSPC;
 	if (dev->trace_fd >= 0) {
 		int err = trace_record(dev, LFS_TRACE_WRITE, off, len, buf);
 		if (err)
@@ -134,6 +135,25 @@ lfs_bdev_pwrite(struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *bu
 }
 
 int
+lfs_bdev_pwrite(struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *buf)
+{
+	if (dev->readonly)
+		return -EROFS;
+	if (dev->failed)
+		return -EIO;
+	int err = off + len > dev->size_bytes ? -ENOSPC : lfs_fault_check(LFS_FAULT_PWRITE);
+	if (err == LFS_FAULT_SHORT) { /* torn: the first half lands */
+		pwrite_all(dev, off, len / 2, buf);
+		err = -EIO;
+	}
+	if (!err)
+		err = pwrite_all(dev, off, len, buf);
+	if (err)
+		dev->failed = true;
+	return err;
+}
+
+int
 lfs_bdev_read(struct lfs_bdev *dev, uint64_t blk, uint32_t nblk, void *buf)
 {
 	return lfs_bdev_pread(dev, blk * dev->block_size, (uint64_t)nblk * dev->block_size, buf);
@@ -150,11 +170,16 @@ lfs_bdev_sync(struct lfs_bdev *dev)
 {
 	if (dev->readonly)
 		return 0;
-	if (fdatasync(dev->fd) < 0)
-		return -errno;
-	if (dev->trace_fd >= 0)
-		return trace_record(dev, LFS_TRACE_FLUSH, 0, 0, NULL);
-	return 0;
+	if (dev->failed)
+		return -EIO;
+	int err = lfs_fault_check(LFS_FAULT_SYNC);
+	if (!err && fdatasync(dev->fd) < 0)
+		err = -errno;
+	if (!err && dev->trace_fd >= 0)
+		err = trace_record(dev, LFS_TRACE_FLUSH, 0, 0, NULL);
+	if (err)
+		dev->failed = true;
+	return err;
 }
 
 int

@@ -5,6 +5,12 @@
  * calls.  A trace file, when set, records every write and every flush
  * (the crash-state harness rebuilds images from it), and a counter of
  * bytes written gives the write amplification figures.
+ *
+ * A failed write or flush is sticky: afterwards every write and flush
+ * fails with EIO.  Linux may report a failed fdatasync only once (the
+ * pages it could not write are dropped and marked clean), so a retry
+ * that succeeded would acknowledge data that never reached the disk.
+ * The fault injector (fault.h) is asked before each operation.
  */
 #ifndef LFS_BDEV_H
 #define LFS_BDEV_H
@@ -20,6 +26,7 @@ struct lfs_bdev {
 	uint64_t bytes_written;     /* since open */
 	uint64_t bytes_read;
 	int trace_fd;               /* -1: no trace */
+	bool failed;                /* a write or flush failed: no more of either */
 };
 
 /* Open PATH; returns 0 or -errno.  block_size may be set later. */

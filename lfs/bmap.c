@@ -66,7 +66,7 @@ locate(const struct lfs_fs *fs, uint64_t lblk, unsigned *k, uint64_t *rel)
 static struct lfs_node *
 node_new(const struct lfs_fs *fs)
 {
-	return calloc(1, sizeof(struct lfs_node) + (size_t)fs->nptr * sizeof(uint64_t));
+	return lfs_calloc(1, sizeof(struct lfs_node) + (size_t)fs->nptr * sizeof(uint64_t));
 }
 
 /* The pointer in the parent (or the inode) that refers to node id. */
@@ -117,7 +117,7 @@ lfs_bmap_get_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool cre
 	if (!n)
 		return -ENOMEM;
 	if (addr) {
-		uint8_t *blk = malloc(fs->bsize);
+		uint8_t *blk = lfs_malloc(fs->bsize);
 		err = blk ? lfs_read_block(fs, addr, blk) : -ENOMEM;
 		if (!err)
 			lfs_node_decode(n->ptrs, fs->nptr, blk);
@@ -321,14 +321,14 @@ lfs_bmap_flush_nodes(struct lfs_fs *fs, struct lfs_inode *ip)
 {
 	if (!ip->nodes.count)
 		return 0;
-	uint8_t *blk = malloc(fs->bsize);
+	uint8_t *blk = lfs_malloc(fs->bsize);
 	struct idlist l = { .ids = NULL };
 	int err = 0;
 	if (!blk)
 		return -ENOMEM;
 	for (int level = LFS_NINDIRECT - 1; level >= 0 && !err; level--) {
 		free(l.ids);
-		l.ids = malloc((ip->nodes.count + 1) * sizeof(uint64_t));
+		l.ids = lfs_malloc((ip->nodes.count + 1) * sizeof(uint64_t));
 		if (!l.ids) {
 			err = -ENOMEM;
 			break;
@@ -363,24 +363,38 @@ lfs_bmap_flush_nodes(struct lfs_fs *fs, struct lfs_inode *ip)
 	return err;
 }
 
+static int
+free_if_clean(uint64_t id, void *val, void *ctx)
+{
+	struct lfs_node *nd = val;
+	(void)id;
+	(void)ctx;
+	if (nd->dirty)
+		return 0;
+	free(nd);
+	return 1;
+}
+
 void
 lfs_bmap_drop_clean_nodes(struct lfs_inode *ip)
 {
-	if (!ip->nodes.count)
-		return;
-	uint64_t *ids = malloc(ip->nodes.count * sizeof(uint64_t));
-	if (!ids)
-		return;
-	size_t n = ip->nodes.count;
-	u64map_sorted_keys(&ip->nodes, ids);
-	for (size_t j = 0; j < n; j++) {
-		struct lfs_node *nd = u64map_get(&ip->nodes, ids[j]);
-		if (!nd->dirty) {
-			u64map_del(&ip->nodes, ids[j]);
-			free(nd);
-		}
-	}
-	free(ids);
+	u64map_remove_if(&ip->nodes, free_if_clean, NULL);
+}
+
+static int
+free_any(uint64_t id, void *val, void *ctx)
+{
+	(void)id;
+	(void)ctx;
+	free(val);
+	return 1;
+}
+
+void
+lfs_bmap_free_nodes(struct lfs_inode *ip)
+{
+	u64map_remove_if(&ip->nodes, free_any, NULL);
+	u64map_free(&ip->nodes);
 }
 
 /* ---------------------------------------------------------------- */
@@ -399,8 +413,8 @@ walk_node(struct walk *w, uint64_t addr, unsigned k, unsigned l, uint64_t i)
 	int err = w->fn(w->ctx, addr, LFS_BK_INDIR, id);
 	if (err)
 		return err;
-	uint64_t *ptrs = malloc((size_t)fs->nptr * sizeof(uint64_t));
-	uint8_t *blk = malloc(fs->bsize);
+	uint64_t *ptrs = lfs_malloc((size_t)fs->nptr * sizeof(uint64_t));
+	uint8_t *blk = lfs_malloc(fs->bsize);
 	if (!ptrs || !blk) {
 		free(ptrs);
 		free(blk);

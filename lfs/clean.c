@@ -124,7 +124,7 @@ lfs_clean_move_block(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t
 	}
 	case LFS_BK_XATTR:
 		if (!ip->xattr_loaded) {
-			ip->xattr = malloc(fs->bsize);
+			ip->xattr = lfs_malloc(fs->bsize);
 			if (!ip->xattr)
 				return -ENOMEM;
 			memcpy(ip->xattr, blk, fs->bsize);
@@ -143,7 +143,7 @@ lfs_seg_scan(struct lfs_fs *fs, uint64_t seg,
 	     int (*fn)(struct lfs_fs *, const struct lfs_pseg_entry *, uint64_t, const uint8_t *, void *),
 	     void *ctx)
 {
-	uint8_t *buf = malloc((size_t)(1 + fs->max_pseg) * fs->bsize);
+	uint8_t *buf = lfs_malloc((size_t)(1 + fs->max_pseg) * fs->bsize);
 	if (!buf)
 		return -ENOMEM;
 	int err = 0;

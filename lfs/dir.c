@@ -59,25 +59,40 @@ lfs_dir_free_index(struct lfs_inode *ip)
 	ip->dir = NULL;
 }
 
-static int
-index_add(struct lfs_dir *d, const char *name, size_t len, uint32_t pos, uint32_t ino, uint8_t type)
+/* An index entry and the room to insert it, or NULL (ENOMEM). */
+static struct lfs_dname *
+dname_new(struct lfs_dir *d, const char *name, size_t len, uint32_t ino, uint8_t type)
 {
-	struct lfs_dname *n = malloc(sizeof(*n) + len);
-	if (!n)
-		return -ENOMEM;
-	uint64_t h = name_hash(name, len);
-	n->pos = pos;
+	struct lfs_dname *n = lfs_malloc(sizeof(*n) + len);
+	if (!n || u64map_reserve(&d->index, d->index.count + 1)) {
+		free(n);
+		return NULL;
+	}
 	n->ino = ino;
 	n->type = type;
 	n->name_len = (uint8_t)len;
 	memcpy(n->name, name, len);
+	return n;
+}
+
+/* Cannot fail: dname_new reserved the room. */
+static void
+index_insert(struct lfs_dir *d, struct lfs_dname *n, uint32_t pos)
+{
+	uint64_t h = name_hash(n->name, n->name_len);
+	n->pos = pos;
 	n->next = u64map_get(&d->index, h);
-	int err = u64map_put(&d->index, h, n);
-	if (err) {
-		free(n);
-		return err;
-	}
+	u64map_put(&d->index, h, n);
 	d->nentries++;
+}
+
+static int
+index_add(struct lfs_dir *d, const char *name, size_t len, uint32_t pos, uint32_t ino, uint8_t type)
+{
+	struct lfs_dname *n = dname_new(d, name, len, ino, type);
+	if (!n)
+		return -ENOMEM;
+	index_insert(d, n, pos);
 	return 0;
 }
 
@@ -222,6 +237,11 @@ lfs_dir_add(struct lfs_fs *fs, struct lfs_inode *dp, const char *name, uint32_t 
 	if (err)
 		return err;
 	struct lfs_dir *d = dp->dir;
+	/* an entry written to its block must reach the index: what that
+	 * takes is had first, so that ENOMEM leaves the directory as it was */
+	struct lfs_dname *n = dname_new(d, name, len, ino, type);
+	if (!n)
+		return -ENOMEM;
 	uint32_t need = lfs_dirent_len((uint32_t)len);
 	uint32_t b = UINT32_MAX;
 	/* blocks without room for this name leave the stack; a delete in
@@ -238,14 +258,14 @@ lfs_dir_add(struct lfs_fs *fs, struct lfs_inode *dp, const char *name, uint32_t 
 	}
 	struct lfs_page *pg;
 	if (b == UINT32_MAX) {
-		if (grow_blocks(d, d->nblocks + 1))
-			return -ENOMEM;
+		err = grow_blocks(d, d->nblocks + 1);
 		b = d->nblocks;
-		err = lfs_file_get_page(fs, dp, b, true, true, &pg);
+		if (!err)
+			err = lfs_file_get_page(fs, dp, b, true, true, &pg);
 		if (!err)
 			err = lfs_file_dirty_page(fs, dp, b, pg);
 		if (err)
-			return err;
+			goto fail;
 		struct lfs_dirent fr = { .ino = 0, .rec_len = (uint16_t)fs->bsize };
 		lfs_dirent_encode(&fr, pg->data);
 		d->nblocks++;
@@ -253,12 +273,12 @@ lfs_dir_add(struct lfs_fs *fs, struct lfs_inode *dp, const char *name, uint32_t 
 		offer_block(d, b);
 		dp->di.size += fs->bsize;
 	} else if ((err = dir_page(fs, dp, b, &pg))) {
-		return err;
+		goto fail;
 	}
 	for (uint32_t off = 0; off < fs->bsize;) {
 		struct lfs_dirent de;
 		if ((err = lfs_dirent_decode(&de, pg->data, off, fs->bsize)))
-			return err;
+			goto fail;
 		uint32_t used = de.ino ? lfs_dirent_len(de.name_len) : 0;
 		if (de.rec_len - used >= need) {
 			uint32_t at = off + used;
@@ -270,12 +290,16 @@ lfs_dir_add(struct lfs_fs *fs, struct lfs_inode *dp, const char *name, uint32_t 
 			}
 			lfs_dirent_encode(&ne, pg->data + at);
 			d->maxfree[b] = block_maxfree(fs, pg->data);
-			return index_add(d, name, len, b * fs->bsize + at, ino, type);
+			index_insert(d, n, b * fs->bsize + at);
+			return 0;
 		}
 		off += de.rec_len;
 	}
 	lfs_log("directory %u block %u: free space index out of date", dp->ino, b);
-	return -EFSCORRUPTED;
+	err = -EFSCORRUPTED;
+fail:
+	free(n);
+	return err;
 }
 
 int

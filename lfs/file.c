@@ -31,9 +31,9 @@ lfs_file_get_page(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, bool f
 		*out = pg;
 		return 0;
 	}
-	pg = calloc(1, sizeof(*pg));
+	pg = lfs_calloc(1, sizeof(*pg));
 	if (pg)
-		pg->data = malloc(fs->bsize);
+		pg->data = lfs_malloc(fs->bsize);
 	if (!pg || !pg->data) {
 		if (pg)
 			free(pg);
@@ -104,20 +104,28 @@ page_free(struct lfs_fs *fs, struct lfs_inode *ip, struct lfs_page *pg)
 	free(pg);
 }
 
+struct drop_range {
+	struct lfs_fs *fs;
+	struct lfs_inode *ip;
+	uint64_t first, end;
+};
+
+static int
+drop_if_in_range(uint64_t lblk, void *pg, void *ctx)
+{
+	struct drop_range *r = ctx;
+	if (lblk < r->first || lblk >= r->end)
+		return 0;
+	page_free(r->fs, r->ip, pg);
+	return 1;
+}
+
+/* Allocates nothing: truncation and freeing must not fail half done. */
 void
 lfs_file_drop_pages(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uint64_t end)
 {
-	size_t n = ip->pages.count;
-	if (!n)
-		return;
-	uint64_t *keys = malloc(n * sizeof(uint64_t));
-	if (!keys)
-		return;
-	u64map_sorted_keys(&ip->pages, keys);
-	for (size_t i = 0; i < n; i++)
-		if (keys[i] >= first && keys[i] < end)
-			page_free(fs, ip, u64map_del(&ip->pages, keys[i]));
-	free(keys);
+	struct drop_range r = { fs, ip, first, end };
+	u64map_remove_if(&ip->pages, drop_if_in_range, &r);
 }
 
 /* Move inline content to block 0 so the file can grow past inline_max. */
@@ -195,7 +203,7 @@ lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, u
 			rest -= m;
 			nrun++;
 		}
-		if (!run && !(run = malloc((size_t)256 * fs->bsize))) {
+		if (!run && !(run = lfs_malloc((size_t)256 * fs->bsize))) {
 			err = -ENOMEM;
 			break;
 		}
@@ -379,7 +387,7 @@ lfs_file_flush_pages(struct lfs_fs *fs, struct lfs_inode *ip)
 	if (!ip->ndirty_pages)
 		return 0;
 	size_t n = ip->pages.count;
-	uint64_t *keys = malloc(n * sizeof(uint64_t));
+	uint64_t *keys = lfs_malloc(n * sizeof(uint64_t));
 	if (!keys)
 		return -ENOMEM;
 	u64map_sorted_keys(&ip->pages, keys);

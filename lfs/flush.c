@@ -86,7 +86,7 @@ lfs_flush(struct lfs_fs *fs)
 		return 0;
 	int err = 0;
 	if (fs->tombstones.count) {
-		uint64_t *t = malloc(2 * fs->tombstones.count * sizeof(uint64_t)), *w = t;
+		uint64_t *t = lfs_malloc(2 * fs->tombstones.count * sizeof(uint64_t)), *w = t;
 		if (!t)
 			return -ENOMEM;
 		u64map_each(&fs->tombstones, collect_tomb, &w);
@@ -98,7 +98,7 @@ lfs_flush(struct lfs_fs *fs)
 		u64map_free(&fs->tombstones);
 	}
 	size_t n = fs->dirty.count;
-	uint64_t *inos = malloc((n + 1) * sizeof(uint64_t));
+	uint64_t *inos = lfs_malloc((n + 1) * sizeof(uint64_t));
 	if (!inos)
 		return -ENOMEM;
 	u64map_sorted_keys(&fs->dirty, inos);
@@ -115,7 +115,7 @@ lfs_flush(struct lfs_fs *fs)
 	if (!err)
 		err = lfs_seg_end_group(fs);
 	if (!err) {
-		u64map_free(&fs->dirty);
+		u64map_clear(&fs->dirty); /* keeps the room inode.c reserved */
 		fs->dirty_units = 0; /* every page and record is written */
 		/* keep memory bounded: forget what nobody holds */
 		for (size_t i = 0; i < n; i++) {

@@ -729,11 +729,8 @@ lfs_fsync(struct lfs_fs *fs, uint64_t ino, bool datasync)
 	 * entries that lead to it, become durable together; when all of it
 	 * already is, there is nothing to wait for */
 	int err = lfs_flush(fs);
-	if (!err && fs->dev.bytes_written != fs->synced_bytes) {
-		err = lfs_bdev_sync(&fs->dev);
-		if (!err)
-			fs->synced_bytes = fs->dev.bytes_written;
-	}
+	if (!err && fs->dev.bytes_written != fs->synced_bytes)
+		err = lfs_sync(fs);
 	if (!err && fs->opts.ckpt_segs && fs->segs_since_ckpt >= fs->opts.ckpt_segs)
 		err = lfs_ckpt_write(fs, false);
 	return unlock(fs, err);

@@ -562,6 +562,7 @@ struct cmdline {
 	unsigned flush_ms;
 	unsigned dirty_mb;
 	char *trace;
+	char *fault;
 	int no_cleaner;
 	char *cleaner_conf;
 	double timeout;
@@ -577,6 +578,7 @@ static const struct fuse_opt lfs_fuse_opts[] = {
 	OPT("flush_ms=%u", flush_ms),
 	OPT("dirty_mb=%u", dirty_mb),
 	OPT("trace=%s", trace),
+	OPT("fault=%s", fault),
 	OPT("nocleaner", no_cleaner),
 	OPT("cleaner_conf=%s", cleaner_conf),
 	OPT("cache_timeout=%lf", timeout),
@@ -627,6 +629,7 @@ cmdline_free(struct cmdline *c, struct fuse_args *args)
 	free(c->image);
 	free(c->mountpoint);
 	free(c->trace);
+	free(c->fault);
 	free(c->cleaner_conf);
 }
 
@@ -646,6 +649,7 @@ usage(FILE *f)
 	       "    -o writethrough      every write() reaches the daemon: a full filesystem fails\n"
 	       "                         it with ENOSPC at write(), not at fsync or close\n"
 	       "    -o trace=FILE        record every block write and flush (crash tests)\n"
+	       "    -o fault=OP:N:ERR    make the Nth pread/pwrite/fdatasync/alloc fail (tests)\n"
 	       "    -f                   stay in the foreground\n"
 	       "and the generic FUSE mount options (ro, allow_other, ...).\n");
 }
@@ -774,6 +778,7 @@ main(int argc, char *argv[])
 	if (c.dirty_mb != UINT_MAX)
 		o.dirty_limit = c.dirty_mb ? (uint64_t)c.dirty_mb << 20 : 1;
 	o.trace_path = c.trace;
+	o.fault = c.fault ? c.fault : getenv("LFS_FAULT");
 	o.readonly = c.ro;
 
 	struct lfs_daemon d = { .timeout = c.timeout, .writeback = !c.writethrough };

@@ -16,9 +16,9 @@ lfs_imap_init(struct lfs_fs *fs)
 {
 	uint32_t per = fs->bsize / LFS_IMAP_ENTRY_SIZE;
 	fs->n_imap_blocks = (fs->sb.max_inodes + per - 1) / per;
-	fs->imap = calloc((size_t)fs->n_imap_blocks * per, sizeof(*fs->imap));
-	fs->imap_addr = calloc(fs->n_imap_blocks, sizeof(*fs->imap_addr));
-	fs->imap_dirty = calloc(fs->n_imap_blocks, 1);
+	fs->imap = lfs_calloc((size_t)fs->n_imap_blocks * per, sizeof(*fs->imap));
+	fs->imap_addr = lfs_calloc(fs->n_imap_blocks, sizeof(*fs->imap_addr));
+	fs->imap_dirty = lfs_calloc(fs->n_imap_blocks, 1);
 	if (!fs->imap || !fs->imap_addr || !fs->imap_dirty)
 		return -ENOMEM;
 	fs->ino_hint = LFS_ROOT_INO + 1;

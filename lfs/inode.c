@@ -80,10 +80,15 @@ lfs_inode_read_record(struct lfs_fs *fs, uint64_t daddr, uint16_t slot, struct l
 	return err;
 }
 
+/* A cached inode has its place in the dirty set from the start, so that
+ * marking it dirty cannot fail (lfs_inode_dirty has no error to return,
+ * and dropping the mark would lose the change). */
 static struct lfs_inode *
 inode_alloc(struct lfs_fs *fs, uint32_t ino)
 {
-	struct lfs_inode *ip = calloc(1, sizeof(*ip));
+	if (u64map_reserve(&fs->dirty, fs->icache.count + 1))
+		return NULL;
+	struct lfs_inode *ip = lfs_calloc(1, sizeof(*ip));
 	if (!ip)
 		return NULL;
 	ip->ino = ino;
@@ -136,7 +141,7 @@ lfs_iget(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **out)
 int
 lfs_inode_inline_buf(struct lfs_fs *fs, struct lfs_inode *ip)
 {
-	if (!ip->inl && !(ip->inl = calloc(1, lfs_inline_max(fs->bsize))))
+	if (!ip->inl && !(ip->inl = lfs_calloc(1, lfs_inline_max(fs->bsize))))
 		return -ENOMEM;
 	return 0;
 }
@@ -146,10 +151,8 @@ lfs_inode_dirty(struct lfs_fs *fs, struct lfs_inode *ip)
 {
 	if (!ip->dirty) {
 		ip->dirty = true;
-		if (u64map_put(&fs->dirty, ip->ino, ip)) {
-			ip->dirty = false; /* ENOMEM: caught at flush by a full scan */
-			return;
-		}
+		/* never fails: inode_alloc reserved the room */
+		u64map_put(&fs->dirty, ip->ino, ip);
 		/* the record (a whole block at most, when inline), and the
 		 * interior block-map nodes above the leaves of a large file */
 		ip->units = (ip->di.flags & LFS_DI_INLINE) ? LFS_UNITS_PER_BLOCK : 1;
@@ -273,16 +276,15 @@ lfs_inode_stat(const struct lfs_fs *fs, const struct lfs_inode *ip, struct stat 
 	st->st_ctim.tv_nsec = di->ctime_nsec;
 }
 
-void
-lfs_inode_evict(struct lfs_fs *fs, struct lfs_inode *ip)
+/* Free an inode and all it holds, dirty or not; the caller takes it out
+ * of the cache. */
+static void
+inode_destroy(struct lfs_fs *fs, struct lfs_inode *ip)
 {
 	lfs_file_drop_pages(fs, ip, 0, UINT64_MAX);
 	u64map_free(&ip->pages);
-	lfs_bmap_drop_clean_nodes(ip);
-	/* dirty nodes of a freed inode were already released by free_range */
-	u64map_free(&ip->nodes);
+	lfs_bmap_free_nodes(ip);
 	lfs_dir_free_index(ip);
-	u64map_del(&fs->icache, ip->ino);
 	if (u64map_del(&fs->dirty, ip->ino))
 		fs->dirty_units -= ip->units;
 	free(ip->xattr);
@@ -291,21 +293,45 @@ lfs_inode_evict(struct lfs_fs *fs, struct lfs_inode *ip)
 }
 
 void
+lfs_inode_evict(struct lfs_fs *fs, struct lfs_inode *ip)
+{
+	u64map_del(&fs->icache, ip->ino);
+	inode_destroy(fs, ip);
+}
+
+static int
+destroy_one(uint64_t ino, void *ip, void *fs)
+{
+	(void)ino;
+	inode_destroy(fs, ip);
+	return 1;
+}
+
+void
+lfs_inode_evict_all(struct lfs_fs *fs)
+{
+	u64map_remove_if(&fs->icache, destroy_one, fs);
+}
+
+void
 lfs_inode_maybe_free(struct lfs_fs *fs, struct lfs_inode *ip)
 {
 	if (ip->di.nlink > 0 || ip->nlookup > 0 || ip->nopen > 0 || ip->ino == LFS_ROOT_INO)
 		return;
 	/* The last name and the last user are gone: give back the blocks,
-	 * and log a tombstone so roll-forward frees the number too. */
+	 * and log a tombstone so roll-forward frees the number too.  When
+	 * either cannot be done (no memory, an unreadable block map) the
+	 * inode stays, an orphan that the next unmount or mount frees. */
+	struct lfs_imap_entry *e = &fs->imap[ip->ino];
+	if (lfs_bmap_free_range(fs, ip, 0, lfs_bmap_max_blocks(fs)) ||
+	    (e->daddr &&
+	     u64map_put(&fs->tombstones, ip->ino, (void *)(uintptr_t)(ip->di.version | 0x100000000ull))))
+		return;
 	lfs_file_drop_pages(fs, ip, 0, UINT64_MAX);
-	lfs_bmap_free_range(fs, ip, 0, lfs_bmap_max_blocks(fs));
 	if (ip->di.xattr)
 		lfs_seg_unuse(fs, ip->di.xattr, fs->bsize);
-	struct lfs_imap_entry *e = &fs->imap[ip->ino];
-	if (e->daddr) {
+	if (e->daddr)
 		lfs_seg_unuse(fs, e->daddr, ip->disk_reclen);
-		u64map_put(&fs->tombstones, ip->ino, (void *)(uintptr_t)(ip->di.version | 0x100000000ull));
-	}
 	lfs_imap_release(fs, ip->ino);
 	fs->changed_since_ckpt = true;
 	lfs_inode_evict(fs, ip);

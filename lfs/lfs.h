@@ -24,6 +24,7 @@ struct lfs_opts {
 	unsigned flush_interval_ms; /* write dirty data to the log this often */
 	uint64_t dirty_limit;       /* flush when this many dirty bytes are buffered */
 	const char *trace_path;     /* record block writes for crash tests */
+	const char *fault;          /* fault rules to arm at mount (fault.h), a testing aid */
 	bool readonly;
 	bool verbose;
 };

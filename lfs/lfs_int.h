@@ -3,7 +3,7 @@
  * core modules.  Not for the FUSE glue or tools (they use lfs.h).
  *
  * Layers, each calling only those below it:
- *   bdev.c                 block I/O
+ *   bdev.c, fault.c        block I/O; injected faults, core allocations
  *   seg.c                  segment writer, segment usage table
  *   imap.c                 inode map, inode number allocation
  *   inode.c, bmap.c        inode cache, block maps
@@ -19,6 +19,7 @@
 #define LFS_LFS_INT_H
 
 #include "bdev.h"
+#include "fault.h"
 #include "format.h"
 #include "lfs.h"
 #include "u64map.h"
@@ -105,7 +106,7 @@ struct lfs_fs {
 	uint32_t seed;
 	uint32_t nptr;              /* pointers per node block */
 	uint32_t max_pseg;          /* blocks per pseg after the summary */
-	int fatal;                  /* after a failed log write: -EIO forever */
+	int fatal;                  /* after a failed write or flush: -EIO forever (fail.c) */
 
 	/* inode map: protected by lock */
 	struct lfs_imap_entry *imap;
@@ -171,6 +172,12 @@ struct lfs_fs {
 
 uint64_t lfs_now_ns(void);
 
+/* fail.c: the first failed write or flush of the image fails the
+ * filesystem for good; logs what happened once, returns -EIO. */
+int lfs_fail(struct lfs_fs *fs, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* fdatasync the image; a failure fails the filesystem. */
+int lfs_sync(struct lfs_fs *fs);
+
 static inline uint64_t lfs_seg_first_block(const struct lfs_fs *fs, uint64_t seg)
 {
 	return fs->sb.seg0 + seg * fs->sb.seg_blocks;
@@ -235,6 +242,8 @@ void lfs_inode_touch(struct lfs_inode *ip, bool mtime, bool ctime);
 void lfs_inode_stat(const struct lfs_fs *fs, const struct lfs_inode *ip, struct stat *st);
 void lfs_inode_maybe_free(struct lfs_fs *fs, struct lfs_inode *ip);
 void lfs_inode_evict(struct lfs_fs *fs, struct lfs_inode *ip);
+/* Free every cached inode, with whatever dirty state it holds. */
+void lfs_inode_evict_all(struct lfs_fs *fs);
 /* *inl (if inl is not NULL) gets a new buffer when the record has inline content */
 int lfs_inode_read_record(struct lfs_fs *fs, uint64_t daddr, uint16_t slot,
 			  struct lfs_dinode *di, uint8_t **inl);
@@ -249,6 +258,8 @@ int lfs_bmap_flush_nodes(struct lfs_fs *fs, struct lfs_inode *ip);
 int lfs_bmap_get_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool create,
 		      struct lfs_node **out);
 void lfs_bmap_drop_clean_nodes(struct lfs_inode *ip);
+/* Free every cached node, dirty or not (the inode is going away). */
+void lfs_bmap_free_nodes(struct lfs_inode *ip);
 uint64_t lfs_bmap_max_blocks(const struct lfs_fs *fs);
 /* The nodes that map lblk, leaf first; 0 for a direct block. */
 unsigned lfs_bmap_path(const struct lfs_fs *fs, uint64_t lblk, uint64_t ids[LFS_NINDIRECT]);

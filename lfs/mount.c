@@ -26,16 +26,7 @@ fs_free(struct lfs_fs *fs)
 {
 	if (!fs)
 		return;
-	if (fs->icache.nbuckets) {
-		size_t n = fs->icache.count;
-		uint64_t *inos = malloc(n * sizeof(uint64_t) + 1);
-		if (inos) {
-			u64map_sorted_keys(&fs->icache, inos);
-			for (size_t i = 0; i < n; i++)
-				lfs_inode_evict(fs, u64map_get(&fs->icache, inos[i]));
-			free(inos);
-		}
-	}
+	lfs_inode_evict_all(fs);
 	u64map_free(&fs->icache);
 	u64map_free(&fs->dirty);
 	u64map_free(&fs->tombstones);
@@ -56,7 +47,7 @@ fs_free(struct lfs_fs *fs)
 static int
 fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs **out)
 {
-	struct lfs_fs *fs = calloc(1, sizeof(*fs));
+	struct lfs_fs *fs = lfs_calloc(1, sizeof(*fs));
 	if (!fs)
 		return -ENOMEM;
 	pthread_mutex_init(&fs->lock, NULL);
@@ -71,9 +62,9 @@ fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs 
 		fs->max_pseg = sb->seg_blocks - 1;
 	uint32_t per = fs->bsize / LFS_SUT_ENTRY_SIZE;
 	fs->n_sut_blocks = (uint32_t)((sb->nsegs + per - 1) / per);
-	fs->segs = calloc(sb->nsegs, sizeof(*fs->segs));
-	fs->sut_addr = calloc(fs->n_sut_blocks, sizeof(uint64_t));
-	fs->sut_dirty = calloc(fs->n_sut_blocks, 1);
+	fs->segs = lfs_calloc(sb->nsegs, sizeof(*fs->segs));
+	fs->sut_addr = lfs_calloc(fs->n_sut_blocks, sizeof(uint64_t));
+	fs->sut_dirty = lfs_calloc(fs->n_sut_blocks, 1);
 	u64map_init(&fs->icache);
 	u64map_init(&fs->dirty);
 	u64map_init(&fs->tombstones);
@@ -157,6 +148,11 @@ lock_image(struct lfs_bdev *dev, const char *path)
 int
 lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 {
+	/* counted from here: the mount's own reads and writes count */
+	if (opts->fault && lfs_fault_arm(opts->fault)) {
+		lfs_log("fault=%s: not a list of OP:N:ERR rules (see lfs(8))", opts->fault);
+		return -EINVAL;
+	}
 	struct lfs_bdev dev;
 	int err = lfs_bdev_open(&dev, path, opts->readonly);
 	if (err) {
@@ -237,7 +233,7 @@ lfs_unmount(struct lfs_fs *fs)
 	if (!fs->dev.readonly) {
 		/* the kernel is gone: nobody holds unlinked inodes any more */
 		size_t n = fs->icache.count;
-		uint64_t *inos = malloc(n * sizeof(uint64_t) + 1);
+		uint64_t *inos = lfs_malloc(n * sizeof(uint64_t) + 1);
 		if (inos) {
 			u64map_sorted_keys(&fs->icache, inos);
 			for (size_t i = 0; i < n; i++) {
@@ -251,7 +247,10 @@ lfs_unmount(struct lfs_fs *fs)
 			free(inos);
 		}
 		err = lfs_ckpt_write(fs, true);
-		if (err)
+		if (err && fs->fatal)
+			lfs_log("unmount: the filesystem had failed, so no final checkpoint; the next mount "
+				"recovers the last durable state");
+		else if (err)
 			lfs_log("unmount: final checkpoint failed: %s", strerror(-err));
 	}
 	pthread_mutex_unlock(&fs->lock);
@@ -343,7 +342,7 @@ lfs_format(const char *path, const struct lfs_super *sb, uid_t uid, gid_t gid)
 		return err;
 	}
 	fs->dev.block_size = sb->block_size;
-	uint8_t *blk = calloc(1, sb->block_size);
+	uint8_t *blk = lfs_calloc(1, sb->block_size);
 	if (!blk) {
 		fs_free(fs);
 		return -ENOMEM;

@@ -36,7 +36,7 @@ lfs_seg_has_room(const struct lfs_fs *fs, uint32_t off)
 int
 lfs_seg_init(struct lfs_fs *fs)
 {
-	fs->pbuf = calloc(1 + fs->max_pseg, fs->bsize);
+	fs->pbuf = lfs_calloc(1 + fs->max_pseg, fs->bsize);
 	if (!fs->pbuf)
 		return -ENOMEM;
 	fs->pn = 0;
@@ -111,12 +111,9 @@ pseg_write(struct lfs_fs *fs, bool end)
 	lfs_pseg_seal(sum, fs->bsize, fs->seed);
 	/* The pseg write: one pwrite of the summary and all its blocks. */
 	int err = lfs_bdev_write(&fs->dev, fs->pstart, 1 + fs->pn, fs->pbuf);
-	if (err) {
-		lfs_log("segment writer: writing %u blocks at %llu: %s", 1 + fs->pn,
-			(unsigned long long)fs->pstart, strerror(-err));
-		fs->fatal = -EIO;
-		return -EIO;
-	}
+	if (err)
+		return lfs_fail(fs, err, "segment writer: writing %u blocks at %llu", 1 + fs->pn,
+				(unsigned long long)fs->pstart);
 	lfs_verify_note_pseg(fs, fs->cur_seg, fs->cur_off, sum);
 	fs->pseg_seq++;
 	/* a segment's time is the newest write of the data in it */

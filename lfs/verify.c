@@ -30,13 +30,13 @@ struct lfs_sumcache {
 int
 lfs_verify_init(struct lfs_fs *fs)
 {
-	struct lfs_sumcache *c = calloc(1, sizeof(*c));
+	struct lfs_sumcache *c = lfs_calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	for (int i = 0; i < SUMCACHE_SLOTS; i++) {
 		c->ent[i].seg = UINT64_MAX;
-		c->ent[i].crc = calloc(fs->sb.seg_blocks, sizeof(uint32_t));
-		c->ent[i].known = calloc(fs->sb.seg_blocks, 1);
+		c->ent[i].crc = lfs_calloc(fs->sb.seg_blocks, sizeof(uint32_t));
+		c->ent[i].known = lfs_calloc(fs->sb.seg_blocks, 1);
 		if (!c->ent[i].crc || !c->ent[i].known) {
 			fs->sumcache = c;
 			lfs_verify_free(fs);
@@ -96,7 +96,7 @@ load(struct lfs_fs *fs, uint64_t seg, struct lfs_sumcache_ent **out)
 			e = &c->ent[i];
 	e->seg = UINT64_MAX;
 	memset(e->known, 0, fs->sb.seg_blocks);
-	uint8_t *sum = malloc(fs->bsize);
+	uint8_t *sum = lfs_malloc(fs->bsize);
 	if (!sum)
 		return -ENOMEM;
 	uint64_t first = lfs_seg_first_block(fs, seg);

@@ -17,7 +17,7 @@ load(struct lfs_fs *fs, struct lfs_inode *ip)
 	if (ip->xattr_loaded)
 		return 0;
 	if (ip->di.xattr) {
-		uint8_t *b = malloc(fs->bsize);
+		uint8_t *b = lfs_malloc(fs->bsize);
 		if (!b)
 			return -ENOMEM;
 		int err = lfs_read_block(fs, ip->di.xattr, b);
@@ -138,7 +138,7 @@ static int
 rewrite(struct lfs_fs *fs, struct lfs_inode *ip, const char *skip_name, const char *add_name,
 	const void *value, size_t size)
 {
-	uint8_t *nb = calloc(1, fs->bsize);
+	uint8_t *nb = lfs_calloc(1, fs->bsize);
 	if (!nb)
 		return -ENOMEM;
 	uint32_t count = 0, w = LFS_XATTR_HDR;

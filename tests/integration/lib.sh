@@ -33,15 +33,15 @@ lfs_mount() {
 	fail "mount did not appear"
 }
 
-# lfs_umount: unmount and wait until the daemon has written its final
-# checkpoint and exited; its exit status must be 0.
+# lfs_umount [STATUS]: unmount and wait until the daemon has written its
+# final checkpoint and exited; its exit status must be STATUS (default 0).
 lfs_umount() {
 	[ -n "$LFS_PID" ] || return 0
 	fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT" 2>/dev/null || umount -l "$MNT"
 	local rc=0
 	wait "$LFS_PID" || rc=$?
 	LFS_PID=
-	[ $rc = 0 ] || { cat "$WORK/daemon.log"; fail "lfs exited with status $rc"; }
+	[ $rc = "${1:-0}" ] || { cat "$WORK/daemon.log"; fail "lfs exited with status $rc"; }
 	# a daemon started by a test itself (daemonized) holds the image lock
 	# until its last checkpoint is written
 	flock -w 60 "$IMG" true || fail "image still locked a minute after unmount"

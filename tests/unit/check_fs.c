@@ -22,18 +22,6 @@ mkfile(struct lfs_fs *fs, uint64_t dir, const char *name)
 	return st.st_ino;
 }
 
-static void
-fill_pattern(uint8_t *buf, size_t n, unsigned seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		buf[i] = (uint8_t)x;
-	}
-}
-
 START_TEST(write_read_remount)
 {
 	testfs_make(64 << 20, 1 << 20);

@@ -1,7 +1,9 @@
 /* check_u64map.c — the hash map under the caches and directory index. */
+#include "fault.h"
 #include "u64map.h"
 
 #include <check.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -44,6 +46,61 @@ START_TEST(sorted_keys)
 }
 END_TEST
 
+/* After u64map_reserve(n), puts up to n entries allocate nothing, even
+ * across deletes and clears; the one past n asks the allocator. */
+START_TEST(reserve_means_no_allocation)
+{
+	struct u64map m;
+	u64map_init(&m);
+	ck_assert_int_eq(u64map_reserve(&m, 100), 0);
+	ck_assert_int_eq(lfs_fault_arm("alloc:1:ENOMEM"), 0);
+	for (int round = 0; round < 3; round++) {
+		for (uint64_t k = 0; k < 100; k++)
+			ck_assert_int_eq(u64map_put(&m, k * 31, (void *)1), 0);
+		for (uint64_t k = 0; k < 100; k += 3)
+			u64map_del(&m, k * 31);
+		for (uint64_t k = 0; k < 100; k += 3)
+			ck_assert_int_eq(u64map_put(&m, k * 31, (void *)2), 0);
+		ck_assert_uint_eq(m.count, 100);
+		if (round < 2)
+			u64map_clear(&m);
+	}
+	ck_assert_uint_eq(lfs_fault_count(LFS_FAULT_ALLOC), 0);
+	ck_assert_int_eq(u64map_put(&m, 1000000, (void *)1), -ENOMEM);
+	ck_assert_uint_eq(lfs_fault_count(LFS_FAULT_ALLOC), 1);
+	ck_assert_int_eq(u64map_put(&m, 1000000, (void *)1), 0);
+	lfs_fault_disarm();
+	u64map_free(&m);
+}
+END_TEST
+
+static int
+drop_odd(uint64_t key, void *val, void *ctx)
+{
+	(void)val;
+	++*(int *)ctx;
+	return (int)(key & 1);
+}
+
+START_TEST(remove_if)
+{
+	struct u64map m;
+	u64map_init(&m);
+	for (uint64_t k = 0; k < 1000; k++)
+		ck_assert_int_eq(u64map_put(&m, k, (void *)(uintptr_t)(k + 1)), 0);
+	int calls = 0;
+	ck_assert_int_eq(lfs_fault_arm(""), 0);
+	u64map_remove_if(&m, drop_odd, &calls);
+	ck_assert_uint_eq(lfs_fault_count(LFS_FAULT_ALLOC), 0);
+	lfs_fault_disarm();
+	ck_assert_int_eq(calls, 1000);
+	ck_assert_uint_eq(m.count, 500);
+	for (uint64_t k = 0; k < 1000; k++)
+		ck_assert_ptr_eq(u64map_get(&m, k), k & 1 ? NULL : (void *)(uintptr_t)(k + 1));
+	u64map_free(&m);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -51,6 +108,8 @@ main(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, put_get_del);
 	tcase_add_test(tc, sorted_keys);
+	tcase_add_test(tc, reserve_means_no_allocation);
+	tcase_add_test(tc, remove_if);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -35,6 +35,19 @@ testfs_mount(void)
 	return fs;
 }
 
+/* n bytes of a pseudo-random pattern named by seed */
+static inline void
+fill_pattern(uint8_t *buf, size_t n, unsigned seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		buf[i] = (uint8_t)x;
+	}
+}
+
 static inline void
 testfs_remove(void)
 {

@@ -1,0 +1,130 @@
+/* fault.c — the fault injector of fault.h: rules, counters, allocators. */
+#include "fault.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_RULES 8
+
+struct rule {
+	enum lfs_fault_op op;
+	uint64_t nth;
+	int err;                    /* -errno or LFS_FAULT_SHORT */
+};
+
+/* Rules change only while the core is idle (tests arm them between
+ * calls, the daemon before it mounts); the counters are atomic because
+ * the FUSE threads, the control server and the tick thread all count. */
+static struct rule rules[MAX_RULES];
+static int nrules;
+static atomic_bool armed;
+static atomic_uint_fast64_t counts[LFS_FAULT_NOPS];
+
+static const char *const op_names[LFS_FAULT_NOPS] = { "pread", "pwrite", "fdatasync", "alloc" };
+
+static int
+parse_rule(const char *s, size_t len, struct rule *r)
+{
+	char buf[64];
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	char *nth = strchr(buf, ':');
+	char *err = nth ? strchr(nth + 1, ':') : NULL;
+	if (!err)
+		return -EINVAL;
+	*nth++ = '\0';
+	*err++ = '\0';
+	int op = -1;
+	for (int i = 0; i < LFS_FAULT_NOPS; i++)
+		if (strcmp(buf, op_names[i]) == 0)
+			op = i;
+	char *end;
+	unsigned long long n = strtoull(nth, &end, 10);
+	if (op < 0 || *nth < '0' || *nth > '9' || *end || n == 0)
+		return -EINVAL;
+	r->op = (enum lfs_fault_op)op;
+	r->nth = n;
+	if (strcmp(err, "EIO") == 0 && op != LFS_FAULT_ALLOC)
+		r->err = -EIO;
+	else if (strcmp(err, "ENOSPC") == 0 && op != LFS_FAULT_ALLOC)
+		r->err = -ENOSPC;
+	else if (strcmp(err, "ENOMEM") == 0 && op == LFS_FAULT_ALLOC)
+		r->err = -ENOMEM;
+	else if (strcmp(err, "short") == 0 && op == LFS_FAULT_PWRITE)
+		r->err = LFS_FAULT_SHORT;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int
+lfs_fault_arm(const char *spec)
+{
+	struct rule parsed[MAX_RULES];
+	int n = 0;
+	for (const char *s = spec; *s;) {
+		size_t len = strcspn(s, "+");
+		if (n == MAX_RULES || parse_rule(s, len, &parsed[n]))
+			return -EINVAL;
+		n++;
+		s += len;
+		if (*s == '+' && !*++s)
+			return -EINVAL;
+	}
+	atomic_store(&armed, false);
+	memcpy(rules, parsed, sizeof(parsed[0]) * (size_t)n);
+	nrules = n;
+	for (int i = 0; i < LFS_FAULT_NOPS; i++)
+		atomic_store(&counts[i], 0);
+	atomic_store(&armed, true);
+	return 0;
+}
+
+void
+lfs_fault_disarm(void)
+{
+	atomic_store(&armed, false);
+	nrules = 0;
+	for (int i = 0; i < LFS_FAULT_NOPS; i++)
+		atomic_store(&counts[i], 0);
+}
+
+uint64_t
+lfs_fault_count(enum lfs_fault_op op)
+{
+	return atomic_load(&counts[op]);
+}
+
+int
+lfs_fault_check(enum lfs_fault_op op)
+{
+	if (!atomic_load_explicit(&armed, memory_order_relaxed))
+		return 0;
+	uint64_t n = atomic_fetch_add(&counts[op], 1) + 1;
+	for (int i = 0; i < nrules; i++)
+		if (rules[i].op == op && rules[i].nth == n)
+			return rules[i].err;
+	return 0;
+}
+
+void *
+lfs_malloc(size_t size)
+{
+	return lfs_fault_check(LFS_FAULT_ALLOC) ? NULL : malloc(size);
+}
+
+void *
+lfs_calloc(size_t n, size_t size)
+{
+	return lfs_fault_check(LFS_FAULT_ALLOC) ? NULL : calloc(n, size);
+}
+
+void *
+lfs_realloc(void *p, size_t size)
+{
+	return lfs_fault_check(LFS_FAULT_ALLOC) ? NULL : realloc(p, size);
+}

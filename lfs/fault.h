@@ -1,0 +1,48 @@
+/*
+ * fault.h — fault injection below everything, a testing aid.
+ *
+ * The block device (bdev.c) asks before every pread, pwrite and
+ * fdatasync of the image, and the core allocates through lfs_malloc(),
+ * lfs_calloc() and lfs_realloc(), which ask before every allocation.
+ * A rule makes the Nth such operation, counted from when the rules were
+ * armed, fail once:
+ *
+ *   pread:3:EIO           the 3rd pread fails with EIO
+ *   pwrite:2:short        the 2nd pwrite writes its first half, then EIO
+ *   pwrite:1:ENOSPC       the 1st pwrite writes nothing, ENOSPC
+ *   fdatasync:4:EIO       the 4th fdatasync does not sync, EIO
+ *   alloc:100:ENOMEM      the 100th allocation returns NULL
+ *
+ * Several rules are joined with '+' ("fdatasync:4:EIO+alloc:9:ENOMEM").
+ * The unit tests arm rules directly; the daemon takes them from the
+ * fault= mount option or the LFS_FAULT environment variable (lfs(8)).
+ * Disarmed, each check is one atomic load.
+ */
+#ifndef LFS_FAULT_H
+#define LFS_FAULT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum lfs_fault_op { LFS_FAULT_PREAD, LFS_FAULT_PWRITE, LFS_FAULT_SYNC, LFS_FAULT_ALLOC, LFS_FAULT_NOPS };
+
+/* What an injected pwrite fault does besides failing. */
+#define LFS_FAULT_SHORT (-1000) /* lfs_fault_check's answer: write half, then EIO */
+
+/* Parse SPEC (the grammar above), reset the counters and arm its rules;
+ * -EINVAL (nothing armed) on a malformed spec. */
+int lfs_fault_arm(const char *spec);
+/* Reset the counters and forget all rules: nothing fails, nothing counts. */
+void lfs_fault_disarm(void);
+/* How many operations of this kind were asked about since arming. */
+uint64_t lfs_fault_count(enum lfs_fault_op op);
+/* Called before each operation: 0 to go ahead, else -errno (or
+ * LFS_FAULT_SHORT for a pwrite). */
+int lfs_fault_check(enum lfs_fault_op op);
+
+void *lfs_malloc(size_t size);
+void *lfs_calloc(size_t n, size_t size);
+void *lfs_realloc(void *p, size_t size);
+
+#endif
