@@ -457,7 +457,9 @@ main(int argc, char **argv)
 	if (want_status)
 		return status(mnt, json);
 
-	log_stderr = c.foreground;
+	/* started by a detached lfs on a host with syslog: log there too */
+	const char *via = getenv("LFS_LOG");
+	log_stderr = c.foreground && !(via && strcmp(via, "syslog") == 0);
 	if (!log_stderr)
 		openlog("lfs_cleanerd", LOG_PID, LOG_DAEMON);
 	char msg[512];

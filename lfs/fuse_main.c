@@ -13,6 +13,7 @@
 #include "ctl_server.h"
 #include "format.h"
 #include "fuse_io.h"
+#include "loopdev.h"
 #include "lfs.h"
 
 #include <errno.h>
@@ -40,6 +41,7 @@ struct lfs_daemon {
 	bool no_open;               /* the kernel opens files without asking us */
 	bool writeback;             /* the kernel buffers writes (not -o writethrough) */
 	struct lfs_fuse_io io;
+	bool quiesced;              /* DESTROY: the final checkpoint is written */
 };
 
 static struct lfs_daemon *
@@ -495,6 +497,27 @@ op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t lengt
 	fuse_reply_err(req, -lfs_fallocate(FS(req), ino, mode, offset, length));
 }
 
+static void
+stop_cleaner(struct lfs_daemon *d)
+{
+	if (d->cleaner > 0) {
+		kill(d->cleaner, SIGTERM);
+		waitpid(d->cleaner, NULL, 0);
+		d->cleaner = 0;
+	}
+}
+
+/* Sent at unmount only for fuseblk mounts, and umount(2) waits for the
+ * answer: so the final checkpoint is written here, before it returns. */
+static void
+op_destroy(void *userdata)
+{
+	struct lfs_daemon *d = userdata;
+	stop_cleaner(d);
+	lfs_quiesce(d->fs);
+	d->quiesced = true;
+}
+
 static int
 daemon_syncfs(void *ctx)
 {
@@ -503,6 +526,7 @@ daemon_syncfs(void *ctx)
 
 static const struct fuse_lowlevel_ops lfs_ops = {
 	.init = op_init,
+	.destroy = op_destroy,
 	.lookup = op_lookup,
 	.forget = op_forget,
 	.forget_multi = op_forget_multi,
@@ -569,6 +593,8 @@ struct cmdline {
 	int ro;
 	unsigned max_ratio;
 	int writethrough;
+	int noblkdev;
+	char *log;
 };
 
 #define OPT(t, p) { t, offsetof(struct cmdline, p), 1 }
@@ -584,6 +610,8 @@ static const struct fuse_opt lfs_fuse_opts[] = {
 	OPT("cache_timeout=%lf", timeout),
 	OPT("max_ratio=%u", max_ratio),
 	OPT("writethrough", writethrough),
+	OPT("noblkdev", noblkdev),
+	OPT("log=%s", log),
 	OPT("-f", foreground),
 	OPT("-h", show_help),
 	OPT("--help", show_help),
@@ -631,6 +659,7 @@ cmdline_free(struct cmdline *c, struct fuse_args *args)
 	free(c->trace);
 	free(c->fault);
 	free(c->cleaner_conf);
+	free(c->log);
 }
 
 static void
@@ -646,6 +675,10 @@ usage(FILE *f)
 	       "    -o cleaner_conf=F    config file for lfs_cleanerd\n"
 	       "    -o cache_timeout=S   kernel entry/attribute cache time (default 1.0)\n"
 	       "    -o max_ratio=N       share of the dirty page cache the mount may use, %% (default 40)\n"
+	       "    -o log=FILE          append messages to FILE (default: stderr with -f; else\n"
+	       "                         syslog, or /var/log/lfs.log or ~/.lfs.log without one)\n"
+	       "    -o noblkdev          plain FUSE mount, not fuseblk over a loop device (root):\n"
+	       "                         sync(1) and umount then do not wait for the daemon\n"
 	       "    -o writethrough      every write() reaches the daemon: a full filesystem fails\n"
 	       "                         it with ENOSPC at write(), not at fsync or close\n"
 	       "    -o trace=FILE        record every block write and flush (crash tests)\n"
@@ -703,6 +736,36 @@ cleaner_path(char *buf, size_t len)
 	if (access(buf, X_OK) == 0)
 		return buf;
 	return "lfs_cleanerd";
+}
+
+/* Where messages go once detached: -o log=FILE; else syslog if the host
+ * has one; else a file named now, on standard error, while it is seen. */
+static int
+choose_log(struct cmdline *c)
+{
+	char path[PATH_MAX];
+	if (c->log) {
+		snprintf(path, sizeof(path), "%s", c->log);
+	} else if (c->foreground) {
+		return 0;
+	} else if (lfs_log_syslog_present()) {
+		lfs_log_use_syslog(true);
+		setenv("LFS_LOG", "syslog", 1); /* for the cleaner */
+		return 0;
+	} else if (getuid() == 0) {
+		snprintf(path, sizeof(path), "/var/log/lfs.log");
+	} else {
+		const char *home = getenv("HOME");
+		snprintf(path, sizeof(path), "%s/.lfs.log", home ? home : "/tmp");
+	}
+	int err = lfs_log_to_file(path);
+	if (err) {
+		fprintf(stderr, "lfs: log file %s: %s\n", path, strerror(-err));
+		return err;
+	}
+	if (!c->log)
+		fprintf(stderr, "lfs: no syslog on this host: messages go to %s\n", path);
+	return 0;
 }
 
 static pid_t
@@ -788,9 +851,26 @@ main(int argc, char *argv[])
 		cmdline_free(&c, &args);
 		return 1;
 	}
+	/* As root, mount fuseblk: the kernel then passes sync(1) and
+	 * syncfs(2) on (FUSE_SYNCFS) and umount(2) waits for FUSE_DESTROY.
+	 * An image file gets a loop device as the mount's source. */
+	char source[PATH_MAX] = "";
+	int loop_fd = -1;
+	struct stat ist;
+	if (getuid() == 0 && !c.noblkdev && stat(c.image, &ist) == 0) {
+		if (S_ISBLK(ist.st_mode)) {
+			snprintf(source, sizeof(source), "%s", c.image);
+		} else if ((loop_fd = lfs_loop_attach(c.image, source, sizeof(source))) < 0) {
+			lfs_log("no loop device for %s (%s): a plain FUSE mount, which sync(1) and "
+				"umount do not wait for", c.image, strerror(-loop_fd));
+			source[0] = '\0';
+		}
+	}
 	char fsname[PATH_MAX + 16];
-	snprintf(fsname, sizeof(fsname), "-ofsname=%s", c.image);
+	snprintf(fsname, sizeof(fsname), "-ofsname=%s", source[0] ? source : c.image);
 	fuse_opt_add_arg(&args, fsname);
+	if (source[0])
+		fuse_opt_add_arg(&args, "-oblkdev");
 	fuse_opt_add_arg(&args, "-osubtype=lfs");
 	fuse_opt_add_arg(&args, "-odefault_permissions");
 	if (getuid() == 0)
@@ -803,7 +883,11 @@ main(int argc, char *argv[])
 		goto out_fs;
 	if (fuse_set_signal_handlers(se))
 		goto out_se;
-	if (fuse_session_mount(se, c.mountpoint))
+	int mounted = fuse_session_mount(se, c.mountpoint);
+	/* the mount holds the loop device now, or it never will */
+	if (loop_fd >= 0)
+		close(loop_fd);
+	if (mounted)
 		goto out_sig;
 	d.io.syncfs = daemon_syncfs;
 	d.io.ctx = d.fs;
@@ -811,9 +895,14 @@ main(int argc, char *argv[])
 		lfs_log("fuse: own request handling unavailable (%s): the kernel will ask for "
 			"security.capability before every write", strerror(err < 0 ? -err : err));
 	set_max_ratio(c.mountpoint, c.max_ratio == UINT_MAX ? 40 : c.max_ratio, c.max_ratio != UINT_MAX);
-	if (!c.foreground)
-		lfs_log_use_syslog(true);
+	if ((err = choose_log(&c))) {
+		ret = 1;
+		goto out_unmount;
+	}
 	fuse_daemonize(c.foreground);
+	/* the cleaner, started with -f, writes to our standard error */
+	if (lfs_log_fd() >= 0)
+		dup2(lfs_log_fd(), STDERR_FILENO);
 	pthread_create(&d.ticker, NULL, ticker, &d);
 	struct lfs_ctl_server *ctl = NULL;
 	err = lfs_ctl_server_start(d.fs, c.mountpoint, c.image, &ctl);
@@ -825,13 +914,11 @@ main(int argc, char *argv[])
 	 * requests while another holds the filesystem lock */
 	struct fuse_loop_config lc = { .clone_fd = 0, .max_idle_threads = 4 };
 	ret = fuse_session_loop_mt(se, &lc) ? 1 : 0;
-	if (d.cleaner > 0) {
-		kill(d.cleaner, SIGTERM);
-		waitpid(d.cleaner, NULL, 0);
-	}
+	stop_cleaner(&d);
 	lfs_ctl_server_stop(ctl);
 	d.stop = 1;
 	pthread_join(d.ticker, NULL);
+out_unmount:
 	fuse_session_unmount(se);
 out_sig:
 	fuse_remove_signal_handlers(se);

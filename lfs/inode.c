@@ -9,37 +9,10 @@
 #include "lfs_int.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
-#include <syslog.h>
 #include <time.h>
-
-static bool log_syslog;
-
-void
-lfs_log_use_syslog(bool on)
-{
-	log_syslog = on;
-	if (on)
-		openlog("lfs", LOG_PID, LOG_DAEMON);
-}
-
-void
-lfs_log(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	if (log_syslog) {
-		vsyslog(LOG_NOTICE, fmt, ap);
-	} else {
-		fputs("lfs: ", stderr);
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
-	}
-	va_end(ap);
-}
 
 uint64_t
 lfs_now_ns(void)

@@ -31,6 +31,12 @@ struct lfs_opts {
 void lfs_opts_default(struct lfs_opts *o);
 /* Send log lines to syslog (daemonized) instead of stderr. */
 void lfs_log_use_syslog(bool on);
+/* Whether /dev/log takes messages. */
+bool lfs_log_syslog_present(void);
+/* Append log lines, timestamped, to a file instead; 0 or -errno. */
+int lfs_log_to_file(const char *path);
+/* The log file's descriptor, or -1. */
+int lfs_log_fd(void);
 void lfs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 struct lfs_cred {
@@ -42,6 +48,12 @@ struct lfs_cred {
  * and close it.  Errors on open name the problem in the log. */
 int lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out);
 int lfs_unmount(struct lfs_fs *fs);
+/* The unmount's work without freeing: the final checkpoint, after which
+ * the filesystem refuses changes (EROFS); lfs_unmount then only frees.
+ * Returns the checkpoint's error; a second call returns 0. */
+int lfs_quiesce(struct lfs_fs *fs);
+/* 1, with the mount point, if the image at path is mounted by lfs. */
+int lfs_image_mounted_at(const char *path, char *where, size_t len);
 /* Run periodic work (flush timer, checkpoint timer); called by a thread. */
 void lfs_tick(struct lfs_fs *fs);
 

@@ -312,6 +312,8 @@ enum lfs_space_class {
 /* 0 when `bytes` more of content (and the dirty state) fit, after
  * flushing, checkpointing and cleaning if need be; else -ENOSPC. */
 int lfs_space_admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes);
+/* Whether `bytes` more content fits now, without flushing or cleaning. */
+bool lfs_space_fits(const struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes);
 /* Blocks of content that fit now without flushing or cleaning. */
 uint64_t lfs_space_avail_blocks(const struct lfs_fs *fs, enum lfs_space_class cls);
 /* Clean blocks a class must leave untouched. */

@@ -126,19 +126,69 @@ free_orphans(struct lfs_fs *fs)
 	}
 }
 
-/* One writer per image.  A daemon still finishing its unmount (FUSE lets
- * umount(8) return before the daemon has written its last checkpoint)
- * is waited for, briefly. */
-static int
-lock_image(struct lfs_bdev *dev, const char *path)
+/* Where the image at `path` is mounted: a mount whose source is the
+ * image, or a loop device over it (fuse_main.c mounts fuseblk through
+ * one).  Returns 1 and the mount point in `where`, else 0. */
+int
+lfs_image_mounted_at(const char *path, char *where, size_t len)
 {
+	char *real = realpath(path, NULL);
+	FILE *mi = fopen("/proc/self/mountinfo", "r");
+	char line[8192];
+	int found = 0;
+	while (real && mi && !found && fgets(line, sizeof(line), mi)) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS */
+		char mnt[4096], fstype[256], source[256];
+		char *dash = strstr(line, " - ");
+		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
+		    sscanf(dash + 3, "%255s %255s", fstype, source) != 2)
+			continue;
+		if (strcmp(fstype, "fuse.lfs") != 0 && strcmp(fstype, "fuseblk.lfs") != 0)
+			continue;
+		char backing[4096] = "";
+		if (strncmp(source, "/dev/loop", 9) == 0) {
+			char sys[320];
+			snprintf(sys, sizeof(sys), "/sys/block/%s/loop/backing_file", source + 5);
+			FILE *f = fopen(sys, "r");
+			if (f && fgets(backing, sizeof(backing), f))
+				backing[strcspn(backing, "\n")] = '\0';
+			if (f)
+				fclose(f);
+		}
+		if (strcmp(source, real) == 0 || strcmp(backing, real) == 0) {
+			/* mountinfo escapes blanks as \040 and so on; shown as is */
+			snprintf(where, len, "%s", mnt);
+			found = 1;
+		}
+	}
+	if (mi)
+		fclose(mi);
+	free(real);
+	return found;
+}
+
+/* One writer per image.  An image mounted elsewhere is refused at once,
+ * naming the mount; a daemon still finishing its unmount (a plain FUSE
+ * mount lets umount(8) return before the daemon's last checkpoint) is
+ * waited for, briefly. */
+static int
+lock_image(struct lfs_bdev *dev, const char *path, bool readonly)
+{
+	/* readers share the image with readers; the one writer alone */
 	for (int i = 0; i < 600; i++) {
-		if (flock(dev->fd, LOCK_EX | LOCK_NB) == 0)
+		if (flock(dev->fd, (readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0)
 			return 0;
 		if (errno != EWOULDBLOCK)
 			return -errno;
+		char where[4096];
+		if (lfs_image_mounted_at(path, where, sizeof(where))) {
+			lfs_log("%s is already mounted at %s%s", path, where,
+				readonly ? "; the image lags what that daemon holds: unmount it first" : "");
+			return -EBUSY;
+		}
 		if (i == 0)
-			lfs_log("%s is in use by another lfs process; waiting up to 60 s", path);
+			lfs_log("%s is held by another lfs process that is not mounted (finishing an "
+				"unmount?); waiting up to 60 s", path);
 		usleep(100 * 1000);
 	}
 	lfs_log("%s is still in use; giving up", path);
@@ -159,7 +209,7 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 		lfs_log("%s: %s", path, strerror(-err));
 		return err;
 	}
-	if (!opts->readonly && (err = lock_image(&dev, path))) {
+	if ((err = lock_image(&dev, path, opts->readonly))) {
 		lfs_bdev_close(&dev);
 		return err;
 	}
@@ -226,7 +276,7 @@ lfs_abandon(struct lfs_fs *fs)
 }
 
 int
-lfs_unmount(struct lfs_fs *fs)
+lfs_quiesce(struct lfs_fs *fs)
 {
 	pthread_mutex_lock(&fs->lock);
 	int err = 0;
@@ -252,8 +302,17 @@ lfs_unmount(struct lfs_fs *fs)
 				"recovers the last durable state");
 		else if (err)
 			lfs_log("unmount: final checkpoint failed: %s", strerror(-err));
+		/* nothing may follow the final checkpoint */
+		fs->dev.readonly = true;
 	}
 	pthread_mutex_unlock(&fs->lock);
+	return err;
+}
+
+int
+lfs_unmount(struct lfs_fs *fs)
+{
+	int err = lfs_quiesce(fs);
 	fs_free(fs);
 	return err;
 }

@@ -71,8 +71,8 @@ lfs_space_floor(const struct lfs_fs *fs, enum lfs_space_class cls)
 	return ckpt + (loss - ckpt) / 2;
 }
 
-static bool
-fits(const struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
+bool
+lfs_space_fits(const struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 {
 	return blocks_needed(fs, bytes) + lfs_space_floor(fs, cls) <= lfs_seg_clean_blocks(fs);
 }
@@ -103,19 +103,19 @@ lfs_space_admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 {
 	if (fs->fatal)
 		return fs->fatal;
-	if (fits(fs, cls, bytes))
+	if (lfs_space_fits(fs, cls, bytes))
 		return 0;
 	int err = lfs_flush(fs);
 	if (err)
 		return err;
-	if (fits(fs, cls, bytes))
+	if (lfs_space_fits(fs, cls, bytes))
 		return 0;
 	/* A checkpoint costs blocks of its own: write one only when it frees
 	 * segments, or a nearly full disk drains itself checkpointing. */
 	if (lfs_seg_freeable(fs) && (err = lfs_ckpt_write(fs, false)))
 		return err;
 	uint64_t seg_bytes = (uint64_t)fs->sb.seg_blocks * fs->bsize;
-	for (int round = 0; round < 64 && !fits(fs, cls, bytes); round++) {
+	for (int round = 0; round < 64 && !lfs_space_fits(fs, cls, bytes); round++) {
 		if (fs->futile && fs->freed_bytes - fs->futile_at < seg_bytes)
 			break;
 		uint64_t moved = 0, before = lfs_seg_clean_blocks(fs), freed = fs->freed_bytes;
@@ -136,7 +136,7 @@ lfs_space_admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 		if (!gained)
 			break;
 	}
-	if (fits(fs, cls, bytes))
+	if (lfs_space_fits(fs, cls, bytes))
 		return 0;
 	uint64_t now = lfs_now_ns();
 	if (now - fs->full_logged_ns >= 60ull * 1000000000ull) {
