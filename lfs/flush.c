@@ -117,8 +117,9 @@ lfs_flush(struct lfs_fs *fs)
 	if (!err) {
 		u64map_clear(&fs->dirty); /* keeps the room inode.c reserved */
 		fs->dirty_units = 0; /* every page and record is written */
-		/* keep memory bounded: forget what nobody holds */
-		for (size_t i = 0; i < n; i++) {
+		/* keep memory bounded: forget what nobody holds, except while
+		 * an operation that holds inodes makes room (space.c) */
+		for (size_t i = 0; i < n && !fs->admitting; i++) {
 			struct lfs_inode *ip = u64map_get(&fs->icache, inos[i]);
 			if (!ip)
 				continue;

@@ -98,8 +98,24 @@ lfs_space_avail_blocks(const struct lfs_fs *fs, enum lfs_space_class cls)
 
 /* Try to make room: flush, checkpoint, clean.  Returns 0 when `bytes`
  * fits, -ENOSPC when it cannot be made to, or another error. */
+static int make_room(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes);
+
 int
 lfs_space_admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
+{
+	/* the caller holds inodes that no reference may keep (the kernel's
+	 * lookups do under FUSE, a library caller's need not): the flushes
+	 * below must not evict them */
+	bool outer = !fs->admitting;
+	fs->admitting = true;
+	int err = make_room(fs, cls, bytes);
+	if (outer)
+		fs->admitting = false;
+	return err;
+}
+
+static int
+make_room(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 {
 	if (fs->fatal)
 		return fs->fatal;

@@ -1,7 +1,7 @@
 /*
  * crashsim.c — crash-state testing.
  *
- *   crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-v]
+ *   crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-v]
  *
  * 1. Make a small image, mount it through the real code with the block
  *    trace on (bdev.c records every write and every flush), and run a
@@ -15,6 +15,9 @@
  *    each with the real mount code (checkpoint + roll-forward), run the
  *    fsck checks, and check that every file sealed before the point is
  *    there with its exact content.
+ * With -F the workload starts on a full filesystem: eight files fill it to
+ * ENOSPC, the even ones fsynced, the odd ones deleted at random by the
+ * workload; and every state must also let every file be deleted.
  * Exit 0 when every state passes; otherwise the first failures are
  * described (seed, state, what was wrong) and the exit status is 1.
  */
@@ -63,6 +66,8 @@ struct workload {
 	const char *trace;
 	unsigned ops;
 	bool verbose;
+	bool full;                  /* -F */
+	size_t max_size;            /* of any file, for the checker's buffer */
 };
 
 static const struct lfs_cred cred = { 0, 0 };
@@ -84,11 +89,16 @@ do_write(struct workload *w, struct file *f)
 	for (size_t i = 0; i < len; i++)
 		buf[i] = (uint8_t)rnd();
 	ssize_t n = lfs_write(w->fs, f->ino, buf, len, (off_t)off, NULL);
-	if (n != (ssize_t)len) {
-		fprintf(stderr, "crashsim: write %s: %zd\n", f->name, n);
+	if (n < 0 || n > (ssize_t)len) {
 		free(buf);
+		if (n == -ENOSPC)
+			return -ENOSPC;
+		fprintf(stderr, "crashsim: write %s: %zd\n", f->name, n);
 		return -EIO;
 	}
+	/* near the end of the space a write is short: it stored n bytes */
+	int ret = n < (ssize_t)len ? -ENOSPC : 0;
+	len = (size_t)n;
 	if (off + len > f->size) {
 		f->data = realloc(f->data, off + len);
 		memset(f->data + f->size, 0, off + len - f->size);
@@ -96,7 +106,57 @@ do_write(struct workload *w, struct file *f)
 	}
 	memcpy(f->data + off, buf, len);
 	free(buf);
-	return 0;
+	if (f->size > w->max_size)
+		w->max_size = f->size;
+	return ret;
+}
+
+/* -F: fill the filesystem with files[0..7] in turns of 64 KiB until a
+ * write fails, then fsync (seal) the even ones. */
+static int
+fill(struct workload *w)
+{
+	struct stat st;
+	uint8_t *buf = malloc(65536);
+	int err = 0;
+	for (int i = 0; i < 8 && !err; i++) {
+		struct file *f = &w->files[i];
+		snprintf(f->name, sizeof(f->name), "fill%d", i);
+		f->dir = LFS_ROOT_INO;
+		err = lfs_create(w->fs, f->dir, f->name, 0644, true, &cred, &st);
+		f->ino = st.st_ino;
+		f->exists = !err;
+	}
+	bool full = false;
+	for (int round = 0; !err && !full; round++) {
+		for (int i = 0; i < 8 && !full; i++) {
+			struct file *f = &w->files[i];
+			for (size_t k = 0; k < 65536; k++)
+				buf[k] = (uint8_t)rnd();
+			ssize_t n = lfs_write(w->fs, f->ino, buf, 65536, (off_t)f->size, NULL);
+			if (n < 0 && n != -ENOSPC)
+				err = (int)n;
+			if (n < 65536)
+				full = true;
+			if (n > 0) {
+				f->data = realloc(f->data, f->size + (size_t)n);
+				memcpy(f->data + f->size, buf, (size_t)n);
+				f->size += (size_t)n;
+				if (f->size > w->max_size)
+					w->max_size = f->size;
+			}
+		}
+	}
+	free(buf);
+	for (int i = 0; i < 8 && !err; i += 2) {
+		if ((err = lfs_fsync(w->fs, w->files[i].ino, false)))
+			break;
+		w->files[i].sealed = true;
+		w->files[i].sealed_at = trace_len(w->trace);
+	}
+	for (int i = 0; i < 8; i++)
+		lfs_release(w->fs, w->files[i].ino);
+	return err;
 }
 
 static int
@@ -110,6 +170,9 @@ workload_run(struct workload *w)
 			return -EIO;
 		w->dirs[d] = st.st_ino;
 	}
+	int ferr = w->full ? fill(w) : 0;
+	if (ferr)
+		return ferr;
 	for (unsigned op = 0; op < w->ops; op++) {
 		struct file *f = &w->files[rnd_below(MAX_FILES)];
 		int kind = (int)rnd_below(100);
@@ -263,7 +326,7 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 		c->failures++;
 		return 0;
 	}
-	uint8_t *buf = malloc(400000 + 8192);
+	uint8_t *buf = malloc(c->w->max_size + 8192);
 	for (int i = 0; i < MAX_FILES; i++) {
 		const struct file *f = &c->w->files[i];
 		if (!f->sealed || f->sealed_at > durable_upto)
@@ -280,6 +343,19 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 		lfs_forget(fs, st.st_ino, 1);
 	}
 	free(buf);
+	/* on a full filesystem, right after the crash, deleting works */
+	for (int i = 0; c->w->full && i < MAX_FILES; i++) {
+		const struct file *f = &c->w->files[i];
+		if (!f->name[0])
+			continue;
+		/* ESTALE: its directory was not made yet at this point */
+		err = lfs_unlink(fs, f->dir, f->name);
+		if (err && err != -ENOENT && err != -ESTALE) {
+			printf("crashsim: %s: deleting %s after the crash: %s\n", what, f->name, strerror(-err));
+			c->failures++;
+			break;
+		}
+	}
 	err = lfs_unmount(fs);
 	if (err) {
 		printf("crashsim: %s: unmount after recovery failed: %s\n", what, strerror(-err));
@@ -294,14 +370,16 @@ main(int argc, char **argv)
 	unsigned seed = 1, ops = 400, torn = 3;
 	bool verbose = false;
 	int opt;
-	while ((opt = getopt(argc, argv, "s:n:t:v")) != -1) {
+	bool full = false;
+	while ((opt = getopt(argc, argv, "s:n:t:Fv")) != -1) {
 		switch (opt) {
 		case 's': seed = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'n': ops = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 't': torn = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'v': verbose = true; break;
+		case 'F': full = true; break;
 		default:
-			fprintf(stderr, "usage: crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-v]\n");
+			fprintf(stderr, "usage: crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-v]\n");
 			return 2;
 		}
 	}
@@ -328,7 +406,7 @@ main(int argc, char **argv)
 		return 2;
 	close(fd);
 
-	struct workload w = { .trace = trace, .ops = ops, .verbose = verbose };
+	struct workload w = { .trace = trace, .ops = ops, .verbose = verbose, .full = full, .max_size = 400000 };
 	struct lfs_opts o;
 	lfs_opts_default(&o);
 	o.ckpt_interval_s = 0;

@@ -2,7 +2,9 @@
 # crash.sh — crash consistency.
 #  1. crashsim: every flush point of recorded workloads, and torn variants,
 #     mounted through the real code, fsck'd, fsynced files checked
-#     (CRASH_SEEDS seeds; CI runs enough for a few thousand states).
+#     (CRASH_SEEDS seeds; CI runs enough for a few thousand states); and
+#     the same from a full filesystem (crashsim -F), where every state must
+#     also let every file be deleted.
 #  2. kill -9 of the daemon at random moments during a workload on a real
 #     mount; remount; every file whose fsync returned is there, intact,
 #     and fsck.lfs finds nothing wrong.
@@ -19,6 +21,16 @@ for s in $(seq 1 "$seeds"); do
 	total=$((total + n))
 done
 echo "crashsim: $total crash states checked over $seeds seeds, all consistent with every fsynced file"
+# near full: the workload starts at ENOSPC and deletes its way on; every
+# state must also let every file be deleted
+total=0
+for s in $(seq 1 $(( (seeds + 2) / 3 ))); do
+	out=$("$SIM" -F -s "$s" -n 1500 -t 3 2>"$WORK/sim.err") ||
+		{ echo "$out"; grep -v '^lfs: ' "$WORK/sim.err" | tail -30; fail "crashsim -F seed $s"; }
+	n=$(echo "$out" | tail -1 | sed -n 's/.* \([0-9]*\) crash states checked.*/\1/p')
+	total=$((total + n))
+done
+echo "crashsim -F: $total crash states of a full filesystem checked, all consistent, all files deletable"
 
 mkfs_img 256M
 for round in 1 2 3; do
