@@ -91,22 +91,22 @@ lfs_ckpt_force(const char *mnt)
 static int
 lfs_ckpt_read_super(struct lfs_bdev *dev, const char *path, struct lfs_super *sb)
 {
-	uint8_t buf[LFS_SB_SIZE];
 	int err = 0;
 	const char *why = NULL;
+	struct lfs_super_where w = { 0, 0 };
 	if (dev->size_bytes < LFS_SB_SIZE) {
 		why = "too small to hold an lfs image";
 		err = -EINVAL;
-	} else if ((err = lfs_bdev_pread(dev, 0, sizeof(buf), buf))) {
-		why = strerror(-err);
-	} else if ((err = lfs_super_decode(sb, buf)) == -EINVAL) {
-		why = "not an lfs image (no lfs superblock magic)";
+	} else if ((err = lfs_super_find(dev, 0, sb, &w)) == -EINVAL) {
+		why = "not an lfs image (no lfs superblock magic, and no backup superblock)";
 	} else if (err == -EPROTONOSUPPORT) {
 		fprintf(stderr, "lfs-ckpt: %s: format version %u / incompatible features %#x; lfs-ckpt reads version %d\n",
 			path, sb->version, sb->feature_incompat, LFS_VERSION);
 		return err;
+	} else if (err == -EFSCORRUPTED) {
+		why = "superblock is corrupt (checksum or geometry), and no backup superblock verifies";
 	} else if (err) {
-		why = "superblock is corrupt (checksum or geometry)";
+		why = strerror(-err);
 	} else if (sb->seg0 > sb->nblocks || sb->nsegs * sb->seg_blocks > sb->nblocks - sb->seg0) {
 		/* compared without multiplying: a forged superblock could wrap */
 		why = "superblock is corrupt (segments beyond the end of the filesystem)";
@@ -120,6 +120,9 @@ lfs_ckpt_read_super(struct lfs_bdev *dev, const char *path, struct lfs_super *sb
 		fprintf(stderr, "lfs-ckpt: %s: %s\n", path, why);
 		return err;
 	}
+	if (w.primary_err)
+		fprintf(stderr, "lfs-ckpt: %s: block 0 %s; read the backup superblock at block %" PRIu64 "\n", path,
+			lfs_super_why(w.primary_err), w.block);
 	dev->block_size = sb->block_size;
 	return 0;
 }

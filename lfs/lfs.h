@@ -26,6 +26,7 @@ struct lfs_opts {
 	const char *trace_path;     /* record block writes for crash tests */
 	bool readonly;
 	bool verbose;
+	uint64_t sb_block;          /* 0: block 0, else its backup; N: the superblock at block N only */
 };
 void lfs_opts_default(struct lfs_opts *o);
 /* Send log lines to syslog (daemonized) instead of stderr. */
