@@ -39,29 +39,20 @@ usage(FILE *f)
 
 /* Ask the daemon at `mnt` for its image; 0 or -errno after a message. */
 static int
-lfs_ckpt_image_of(const char *mnt, char *path, size_t len)
+lfs_ckpt_image_of(const char *mnt, char path[LFS_CTL_PATH_MAX])
 {
 	struct lfs_ctl_client cl = { -1 };
 	int err = lfs_ctl_connect(&cl, mnt);
 	if (err) {
-		fprintf(stderr, "lfs-ckpt: %s: not a mounted lfs (no control socket: %s)\n", mnt, strerror(-err));
+		fprintf(stderr, "lfs-ckpt: %s: cannot reach the lfs daemon: %s\n", mnt, lfs_ctl_strerror(err));
 		return err;
 	}
-	struct lfs_ctl_req req = { .op = LFS_CTL_INFO };
 	struct lfs_ctl_resp resp;
-	size_t got = 0;
-	err = lfs_ctl_call(&cl, &req, NULL, 0, &resp, path, len - 1, &got);
+	err = lfs_ctl_ask_info(&cl, &resp, path);
 	lfs_ctl_close(&cl);
-	if (err) {
-		fprintf(stderr, "lfs-ckpt: %s: asking the daemon for its image: %s\n", mnt, strerror(-err));
-		return err;
-	}
-	path[got < len ? got : len - 1] = '\0';
-	if (!path[0]) {
-		fprintf(stderr, "lfs-ckpt: %s: the daemon named no image\n", mnt);
-		return -EPROTO;
-	}
-	return 0;
+	if (err)
+		fprintf(stderr, "lfs-ckpt: %s: asking the daemon for its image: %s\n", mnt, lfs_ctl_strerror(err));
+	return err;
 }
 
 /* Force a checkpoint through the daemon; prints its sequence number. */
@@ -71,7 +62,7 @@ lfs_ckpt_force(const char *mnt)
 	struct lfs_ctl_client cl = { -1 };
 	int err = lfs_ctl_connect(&cl, mnt);
 	if (err) {
-		fprintf(stderr, "lfs-ckpt: %s: not a mounted lfs (no control socket: %s)\n", mnt, strerror(-err));
+		fprintf(stderr, "lfs-ckpt: %s: cannot reach the lfs daemon: %s\n", mnt, lfs_ctl_strerror(err));
 		return err;
 	}
 	struct lfs_ctl_req req = { .op = LFS_CTL_CHECKPOINT };
@@ -287,7 +278,7 @@ main(int argc, char **argv)
 	if (!mounted)
 		return lfs_ckpt_list(arg, NULL);
 	char path[LFS_CTL_PATH_MAX];
-	if (lfs_ckpt_image_of(arg, path, sizeof(path)))
+	if (lfs_ckpt_image_of(arg, path))
 		return 1;
 	return lfs_ckpt_list(path, arg);
 }
