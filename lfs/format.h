@@ -7,7 +7,8 @@
  *
  * Layout of a device of N blocks (block size B, default 4096):
  *
- *   block 0              superblock (written once, by mkfs)
+ *   block 0              superblock (written by mkfs; fsck.lfs -y may
+ *                        rewrite a damaged copy from the other)
  *   blocks 1 .. C        checkpoint region 0  } written in place, in turn;
  *   blocks C+1 .. 2C     checkpoint region 1  } the newer valid one wins
  *   seg0 ..              segments 0 .. nsegs-1, each seg_blocks blocks,
