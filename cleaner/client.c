@@ -39,15 +39,22 @@ mount_owner(dev_t dev, uid_t *owner)
 		char devfield[32];
 		if (sscanf(line, "%*s %*s %31s", devfield) != 1 || strcmp(devfield, want) != 0)
 			continue;
-		const char *sep = strstr(line, " - ");
-		const char *uid = sep ? strstr(sep, "user_id=") : NULL;
-		if (!uid || (uid[-1] != ',' && uid[-1] != ' '))
-			continue;
-		char *end;
-		unsigned long v = strtoul(uid + 8, &end, 10);
-		if (end != uid + 8 && (*end == ',' || *end == '\n' || *end == '\0' || *end == ' ')) {
-			*owner = (uid_t)v;
-			err = 0;
+		/* past the separator, the fstype and the source (which may
+		 * hold any text but spaces): the super options */
+		const char *p = strstr(line, " - ");
+		for (int field = 0; p && field < 3; field++)
+			if ((p = strchr(p + 1, ' ')))
+				p++;
+		for (; p && *p && *p != '\n'; p += strcspn(p, ",\n") + (p[strcspn(p, ",\n")] == ',')) {
+			if (strncmp(p, "user_id=", 8) != 0)
+				continue;
+			char *end;
+			unsigned long v = strtoul(p + 8, &end, 10);
+			if (end != p + 8 && (*end == ',' || *end == '\n' || *end == '\0')) {
+				*owner = (uid_t)v;
+				err = 0;
+			}
+			break;
 		}
 	}
 	free(line);

@@ -4,7 +4,8 @@
 # answer root's lfs-ckpt and lfs_cleanerd --status; the daemon turns the
 # user away; a socket held by anyone but the mount's daemon is refused by
 # the client; malformed, short, oversized and random requests, from the
-# stranger and from root, do not crash the daemon or hurt the filesystem.
+# stranger and from root, do not crash the daemon or hurt the filesystem;
+# lfs_cleanerd refuses an image whose superblock contradicts the daemon.
 . "$(dirname "$0")/lib.sh"
 HOSTILE="$top_builddir/tests/integration/ctl_hostile"
 CKPT="$top_builddir/ckpt/lfs-ckpt"
@@ -87,3 +88,15 @@ echo "ok the client checks the server's pid and uid"
 lfs_umount
 "$FSCK" "$IMG" >"$WORK/fsck" || { cat "$WORK/fsck"; fail "fsck after the hostile session"; }
 echo "ok fsck clean after the hostile session"
+
+# the cleaner believes no geometry the image's superblock does not bear
+# out: the image replaced under the mount by one with smaller segments
+lfs_mount
+mv "$IMG" "$IMG.mounted"
+"$MKFS" -s 64M -S 512K "$IMG" >/dev/null
+if timeout 10 "$CLEANERD" -f "$MNT" 2>"$WORK/err"; then fail "lfs_cleanerd cleaned with another image's geometry"; fi
+grep -q "the daemon's geometry .* is not that of the image's superblock" "$WORK/err" ||
+	{ cat "$WORK/err"; fail "lfs_cleanerd: geometry mismatch not reported"; }
+lfs_umount
+mv -f "$IMG.mounted" "$IMG"
+echo "ok lfs_cleanerd refuses an image whose superblock contradicts the daemon"
