@@ -392,23 +392,26 @@ dump_open(struct dump *d)
 		complain(d, "%" PRIu64 " bytes is too small to hold an lfs image", d->dev.size_bytes);
 		return -EINVAL;
 	}
-	uint8_t buf[LFS_SB_SIZE];
-	if ((err = lfs_bdev_pread(&d->dev, 0, sizeof(buf), buf))) {
-		complain(d, "reading the superblock: %s", strerror(-err));
-		return err;
-	}
-	err = lfs_super_decode(&d->sb, buf);
+	struct lfs_super_where w;
+	err = lfs_super_find(&d->dev, 0, &d->sb, &w);
 	if (err == -EINVAL) {
-		complain(d, "not an lfs image (no lfs superblock magic)");
+		complain(d, "not an lfs image (no lfs superblock magic, and no backup superblock)");
 		return err;
 	}
+	if (!err && w.primary_err)
+		complain(d, "block 0 %s; read the backup superblock at block %" PRIu64, lfs_super_why(w.primary_err),
+			 w.block);
 	if (err == -EPROTONOSUPPORT) {
 		complain(d, "format version %u / incompatible features %#x; dumplfs reads version %d",
 			 d->sb.version, d->sb.feature_incompat, LFS_VERSION);
 		return err;
 	}
+	if (err == -EFSCORRUPTED) {
+		complain(d, "superblock is corrupt (checksum or geometry), and no backup superblock verifies");
+		return err;
+	}
 	if (err) {
-		complain(d, "superblock is corrupt (checksum or geometry)");
+		complain(d, "reading the superblock: %s", strerror(-err));
 		return err;
 	}
 	const struct lfs_super *sb = &d->sb;
@@ -544,6 +547,7 @@ dump_super(struct dump *d)
 	out_u64(o, "ckpt_blocks", sb->ckpt_blocks);
 	out_u64(o, "max_inodes", sb->max_inodes);
 	out_u64(o, "reserved_segs", sb->reserved_segs);
+	out_u64(o, "backup_sb", sb->backup_sb);
 	out_u64(o, "imap_blocks", d->nimap);
 	out_u64(o, "sut_blocks", d->nsut);
 	out_hex(o, "crc_seed", d->seed);

@@ -1,55 +1,150 @@
 /*
- * fsck.c — fsck.lfs [-anpvyf] IMAGE: verify an image read-only
- * (fsck_core.c).  The exit status follows fsck(8): 0 no problems, 4
- * problems found (it never changes the image, so they are left
- * uncorrected), 8 the image cannot be opened, 16 usage.  -a, -p, -n,
- * -y and -f are accepted for fsck(8)'s sake and change nothing.
+ * fsck.c — fsck.lfs [-fnpayv] [-b BLOCK] IMAGE: verify an image
+ * (fsck_core.c), and check the two copies of its superblock.
+ *
+ * The one repair it knows is the superblock: with -p, -a or -y, a copy
+ * (block 0, or the backup in the last block) that differs from the one
+ * in use is rewritten from it.  Everything else it only reports.  The
+ * exit status follows fsck(8), bits or-ed: 0 no problems, 1 problems
+ * corrected, 4 problems left uncorrected, 8 the image cannot be opened,
+ * 16 usage.
  */
 #include "lfs_int.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: fsck.lfs [-fnv] [-p|-a|-y] [-b BLOCK] IMAGE\n"
+		   "  -n        only check (the default)\n"
+		   "  -p, -a, -y  also rewrite a damaged superblock copy from the one in use\n"
+		   "  -b BLOCK  use the superblock at BLOCK (the backup: see mkfs.lfs's output or lfs(5))\n"
+		   "  -f        accepted: every run checks everything\n"
+		   "  -v        say which superblock copies are intact\n");
+}
+
+/* Rewrite the damaged copies (`bad` lists their blocks) from `sb` under
+ * the image lock; returns how many were rewritten, or -errno. */
+static int
+fsck_repair_super(const char *path, const struct lfs_super *sb, const uint64_t *bad, int nbad)
+{
+	struct lfs_bdev dev;
+	int err = lfs_bdev_open(&dev, path, false);
+	if (err)
+		return err;
+	if (flock(dev.fd, LOCK_EX | LOCK_NB) < 0) {
+		lfs_bdev_close(&dev);
+		return -EBUSY;
+	}
+	dev.block_size = sb->block_size;
+	int n = 0;
+	for (int i = 0; i < nbad && !err; i++)
+		if (!(err = lfs_super_write_copy(&dev, sb, bad[i])))
+			n++;
+	lfs_bdev_close(&dev);
+	return err ? err : n;
+}
 
 int
 main(int argc, char **argv)
 {
 	int opt;
-	bool verbose = false;
-	while ((opt = getopt(argc, argv, "vhanpyf")) != -1) {
-		if (opt == 'v')
-			verbose = true;
-		else if (opt == 'h' || opt == '?') {
-			fprintf(opt == 'h' ? stdout : stderr, "usage: fsck.lfs [-anpvyf] IMAGE\n");
-			return opt == 'h' ? 0 : 16;
+	bool verbose = false, repair = false, check_only = false;
+	uint64_t sb_block = 0;
+	while ((opt = getopt(argc, argv, "vhanpyfb:")) != -1) {
+		switch (opt) {
+		case 'v': verbose = true; break;
+		case 'a': case 'p': case 'y': repair = true; break;
+		case 'n': check_only = true; break;
+		case 'f': break;
+		case 'b': {
+			char *end;
+			errno = 0;
+			sb_block = strtoull(optarg, &end, 0);
+			if (errno || end == optarg || *end || optarg[0] == '-') {
+				fprintf(stderr, "fsck.lfs: bad block number '%s'\n", optarg);
+				return 16;
+			}
+			break;
+		}
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 16;
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: fsck.lfs [-anpvyf] IMAGE\n");
+		usage(stderr);
 		return 16;
 	}
+	if (repair && check_only) {
+		fprintf(stderr, "fsck.lfs: -n cannot be combined with -p, -a or -y\n");
+		return 16;
+	}
+	const char *path = argv[optind];
 	struct lfs_opts o;
 	lfs_opts_default(&o);
 	o.readonly = true;
+	o.sb_block = sb_block;
 	struct lfs_fs *fs;
-	(void)verbose;
-	int err = lfs_mount(argv[optind], &o, &fs);
+	int err = lfs_mount(path, &o, &fs);
 	if (err) {
-		fprintf(stderr, "fsck.lfs: %s cannot be opened: %s\n", argv[optind], strerror(-err));
+		fprintf(stderr, "fsck.lfs: %s cannot be opened: %s\n", path, strerror(-err));
 		return 8;
 	}
 	uint64_t problems = 0;
 	err = lfs_fsck(fs, &problems);
 	if (err) {
 		fprintf(stderr, "fsck.lfs: %s\n", strerror(-err));
+		lfs_abandon(fs);
 		return 8;
 	}
+	/* both copies of the superblock must be the one in use */
+	const struct lfs_super *sb = &fs->sb;
+	uint64_t copies[2] = { 0, sb->backup_sb }, bad[2];
+	int ncopies = sb->feature_compat & LFS_FEATURE_BACKUP_SB ? 2 : 1, nbad = 0;
+	for (int i = 0; i < ncopies; i++) {
+		const char *what = i ? "backup superblock" : "superblock";
+		int cerr = lfs_super_check_copy(&fs->dev, sb, copies[i]);
+		if (cerr) {
+			printf("fsck.lfs: %s at block %" PRIu64 " %s\n", what, copies[i],
+			       cerr == -EFSCORRUPTED ? "is damaged (it differs from the superblock in use)"
+						     : strerror(-cerr));
+			bad[nbad++] = copies[i];
+		} else if (verbose) {
+			printf("fsck.lfs: %s at block %" PRIu64 " is intact\n", what, copies[i]);
+		}
+	}
+	if (ncopies == 1 && verbose)
+		printf("fsck.lfs: this image has no backup superblock (made before mkfs.lfs wrote one)\n");
+	int status = 0;
+	if (nbad && repair) {
+		int n = fsck_repair_super(path, sb, bad, nbad);
+		if (n == nbad) {
+			for (int i = 0; i < nbad; i++)
+				printf("fsck.lfs: rewrote the superblock copy at block %" PRIu64 "\n", bad[i]);
+			status |= 1;
+		} else {
+			printf("fsck.lfs: could not rewrite the superblock copies: %s\n",
+			       n == -EBUSY ? "the image is in use by a mounted lfs" : strerror(n < 0 ? -n : EIO));
+			status |= 4;
+		}
+	} else if (nbad) {
+		status |= 4;
+	}
+	problems += (uint64_t)nbad;
 	struct lfs_stats st;
 	lfs_get_stats(fs, &st);
-	printf("fsck.lfs: %s: %llu inodes, %llu of %llu segments clean, %.1f MiB live: %llu problem%s\n", argv[optind],
+	printf("fsck.lfs: %s: %llu inodes, %llu of %llu segments clean, %.1f MiB live: %llu problem%s\n", path,
 	       (unsigned long long)fs->inodes_used, (unsigned long long)st.segs_clean,
 	       (unsigned long long)st.segs_total, (double)st.live_bytes / 1048576.0, (unsigned long long)problems,
 	       problems == 1 ? "" : "s");
 	lfs_abandon(fs);
-	return problems ? 4 : 0;
+	if (problems > (uint64_t)nbad)
+		status |= 4;
+	return status;
 }

@@ -39,29 +39,20 @@ usage(FILE *f)
 
 /* Ask the daemon at `mnt` for its image; 0 or -errno after a message. */
 static int
-lfs_ckpt_image_of(const char *mnt, char *path, size_t len)
+lfs_ckpt_image_of(const char *mnt, char path[LFS_CTL_PATH_MAX])
 {
 	struct lfs_ctl_client cl = { -1 };
 	int err = lfs_ctl_connect(&cl, mnt);
 	if (err) {
-		fprintf(stderr, "lfs-ckpt: %s: not a mounted lfs (no control socket: %s)\n", mnt, strerror(-err));
+		fprintf(stderr, "lfs-ckpt: %s: cannot reach the lfs daemon: %s\n", mnt, lfs_ctl_strerror(err));
 		return err;
 	}
-	struct lfs_ctl_req req = { .op = LFS_CTL_INFO };
 	struct lfs_ctl_resp resp;
-	size_t got = 0;
-	err = lfs_ctl_call(&cl, &req, NULL, 0, &resp, path, len - 1, &got);
+	err = lfs_ctl_ask_info(&cl, &resp, path);
 	lfs_ctl_close(&cl);
-	if (err) {
-		fprintf(stderr, "lfs-ckpt: %s: asking the daemon for its image: %s\n", mnt, strerror(-err));
-		return err;
-	}
-	path[got < len ? got : len - 1] = '\0';
-	if (!path[0]) {
-		fprintf(stderr, "lfs-ckpt: %s: the daemon named no image\n", mnt);
-		return -EPROTO;
-	}
-	return 0;
+	if (err)
+		fprintf(stderr, "lfs-ckpt: %s: asking the daemon for its image: %s\n", mnt, lfs_ctl_strerror(err));
+	return err;
 }
 
 /* Force a checkpoint through the daemon; prints its sequence number. */
@@ -71,7 +62,7 @@ lfs_ckpt_force(const char *mnt)
 	struct lfs_ctl_client cl = { -1 };
 	int err = lfs_ctl_connect(&cl, mnt);
 	if (err) {
-		fprintf(stderr, "lfs-ckpt: %s: not a mounted lfs (no control socket: %s)\n", mnt, strerror(-err));
+		fprintf(stderr, "lfs-ckpt: %s: cannot reach the lfs daemon: %s\n", mnt, lfs_ctl_strerror(err));
 		return err;
 	}
 	struct lfs_ctl_req req = { .op = LFS_CTL_CHECKPOINT };
@@ -91,22 +82,22 @@ lfs_ckpt_force(const char *mnt)
 static int
 lfs_ckpt_read_super(struct lfs_bdev *dev, const char *path, struct lfs_super *sb)
 {
-	uint8_t buf[LFS_SB_SIZE];
 	int err = 0;
 	const char *why = NULL;
+	struct lfs_super_where w = { 0, 0 };
 	if (dev->size_bytes < LFS_SB_SIZE) {
 		why = "too small to hold an lfs image";
 		err = -EINVAL;
-	} else if ((err = lfs_bdev_pread(dev, 0, sizeof(buf), buf))) {
-		why = strerror(-err);
-	} else if ((err = lfs_super_decode(sb, buf)) == -EINVAL) {
-		why = "not an lfs image (no lfs superblock magic)";
+	} else if ((err = lfs_super_find(dev, 0, sb, &w)) == -EINVAL) {
+		why = "not an lfs image (no lfs superblock magic, and no backup superblock)";
 	} else if (err == -EPROTONOSUPPORT) {
 		fprintf(stderr, "lfs-ckpt: %s: format version %u / incompatible features %#x; lfs-ckpt reads version %d\n",
 			path, sb->version, sb->feature_incompat, LFS_VERSION);
 		return err;
+	} else if (err == -EFSCORRUPTED) {
+		why = "superblock is corrupt (checksum or geometry), and no backup superblock verifies";
 	} else if (err) {
-		why = "superblock is corrupt (checksum or geometry)";
+		why = strerror(-err);
 	} else if (sb->seg0 > sb->nblocks || sb->nsegs * sb->seg_blocks > sb->nblocks - sb->seg0) {
 		/* compared without multiplying: a forged superblock could wrap */
 		why = "superblock is corrupt (segments beyond the end of the filesystem)";
@@ -120,6 +111,9 @@ lfs_ckpt_read_super(struct lfs_bdev *dev, const char *path, struct lfs_super *sb
 		fprintf(stderr, "lfs-ckpt: %s: %s\n", path, why);
 		return err;
 	}
+	if (w.primary_err)
+		fprintf(stderr, "lfs-ckpt: %s: block 0 %s; read the backup superblock at block %" PRIu64 "\n", path,
+			lfs_super_why(w.primary_err), w.block);
 	dev->block_size = sb->block_size;
 	return 0;
 }
@@ -284,7 +278,7 @@ main(int argc, char **argv)
 	if (!mounted)
 		return lfs_ckpt_list(arg, NULL);
 	char path[LFS_CTL_PATH_MAX];
-	if (lfs_ckpt_image_of(arg, path, sizeof(path)))
+	if (lfs_ckpt_image_of(arg, path))
 		return 1;
 	return lfs_ckpt_list(path, arg);
 }

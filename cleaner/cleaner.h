@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 enum lfs_policy { LFS_POLICY_GREEDY, LFS_POLICY_COST_BENEFIT };
 
@@ -41,11 +42,24 @@ double lfs_policy_score(enum lfs_policy p, const struct lfs_ctl_seg *s, uint64_t
 struct lfs_ctl_client {
 	int fd;
 };
+/* Connect to the daemon serving the mount at `mountpoint`, and only to
+ * it (ctl_proto.h).  Returns 0 or -errno: -ENOTSOCK not an lfs mount
+ * point, -ENOTCONN no control socket, -EPERM the socket is held by
+ * someone else, -EPROTO a malformed answer; lfs_ctl_strerror() says so. */
 int lfs_ctl_connect(struct lfs_ctl_client *cl, const char *mountpoint);
+const char *lfs_ctl_strerror(int err);
+/* The second half of lfs_ctl_connect: connect to the socket `w` names and
+ * check it is held by w->pid, as root or `owner`. */
+int lfs_ctl_connect_where(struct lfs_ctl_client *cl, const struct lfs_ctl_where *w, uid_t owner);
 void lfs_ctl_close(struct lfs_ctl_client *cl);
-/* Send a request with payload; receive the reply header and up to
- * out_len bytes of payload (*got set).  Returns resp.err or -errno. */
+/* Send a request with payload; receive the reply header and its payload:
+ * with `got`, up to out_len bytes (*got set); without, exactly out_len
+ * bytes or -EPROTO.  A truncated or malformed reply is -EPROTO.  Returns
+ * resp.err or -errno. */
 int lfs_ctl_call(struct lfs_ctl_client *cl, struct lfs_ctl_req *req, const void *payload, size_t plen,
 		 struct lfs_ctl_resp *resp, void *out, size_t out_len, size_t *got);
+/* LFS_CTL_INFO: the geometry in resp->val, and the image path, which
+ * must be one non-empty NUL-terminated string. */
+int lfs_ctl_ask_info(struct lfs_ctl_client *cl, struct lfs_ctl_resp *resp, char path[LFS_CTL_PATH_MAX]);
 
 #endif

@@ -1,24 +1,100 @@
-/* client.c — the client end of the control socket (ctl_proto.h). */
+/*
+ * client.c — the client end of the control socket (ctl_proto.h).
+ *
+ * Connecting trusts nothing but the mount: the daemon serving it names
+ * its socket and pid (LFS_IOC_CTL_WHERE), and the socket reached must be
+ * held by that pid, running as root or as the mount's owner.  Replies
+ * are checked for length before anything in them is used.
+ */
 #include "cleaner.h"
 #include "ctl_server.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
-int
-lfs_ctl_connect(struct lfs_ctl_client *cl, const char *mountpoint)
+/* The uid that mounted the FUSE filesystem with device `dev`: user_id=
+ * in its super options (/proc/self/mountinfo); -ENOENT if not found. */
+static int
+mount_owner(dev_t dev, uid_t *owner)
 {
-	char abs[PATH_MAX];
-	if (!realpath(mountpoint, abs))
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
 		return -errno;
+	char want[32], *line = NULL;
+	size_t cap = 0;
+	snprintf(want, sizeof(want), "%u:%u", major(dev), minor(dev));
+	int err = -ENOENT;
+	while (err == -ENOENT && getline(&line, &cap, f) > 0) {
+		/* id parent major:minor root mountpoint options [optional...] - fstype source superoptions */
+		char devfield[32];
+		if (sscanf(line, "%*s %*s %31s", devfield) != 1 || strcmp(devfield, want) != 0)
+			continue;
+		/* past the separator, the fstype and the source (which may
+		 * hold any text but spaces): the super options */
+		const char *p = strstr(line, " - ");
+		for (int field = 0; p && field < 3; field++)
+			if ((p = strchr(p + 1, ' ')))
+				p++;
+		for (; p && *p && *p != '\n'; p += strcspn(p, ",\n") + (p[strcspn(p, ",\n")] == ',')) {
+			if (strncmp(p, "user_id=", 8) != 0)
+				continue;
+			char *end;
+			unsigned long v = strtoul(p + 8, &end, 10);
+			if (end != p + 8 && (*end == ',' || *end == '\n' || *end == '\0')) {
+				*owner = (uid_t)v;
+				err = 0;
+			}
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	return err;
+}
+
+/* Ask the mount at `mountpoint` where its daemon listens; fills `w` and
+ * the mount's owner. */
+static int
+ask_mount(const char *mountpoint, struct lfs_ctl_where *w, uid_t *owner)
+{
+	int fd = open(mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int err = 0;
+	struct stat st;
+	memset(w, 0, sizeof(*w));
+	if (ioctl(fd, LFS_IOC_CTL_WHERE, w) < 0)
+		/* not the root of an lfs mount: another filesystem says
+		 * ENOTTY or EINVAL, a directory inside lfs ENOTTY */
+		err = errno == ENOTCONN ? -ENOTCONN : -ENOTSOCK;
+	else if (fstat(fd, &st) < 0)
+		err = -errno;
+	close(fd);
+	if (err)
+		return err;
+	if (w->magic != LFS_CTL_MAGIC || w->version != LFS_CTL_VERSION ||
+	    strnlen(w->name, sizeof(w->name)) == sizeof(w->name) ||
+	    strncmp(w->name, LFS_CTL_PREFIX, strlen(LFS_CTL_PREFIX)) != 0)
+		return -EPROTO;
+	return mount_owner(st.st_dev, owner);
+}
+
+int
+lfs_ctl_connect_where(struct lfs_ctl_client *cl, const struct lfs_ctl_where *w, uid_t owner)
+{
 	struct sockaddr_un sa;
 	socklen_t len;
-	int err = lfs_ctl_socket_name(abs, &sa, &len);
+	int err = lfs_ctl_socket_addr(w->name, &sa, &len);
 	if (err)
 		return err;
 	cl->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -26,11 +102,42 @@ lfs_ctl_connect(struct lfs_ctl_client *cl, const char *mountpoint)
 		return -errno;
 	if (connect(cl->fd, (struct sockaddr *)&sa, len) < 0) {
 		err = -errno;
+	} else {
+		/* the server's credentials as of its listen(): a name taken
+		 * over by anyone else after the daemon exited fails here */
+		struct ucred cr;
+		socklen_t crlen = sizeof(cr);
+		if (getsockopt(cl->fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0)
+			err = -errno;
+		else if ((uint32_t)cr.pid != w->pid || (cr.uid != 0 && cr.uid != owner))
+			err = -EPERM;
+	}
+	if (err) {
 		close(cl->fd);
 		cl->fd = -1;
-		return err;
 	}
-	return 0;
+	return err;
+}
+
+int
+lfs_ctl_connect(struct lfs_ctl_client *cl, const char *mountpoint)
+{
+	struct lfs_ctl_where w;
+	uid_t owner = 0;
+	int err = ask_mount(mountpoint, &w, &owner);
+	return err ? err : lfs_ctl_connect_where(cl, &w, owner);
+}
+
+const char *
+lfs_ctl_strerror(int err)
+{
+	switch (err) {
+	case -ENOTSOCK: return "not the mount point of an lfs filesystem";
+	case -ENOTCONN: return "the lfs daemon has no control socket";
+	case -EPERM: return "the control socket is not held by the daemon of this mount";
+	case -EPROTO: return "the daemon's answer is malformed (another lfs version?)";
+	default: return strerror(-err);
+	}
 }
 
 void
@@ -52,20 +159,53 @@ lfs_ctl_call(struct lfs_ctl_client *cl, struct lfs_ctl_req *req, const void *pay
 	ssize_t sent;
 	while ((sent = sendmsg(cl->fd, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
 		;
-	if (sent < 0)
-		return -errno;
+	/* a daemon that turns us away replies once (-EACCES) and hangs up,
+	 * maybe before our request went out: read its reason all the same */
+	int send_err = sent < 0 ? -errno : 0;
+	if (send_err && send_err != -EPIPE && send_err != -ECONNRESET)
+		return send_err;
 	struct iovec riov[2] = { { resp, sizeof(*resp) }, { out, out_len } };
 	struct msghdr rh = { .msg_iov = riov, .msg_iovlen = out_len ? 2 : 1 };
 	ssize_t n;
-	while ((n = recvmsg(cl->fd, &rh, 0)) < 0 && errno == EINTR)
+	int flags = send_err ? MSG_DONTWAIT : 0;
+	while ((n = recvmsg(cl->fd, &rh, flags)) < 0 && errno == EINTR)
 		;
+	/* the hang-up is reported before the reply that preceded it */
+	if (n < 0 && errno == ECONNRESET) {
+		send_err = -ECONNRESET;
+		while ((n = recvmsg(cl->fd, &rh, MSG_DONTWAIT)) < 0 && errno == EINTR)
+			;
+	}
+	if (send_err && (n <= 0 || (size_t)n < sizeof(*resp) || resp->err == 0))
+		return send_err;
 	if (n < 0)
 		return -errno;
 	if (n == 0)
 		return -ECONNRESET;
-	if ((size_t)n < sizeof(*resp) || resp->magic != LFS_CTL_MAGIC)
+	if ((size_t)n < sizeof(*resp) || (rh.msg_flags & MSG_TRUNC) || resp->magic != LFS_CTL_MAGIC)
 		return -EPROTO;
+	if (resp->err > 0 || resp->err < -4095)
+		return -EPROTO;
+	if (resp->err)
+		return resp->err;
+	size_t payload_got = (size_t)n - sizeof(*resp);
 	if (got)
-		*got = (size_t)n - sizeof(*resp);
-	return resp->err;
+		*got = payload_got;
+	else if (payload_got != out_len)
+		return -EPROTO;
+	return 0;
+}
+
+int
+lfs_ctl_ask_info(struct lfs_ctl_client *cl, struct lfs_ctl_resp *resp, char path[LFS_CTL_PATH_MAX])
+{
+	struct lfs_ctl_req req = { .op = LFS_CTL_INFO };
+	size_t got = 0;
+	int err = lfs_ctl_call(cl, &req, NULL, 0, resp, path, LFS_CTL_PATH_MAX, &got);
+	if (err)
+		return err;
+	/* exactly one NUL, the last byte */
+	if (got < 2 || path[got - 1] != '\0' || strlen(path) != got - 1)
+		return -EPROTO;
+	return 0;
 }

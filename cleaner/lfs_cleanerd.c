@@ -12,7 +12,7 @@
  * checks every request, so this process can be killed at any moment.
  */
 #include "cleaner.h"
-#include "format.h"
+#include "lfs_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -351,21 +351,65 @@ run(struct cleaner *c)
 	return err;
 }
 
+/* Open the image the daemon named, read-only, and check that its
+ * superblock (or the backup, as the mount would take it) describes the
+ * geometry the daemon gave: the cleaner reads segments by it. */
+static int
+open_image(struct cleaner *c, const char *path)
+{
+	struct lfs_bdev dev;
+	int err = lfs_bdev_open(&dev, path, true);
+	if (err) {
+		say(LOG_ERR, "%s: %s", path, strerror(-err));
+		return err;
+	}
+	struct lfs_super sb;
+	struct lfs_super_where w;
+	if ((err = lfs_super_find(&dev, 0, &sb, &w))) {
+		say(LOG_ERR, "%s: cannot read the superblock: %s", path,
+		    err == -EINVAL ? "no lfs superblock" : strerror(-err));
+		lfs_bdev_close(&dev);
+		return err;
+	}
+	if (w.primary_err)
+		say(LOG_WARNING, "%s: block 0 %s; read the backup superblock at block %llu", path,
+		    lfs_super_why(w.primary_err), (unsigned long long)w.block);
+	if (sb.block_size != c->bsize || sb.seg_blocks != c->seg_blocks || sb.nsegs != c->nsegs || sb.seg0 != c->seg0) {
+		say(LOG_ERR, "%s: the daemon's geometry (%u-byte blocks, %u per segment, %llu segments from block %llu) "
+		    "is not that of the image's superblock (%u, %u, %llu, %llu)", path, c->bsize, c->seg_blocks,
+		    (unsigned long long)c->nsegs, (unsigned long long)c->seg0, sb.block_size, sb.seg_blocks,
+		    (unsigned long long)sb.nsegs, (unsigned long long)sb.seg0);
+		lfs_bdev_close(&dev);
+		return -EPROTO;
+	}
+	c->usage = calloc(c->nsegs, sizeof(*c->usage));
+	if (!c->usage) {
+		say(LOG_ERR, "%s", strerror(ENOMEM));
+		lfs_bdev_close(&dev);
+		return -ENOMEM;
+	}
+	c->image_fd = dev.fd; /* closed at exit */
+	c->seg_bytes = (uint64_t)c->bsize * c->seg_blocks;
+	c->seed = lfs_super_seed(&sb);
+	c->reserved = sb.reserved_segs < c->nsegs ? sb.reserved_segs : 0;
+	return 0;
+}
+
 static int
 status(const char *mountpoint, bool json)
 {
 	struct cleaner c = { .cl = { -1 } };
 	int err = lfs_ctl_connect(&c.cl, mountpoint);
 	if (err) {
-		fprintf(stderr, "lfs_cleanerd: %s: no lfs control socket (%s)\n", mountpoint, strerror(-err));
+		fprintf(stderr, "lfs_cleanerd: %s: cannot reach the lfs daemon: %s\n", mountpoint, lfs_ctl_strerror(err));
 		return 1;
 	}
 	struct lfs_ctl_resp r;
 	struct lfs_ctl_stats st;
 	char path[LFS_CTL_PATH_MAX];
 	if ((err = call(&c, LFS_CTL_STATS, 0, 0, NULL, 0, &r, &st, sizeof(st))) ||
-	    (err = call(&c, LFS_CTL_INFO, 0, 0, NULL, 0, &r, path, sizeof(path)))) {
-		fprintf(stderr, "lfs_cleanerd: %s: %s\n", mountpoint, strerror(-err));
+	    (err = lfs_ctl_ask_info(&c.cl, &r, path))) {
+		fprintf(stderr, "lfs_cleanerd: %s: %s\n", mountpoint, lfs_ctl_strerror(err));
 		return 1;
 	}
 	c.nsegs = r.val[2];
@@ -469,34 +513,23 @@ main(int argc, char **argv)
 	}
 	int err = lfs_ctl_connect(&c.cl, mnt);
 	if (err) {
-		say(LOG_ERR, "%s: cannot reach the lfs daemon: %s", mnt, strerror(-err));
+		say(LOG_ERR, "%s: cannot reach the lfs daemon: %s", mnt, lfs_ctl_strerror(err));
 		return 1;
 	}
 	struct lfs_ctl_resp r;
 	char path[LFS_CTL_PATH_MAX];
-	if ((err = call(&c, LFS_CTL_INFO, 0, 0, NULL, 0, &r, path, sizeof(path)))) {
-		say(LOG_ERR, "%s: %s", mnt, strerror(-err));
+	if ((err = lfs_ctl_ask_info(&c.cl, &r, path))) {
+		say(LOG_ERR, "%s: %s", mnt, lfs_ctl_strerror(err));
 		return 1;
 	}
 	c.bsize = (uint32_t)r.val[0];
 	c.seg_blocks = (uint32_t)r.val[1];
 	c.nsegs = r.val[2];
 	c.seg0 = r.val[3];
-	c.seg_bytes = (uint64_t)c.bsize * c.seg_blocks;
-	c.image_fd = open(path, O_RDONLY | O_CLOEXEC);
-	c.usage = calloc(c.nsegs, sizeof(*c.usage));
-	if (c.image_fd < 0 || !c.usage) {
-		say(LOG_ERR, "%s: %s", path, strerror(errno));
+	if ((err = open_image(&c, path))) {
+		lfs_ctl_close(&c.cl);
 		return 1;
 	}
-	uint8_t sbuf[LFS_SB_SIZE];
-	struct lfs_super sb;
-	if (pread(c.image_fd, sbuf, sizeof(sbuf), 0) != (ssize_t)sizeof(sbuf) || lfs_super_decode(&sb, sbuf)) {
-		say(LOG_ERR, "%s: cannot read the superblock", path);
-		return 1;
-	}
-	c.seed = lfs_super_seed(&sb);
-	c.reserved = sb.reserved_segs < c.nsegs ? sb.reserved_segs : 0;
 	if (!c.foreground && daemon(0, 0) < 0) {
 		say(LOG_ERR, "daemon: %s", strerror(errno));
 		return 1;

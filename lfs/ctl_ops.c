@@ -26,7 +26,8 @@ lfs_ctl_usage(struct lfs_fs *fs, uint64_t first, uint32_t n, struct lfs_ctl_seg 
 {
 	pthread_mutex_lock(&fs->lock);
 	uint32_t i = 0;
-	for (; i < n && first + i < fs->sb.nsegs; i++) {
+	/* compared without adding: a forged `first` could wrap */
+	for (; first < fs->sb.nsegs && i < n && i < fs->sb.nsegs - first; i++) {
 		const struct lfs_seginfo *s = &fs->segs[first + i];
 		out[i] = (struct lfs_ctl_seg){ .live_bytes = lfs_seg_live(fs, first + i), .mtime_ns = s->mtime_ns,
 					       .state = s->state };

@@ -6,10 +6,29 @@
  * same machine, over a local socket, so host byte order is used here
  * (this is not an on-disk format).
  *
- * Transport: a SOCK_SEQPACKET unix socket in the abstract namespace named
- * "lfs-ctl:" followed by the mountpoint's absolute path.  The daemon
- * checks the peer's credentials: only root and the mounting user may
- * talk to it.
+ * Transport: a SOCK_SEQPACKET unix socket in the abstract namespace.
+ * Abstract names have no permissions: whoever binds a name first owns
+ * it.  So the daemon binds a name nobody can guess in advance,
+ * "lfs-ctl:" and 32 random hex digits (taking another if one is ever
+ * in use), and a client learns it from the mount itself: the
+ * LFS_IOC_CTL_WHERE ioctl on the mountpoint, which only the daemon
+ * serving that mount can answer, gives the name and the daemon's pid.
+ * The client then checks the credentials of the socket it reached
+ * (SO_PEERCRED, fixed when the daemon called listen): the same pid, and
+ * uid root or the mount's owner (user_id= in /proc/self/mountinfo).  A
+ * local user squatting names cannot take the daemon's, so the cleaner
+ * always starts, and cannot answer a client in the daemon's place even
+ * by binding the name after the daemon exits.
+ *
+ * The daemon checks its peer's credentials in turn: only root and the
+ * user the daemon runs as may talk to it; anyone else gets one reply,
+ * -EACCES, and is disconnected.  Every message is checked for its
+ * length (a truncated or oversized one is refused with -EMSGSIZE or
+ * -EPROTO) on both ends.
+ *
+ * We chose this over a path socket in a root-owned directory (/run/lfs)
+ * because it works the same for a daemon run by an unprivileged user,
+ * who owns no such directory, and leaves no socket file behind a crash.
  *
  * Each request is one message: struct lfs_ctl_req followed by `count`
  * payload records of the op's record type; each reply is one message:
@@ -24,10 +43,24 @@
 #define LFS_CTL_PROTO_H
 
 #include <stdint.h>
+#include <sys/ioctl.h>
 
 #define LFS_CTL_MAGIC   0x4c544331u /* "1CTL" */
 #define LFS_CTL_VERSION 3
 #define LFS_CTL_PREFIX  "lfs-ctl:"
+#define LFS_CTL_NAME_MAX 48         /* the abstract name, NUL included */
+
+/* The answer of LFS_IOC_CTL_WHERE on the mountpoint (its root directory). */
+struct lfs_ctl_where {
+	uint32_t magic;             /* LFS_CTL_MAGIC */
+	uint16_t version;           /* LFS_CTL_VERSION */
+	uint16_t pad;
+	uint32_t pid;               /* of the daemon: the server the client must reach */
+	uint32_t uid;               /* the daemon runs as */
+	char name[LFS_CTL_NAME_MAX]; /* abstract socket name without the leading NUL */
+};
+_Static_assert(sizeof(struct lfs_ctl_where) == 64, "where size");
+#define LFS_IOC_CTL_WHERE _IOR('L', 1, struct lfs_ctl_where)
 #define LFS_CTL_MAX_RECORDS 1024    /* per message */
 
 enum lfs_ctl_op {

@@ -1,7 +1,9 @@
 /*
  * ctl_server.c — the daemon's end of the control socket (ctl_proto.h):
- * a listening thread, and a thread per client that reads one request at
- * a time, checks it, calls the ctl_ops.c operation and sends one reply.
+ * a listening thread that turns away peers other than root and the
+ * daemon's own user before they take a slot, and a thread per allowed
+ * client that reads one request at a time, checks its length and
+ * fields, calls the ctl_ops.c operation and sends one reply.
  */
 #include "ctl_server.h"
 #include "ctl_proto.h"
@@ -14,8 +16,10 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -37,20 +41,22 @@ struct lfs_ctl_server {
 	pthread_mutex_t lock;       /* protects clients[] */
 	struct client clients[MAX_CLIENTS];
 	char image[LFS_CTL_PATH_MAX];
+	char name[LFS_CTL_NAME_MAX];  /* the abstract name bound */
 };
 
 /* Largest message: a header and LFS_CTL_MAX_RECORDS of the largest record. */
 #define MSG_MAX (sizeof(struct lfs_ctl_req) + LFS_CTL_MAX_RECORDS * sizeof(struct lfs_ctl_blk) + LFS_CTL_PATH_MAX)
 
 int
-lfs_ctl_socket_name(const char *mountpoint, struct sockaddr_un *sa, socklen_t *len)
+lfs_ctl_socket_addr(const char *name, struct sockaddr_un *sa, socklen_t *len)
 {
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
-	int n = snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, "%s%s", LFS_CTL_PREFIX, mountpoint);
-	if (n < 0 || (size_t)n >= sizeof(sa->sun_path) - 1)
+	size_t n = strnlen(name, LFS_CTL_NAME_MAX);
+	if (n == LFS_CTL_NAME_MAX || n + 1 > sizeof(sa->sun_path))
 		return -ENAMETOOLONG;
-	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+	memcpy(sa->sun_path + 1, name, n);
+	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
 	return 0;
 }
 
@@ -64,6 +70,38 @@ peer_allowed(int fd)
 	return cr.uid == 0 || cr.uid == getuid();
 }
 
+/* One reply carrying only an error. */
+static void
+send_err(int fd, int err)
+{
+	struct lfs_ctl_resp r = { .magic = LFS_CTL_MAGIC, .err = err };
+	(void)send(fd, &r, sizeof(r), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* The payload a request of `op` with `count` records must carry, or
+ * SIZE_MAX for an op that does not exist. */
+static size_t
+payload_len(uint16_t op, uint32_t count)
+{
+	switch (op) {
+	case LFS_CTL_INFO:
+	case LFS_CTL_USAGE:
+	case LFS_CTL_CHECKPOINT:
+	case LFS_CTL_STATS:
+		return 0;
+	case LFS_CTL_LIVE:
+	case LFS_CTL_MOVE:
+		return count * sizeof(struct lfs_ctl_blk);
+	case LFS_CTL_SEGCLEAN:
+		return count * sizeof(uint64_t);
+	case LFS_CTL_CLEANER_STATS:
+		return count == LFS_CTL_BINS ? LFS_CTL_BINS * sizeof(uint64_t) : SIZE_MAX - 1;
+	default:
+		return SIZE_MAX;
+	}
+}
+
+/* Answer one request of `len` bytes into `out`; returns the reply length. */
 static size_t
 handle(struct lfs_ctl_server *srv, uint8_t *msg, size_t len, uint8_t *out)
 {
@@ -77,8 +115,16 @@ handle(struct lfs_ctl_server *srv, uint8_t *msg, size_t len, uint8_t *out)
 	}
 	memcpy(&req, msg, sizeof(req));
 	uint8_t *payload = msg + sizeof(req), *rout = out + sizeof(*resp);
-	size_t plen = len - sizeof(req);
+	size_t plen = len - sizeof(req), want = payload_len(req.op, req.count);
 	if (req.magic != LFS_CTL_MAGIC || req.version != LFS_CTL_VERSION || req.count > LFS_CTL_MAX_RECORDS) {
+		resp->err = -EPROTO;
+		return sizeof(*resp);
+	}
+	if (want == SIZE_MAX) {
+		resp->err = -EOPNOTSUPP;
+		return sizeof(*resp);
+	}
+	if (plen != want) {
 		resp->err = -EPROTO;
 		return sizeof(*resp);
 	}
@@ -95,28 +141,16 @@ handle(struct lfs_ctl_server *srv, uint8_t *msg, size_t len, uint8_t *out)
 		extra = resp->count * sizeof(struct lfs_ctl_seg);
 		break;
 	case LFS_CTL_LIVE:
-		if (plen != req.count * sizeof(struct lfs_ctl_blk)) {
-			resp->err = -EPROTO;
-			break;
-		}
 		memcpy(rout, payload, plen);
 		resp->err = lfs_ctl_live(srv->fs, (struct lfs_ctl_blk *)rout, req.count);
 		resp->count = req.count;
 		extra = plen;
 		break;
 	case LFS_CTL_MOVE:
-		if (plen != req.count * sizeof(struct lfs_ctl_blk)) {
-			resp->err = -EPROTO;
-			break;
-		}
 		resp->err = lfs_ctl_move(srv->fs, (struct lfs_ctl_blk *)payload, req.count, req.arg[0], &v);
 		resp->val[0] = v;
 		break;
 	case LFS_CTL_SEGCLEAN:
-		if (plen != req.count * sizeof(uint64_t)) {
-			resp->err = -EPROTO;
-			break;
-		}
 		resp->err = lfs_ctl_segclean(srv->fs, (uint64_t *)payload, req.count, &v);
 		resp->val[0] = v;
 		break;
@@ -133,14 +167,8 @@ handle(struct lfs_ctl_server *srv, uint8_t *msg, size_t len, uint8_t *out)
 		extra = sizeof(struct lfs_ctl_stats);
 		break;
 	case LFS_CTL_CLEANER_STATS:
-		if (req.count != LFS_CTL_BINS || plen != LFS_CTL_BINS * sizeof(uint64_t)) {
-			resp->err = -EPROTO;
-			break;
-		}
 		lfs_ctl_cleaner_report(srv->fs, req.arg[2], req.arg[3], (const uint64_t *)payload);
 		break;
-	default:
-		resp->err = -EOPNOTSUPP;
 	}
 	return sizeof(*resp) + extra;
 }
@@ -150,15 +178,22 @@ client_main(void *arg)
 {
 	struct client *c = arg;
 	uint8_t *in = malloc(MSG_MAX), *out = malloc(MSG_MAX);
-	if (in && out && peer_allowed(c->fd)) {
-		for (;;) {
-			ssize_t n = recv(c->fd, in, MSG_MAX, 0);
-			if (n <= 0)
-				break;
-			size_t rl = handle(c->srv, in, (size_t)n, out);
-			if (send(c->fd, out, rl, MSG_NOSIGNAL) < 0)
-				break;
+	while (in && out) {
+		struct iovec iov = { in, MSG_MAX };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+		ssize_t n = recvmsg(c->fd, &mh, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (mh.msg_flags & MSG_TRUNC) {
+			/* longer than any request: its tail is gone */
+			send_err(c->fd, -EMSGSIZE);
+			continue;
 		}
+		size_t rl = handle(c->srv, in, (size_t)n, out);
+		if (send(c->fd, out, rl, MSG_NOSIGNAL) < 0)
+			break;
 	}
 	free(in);
 	free(out);
@@ -204,6 +239,12 @@ listen_main(void *arg)
 		int fd = accept4(srv->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
+		/* strangers are turned away here, so they never hold a slot */
+		if (!peer_allowed(fd)) {
+			send_err(fd, -EACCES);
+			close(fd);
+			continue;
+		}
 		reap_clients(srv, false);
 		struct client *c = NULL;
 		for (int i = 0; i < MAX_CLIENTS && !c; i++)
@@ -225,8 +266,32 @@ listen_main(void *arg)
 	return NULL;
 }
 
+/* Bind a fresh name nobody could have taken in advance: 128 random bits. */
+static int
+bind_fresh_name(int fd, char name[LFS_CTL_NAME_MAX])
+{
+	for (int tries = 0; tries < 8; tries++) {
+		uint8_t r[16];
+		if (getrandom(r, sizeof(r), 0) != sizeof(r))
+			return -EIO;
+		int n = snprintf(name, LFS_CTL_NAME_MAX, "%s", LFS_CTL_PREFIX);
+		for (size_t i = 0; i < sizeof(r); i++)
+			n += snprintf(name + n, LFS_CTL_NAME_MAX - (size_t)n, "%02x", r[i]);
+		struct sockaddr_un sa;
+		socklen_t len;
+		int err = lfs_ctl_socket_addr(name, &sa, &len);
+		if (err)
+			return err;
+		if (bind(fd, (struct sockaddr *)&sa, len) == 0)
+			return 0;
+		if (errno != EADDRINUSE)
+			return -errno;
+	}
+	return -EADDRINUSE;
+}
+
 int
-lfs_ctl_server_start(struct lfs_fs *fs, const char *mountpoint, const char *image, struct lfs_ctl_server **out)
+lfs_ctl_server_start(struct lfs_fs *fs, const char *image, struct lfs_ctl_server **out)
 {
 	struct lfs_ctl_server *srv = calloc(1, sizeof(*srv));
 	if (!srv)
@@ -236,17 +301,15 @@ lfs_ctl_server_start(struct lfs_fs *fs, const char *mountpoint, const char *imag
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		srv->clients[i].fd = -1;
 	snprintf(srv->image, sizeof(srv->image), "%s", image);
-	struct sockaddr_un sa;
-	socklen_t len;
-	int err = lfs_ctl_socket_name(mountpoint, &sa, &len);
-	if (err) {
-		free(srv);
-		return err;
-	}
+	int err = 0;
 	srv->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (srv->listen_fd < 0 || bind(srv->listen_fd, (struct sockaddr *)&sa, len) < 0 ||
-	    listen(srv->listen_fd, 8) < 0 || pipe2(srv->stop_pipe, O_CLOEXEC) < 0) {
+	if (srv->listen_fd < 0)
 		err = -errno;
+	if (!err)
+		err = bind_fresh_name(srv->listen_fd, srv->name);
+	if (!err && (listen(srv->listen_fd, 8) < 0 || pipe2(srv->stop_pipe, O_CLOEXEC) < 0))
+		err = -errno;
+	if (err) {
 		if (srv->listen_fd >= 0)
 			close(srv->listen_fd);
 		free(srv);
@@ -261,6 +324,17 @@ lfs_ctl_server_start(struct lfs_fs *fs, const char *mountpoint, const char *imag
 	}
 	*out = srv;
 	return 0;
+}
+
+void
+lfs_ctl_server_where(const struct lfs_ctl_server *srv, struct lfs_ctl_where *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->magic = LFS_CTL_MAGIC;
+	w->version = LFS_CTL_VERSION;
+	w->pid = (uint32_t)getpid();
+	w->uid = (uint32_t)getuid();
+	memcpy(w->name, srv->name, sizeof(w->name));
 }
 
 void

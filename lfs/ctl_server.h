@@ -1,6 +1,9 @@
-/* ctl_server.h — the control socket of the lfs daemon (see ctl_proto.h). */
+/* ctl_server.h — the control socket of the lfs daemon (see ctl_proto.h
+ * for the transport, and why a client can trust what answers it). */
 #ifndef LFS_CTL_SERVER_H
 #define LFS_CTL_SERVER_H
+
+#include "ctl_proto.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -8,10 +11,13 @@
 struct lfs_fs;
 struct lfs_ctl_server;
 
-/* The abstract socket address for a mountpoint (an absolute path). */
-int lfs_ctl_socket_name(const char *mountpoint, struct sockaddr_un *sa, socklen_t *len);
-int lfs_ctl_server_start(struct lfs_fs *fs, const char *mountpoint, const char *image,
-			 struct lfs_ctl_server **out);
+/* The abstract socket address of `name` (without the leading NUL). */
+int lfs_ctl_socket_addr(const char *name, struct sockaddr_un *sa, socklen_t *len);
+/* Binds a fresh unguessable name and starts listening; `image` is what
+ * LFS_CTL_INFO names. */
+int lfs_ctl_server_start(struct lfs_fs *fs, const char *image, struct lfs_ctl_server **out);
+/* The answer to LFS_IOC_CTL_WHERE: the name and this process. */
+void lfs_ctl_server_where(const struct lfs_ctl_server *srv, struct lfs_ctl_where *w);
 /* Stops listening; clients still connected finish their current request
  * under the filesystem lock, so call before lfs_unmount(). */
 void lfs_ctl_server_stop(struct lfs_ctl_server *srv);

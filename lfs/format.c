@@ -47,6 +47,8 @@ lfs_super_encode(const struct lfs_super *sb, uint8_t buf[LFS_SB_SIZE])
 	lfs_put64(buf + LFS_SB_OFF_CREATED, sb->created_ns);
 	memcpy(buf + LFS_SB_OFF_UUID, sb->uuid, 16);
 	memcpy(buf + LFS_SB_OFF_LABEL, sb->label, strnlen(sb->label, LFS_LABEL_MAX));
+	if (sb->feature_compat & LFS_FEATURE_BACKUP_SB)
+		lfs_put64(buf + LFS_SB_OFF_BACKUP, sb->backup_sb);
 	lfs_put32(buf + LFS_SB_OFF_CRC, lfs_crc(0, buf, LFS_SB_OFF_CRC));
 }
 
@@ -95,6 +97,12 @@ lfs_super_decode(struct lfs_super *sb, const uint8_t buf[LFS_SB_SIZE])
 	uint32_t nsut = (uint32_t)((sb->nsegs + bs / LFS_SUT_ENTRY_SIZE - 1) / (bs / LFS_SUT_ENTRY_SIZE));
 	if (lfs_ckpt_region_bytes(nimap, nsut) > (size_t)sb->ckpt_blocks * bs)
 		return -EFSCORRUPTED;
+	/* the backup lies past everything else mkfs laid out */
+	if (sb->feature_compat & LFS_FEATURE_BACKUP_SB) {
+		sb->backup_sb = lfs_get64(buf + LFS_SB_OFF_BACKUP);
+		if (sb->backup_sb < sb->nblocks)
+			return -EFSCORRUPTED;
+	}
 	return 0;
 }
 
@@ -102,6 +110,13 @@ uint32_t
 lfs_super_seed(const struct lfs_super *sb)
 {
 	return lfs_crc(0, sb->uuid, sizeof(sb->uuid));
+}
+
+uint64_t
+lfs_super_backup_block(uint64_t dev_bytes, uint32_t block_size)
+{
+	uint64_t n = block_size ? dev_bytes / block_size : 0;
+	return n >= 2 ? n - 1 : 0;
 }
 
 /* ---------------------------------------------------------------- */

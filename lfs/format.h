@@ -7,11 +7,23 @@
  *
  * Layout of a device of N blocks (block size B, default 4096):
  *
- *   block 0              superblock (written once, by mkfs)
+ *   block 0              superblock (written by mkfs; fsck.lfs -y may
+ *                        rewrite a damaged copy from the other)
  *   blocks 1 .. C        checkpoint region 0  } written in place, in turn;
  *   blocks C+1 .. 2C     checkpoint region 1  } the newer valid one wins
  *   seg0 ..              segments 0 .. nsegs-1, each seg_blocks blocks,
  *                        seg0 rounded up to a segment boundary
+ *   ..                   unused up to the last block
+ *   block N-1            backup superblock: the same 256 bytes as block 0
+ *                        (LFS_FEATURE_BACKUP_SB; written once, by mkfs)
+ *
+ * The backup sits where it can be found without block 0: the last whole
+ * block of the device, N = device bytes / B, for each possible B
+ * (lfs_super_backup_block()), as NILFS2 keeps its second superblock at
+ * the end of the device.  mkfs ends the segments before it.  A reader
+ * takes the backup only when block 0 fails verification, and only if the
+ * backup names its own block size and its own block.  Images made before
+ * the backup existed have the feature bit clear and are read as before.
  *
  * A segment is filled with partial segments ("psegs"), back to back:
  *
@@ -82,6 +94,9 @@ static inline uint64_t lfs_get64(const uint8_t *p) { return (uint64_t)lfs_get32(
 #define LFS_SB_SIZE 256
 #define LFS_LABEL_MAX 64
 
+/* feature_compat: readers that do not know a bit may ignore it */
+#define LFS_FEATURE_BACKUP_SB 1u    /* backup_sb holds a copy of this superblock */
+
 struct lfs_super {
 	uint32_t magic;
 	uint32_t version;
@@ -100,6 +115,7 @@ struct lfs_super {
 	uint64_t created_ns;
 	uint8_t uuid[16];
 	char label[LFS_LABEL_MAX + 1];
+	uint64_t backup_sb;         /* block of the backup, 0 without LFS_FEATURE_BACKUP_SB */
 };
 
 /* Offsets of the superblock fields; tests check each one. */
@@ -109,9 +125,10 @@ enum {
 	LFS_SB_OFF_NBLOCKS = 24, LFS_SB_OFF_NSEGS = 32, LFS_SB_OFF_SEG0 = 40,
 	LFS_SB_OFF_CKPT0 = 48, LFS_SB_OFF_CKPT1 = 56, LFS_SB_OFF_CKPT_BLOCKS = 64,
 	LFS_SB_OFF_MAX_INODES = 68, LFS_SB_OFF_RESERVED = 72, LFS_SB_OFF_CREATED = 80,
-	LFS_SB_OFF_UUID = 88, LFS_SB_OFF_LABEL = 104, LFS_SB_OFF_CRC = 252,
+	LFS_SB_OFF_UUID = 88, LFS_SB_OFF_LABEL = 104, LFS_SB_OFF_BACKUP = 168, LFS_SB_OFF_CRC = 252,
 };
-_Static_assert(LFS_SB_OFF_LABEL + LFS_LABEL_MAX <= LFS_SB_OFF_CRC, "label overlaps crc");
+_Static_assert(LFS_SB_OFF_LABEL + LFS_LABEL_MAX <= LFS_SB_OFF_BACKUP, "label overlaps the backup address");
+_Static_assert(LFS_SB_OFF_BACKUP + 8 <= LFS_SB_OFF_CRC, "backup address overlaps crc");
 _Static_assert(LFS_SB_OFF_CRC + 4 == LFS_SB_SIZE, "superblock size");
 
 void lfs_super_encode(const struct lfs_super *sb, uint8_t buf[LFS_SB_SIZE]);
@@ -119,6 +136,9 @@ void lfs_super_encode(const struct lfs_super *sb, uint8_t buf[LFS_SB_SIZE]);
  * -EFSCORRUPTED (bad crc or impossible geometry). */
 int lfs_super_decode(struct lfs_super *sb, const uint8_t buf[LFS_SB_SIZE]);
 uint32_t lfs_super_seed(const struct lfs_super *sb);
+/* Where mkfs puts the backup superblock on a device of `dev_bytes` with
+ * blocks of `block_size`: its last whole block (0: too small for one). */
+uint64_t lfs_super_backup_block(uint64_t dev_bytes, uint32_t block_size);
 
 /* ---------------------------------------------------------------- */
 /* Checksums.                                                       */

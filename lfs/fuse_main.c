@@ -38,6 +38,7 @@ struct lfs_daemon {
 	pthread_t ticker;
 	volatile int stop;
 	pid_t cleaner;              /* 0: not started */
+	struct lfs_ctl_server *ctl; /* NULL: no control socket */
 	bool no_open;               /* the kernel opens files without asking us */
 	bool writeback;             /* the kernel buffers writes (not -o writethrough) */
 	struct lfs_fuse_io io;
@@ -104,6 +105,8 @@ op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_readahead = LFS_MAX_WRITE;
 	conn->want &= ~(unsigned)FUSE_CAP_POSIX_LOCKS; /* the kernel does local locks */
 	conn->want &= ~(unsigned)FUSE_CAP_FLOCK_LOCKS;
+	if (conn->capable & FUSE_CAP_IOCTL_DIR)
+		conn->want |= FUSE_CAP_IOCTL_DIR; /* LFS_IOC_CTL_WHERE on the mountpoint */
 }
 
 static void
@@ -524,6 +527,30 @@ daemon_syncfs(void *ctx)
 	return lfs_syncfs(ctx);
 }
 
+/* Only the daemon serving this mount can answer an ioctl on it: that is
+ * how a client learns which control socket is ours (ctl_proto.h). */
+static void
+op_ioctl(fuse_req_t req, fuse_ino_t ino, int cmd, void *arg, struct fuse_file_info *fi, unsigned flags,
+	 const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+{
+	(void)arg;
+	(void)fi;
+	(void)flags;
+	(void)in_buf;
+	(void)in_bufsz;
+	struct lfs_ctl_where w;
+	if ((unsigned)cmd != LFS_IOC_CTL_WHERE || ino != FUSE_ROOT_ID || out_bufsz < sizeof(w)) {
+		fuse_reply_err(req, ENOTTY);
+		return;
+	}
+	if (!D(req)->ctl) {
+		fuse_reply_err(req, ENOTCONN);
+		return;
+	}
+	lfs_ctl_server_where(D(req)->ctl, &w);
+	fuse_reply_ioctl(req, 0, &w, sizeof(w));
+}
+
 static const struct fuse_lowlevel_ops lfs_ops = {
 	.init = op_init,
 	.destroy = op_destroy,
@@ -559,6 +586,7 @@ static const struct fuse_lowlevel_ops lfs_ops = {
 	.removexattr = op_removexattr,
 	.create = op_create,
 	.fallocate = op_fallocate,
+	.ioctl = op_ioctl,
 };
 
 /* ---------------------------------------------------------------- */
@@ -905,16 +933,18 @@ main(int argc, char *argv[])
 		dup2(lfs_log_fd(), STDERR_FILENO);
 	pthread_create(&d.ticker, NULL, ticker, &d);
 	struct lfs_ctl_server *ctl = NULL;
-	err = lfs_ctl_server_start(d.fs, c.mountpoint, c.image, &ctl);
+	err = lfs_ctl_server_start(d.fs, c.image, &ctl);
 	if (err)
 		lfs_log("control socket for %s: %s (no cleaner, no lfs-ckpt)", c.mountpoint, strerror(-err));
-	else if (!c.no_cleaner && !c.ro)
+	d.ctl = ctl;
+	if (!err && !c.no_cleaner && !c.ro)
 		d.cleaner = start_cleaner(c.mountpoint, c.cleaner_conf);
 	/* several threads: one can be in the kernel fetching or answering
 	 * requests while another holds the filesystem lock */
 	struct fuse_loop_config lc = { .clone_fd = 0, .max_idle_threads = 4 };
 	ret = fuse_session_loop_mt(se, &lc) ? 1 : 0;
 	stop_cleaner(&d);
+	d.ctl = NULL;
 	lfs_ctl_server_stop(ctl);
 	d.stop = 1;
 	pthread_join(d.ticker, NULL);

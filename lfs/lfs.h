@@ -27,6 +27,7 @@ struct lfs_opts {
 	const char *fault;          /* fault rules to arm at mount (fault.h), a testing aid */
 	bool readonly;
 	bool verbose;
+	uint64_t sb_block;          /* 0: block 0, else its backup; N: the superblock at block N only */
 };
 void lfs_opts_default(struct lfs_opts *o);
 /* Send log lines to syslog (daemonized) instead of stderr. */

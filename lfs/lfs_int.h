@@ -331,8 +331,27 @@ int lfs_ckpt_read_region(struct lfs_bdev *dev, const struct lfs_super *sb, int w
  * fresh segments (lfs_mount does) before anything is written. */
 int lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found);
 
+/* super.c: find the superblock (block 0, or its backup; see format.h) */
+struct lfs_super_where {
+	uint64_t block;             /* where the superblock in use was read */
+	int primary_err;            /* 0, or why block 0 was passed over */
+};
+/* Quiet: returns 0, or block 0's error (-EINVAL no lfs magic,
+ * -EPROTONOSUPPORT, -EFSCORRUPTED, -EIO) when no backup verifies either.
+ * `block` non-zero: only the superblock at that block, of any block size
+ * that superblock names (-EINVAL if none). */
+int lfs_super_find(struct lfs_bdev *dev, uint64_t block, struct lfs_super *sb, struct lfs_super_where *w);
+/* Why block 0 was passed over, for a message: "holds a corrupt superblock ...". */
+const char *lfs_super_why(int primary_err);
+/* lfs_super_find, then the device size, logging why a superblock is
+ * refused and when the backup is used; sets dev->block_size. */
+int lfs_read_super(struct lfs_bdev *dev, uint64_t block, struct lfs_super *sb);
+/* Whether the copy at `block` holds exactly `sb`, encoded: 0, -EFSCORRUPTED, -EIO. */
+int lfs_super_check_copy(struct lfs_bdev *dev, const struct lfs_super *sb, uint64_t block);
+/* Write `sb` at `block` (0 or its backup_sb) and flush. */
+int lfs_super_write_copy(struct lfs_bdev *dev, const struct lfs_super *sb, uint64_t block);
+
 /* mount.c */
-int lfs_read_super(struct lfs_bdev *dev, struct lfs_super *sb);
 int lfs_format(const char *path, const struct lfs_super *sb, uid_t uid, gid_t gid);
 /* Geometry for a device of `bytes` (inodes 0: one per 4 KiB). */
 int lfs_plan_geometry(struct lfs_super *sb, uint64_t bytes, uint32_t bs, uint32_t segsize, uint64_t inodes);

@@ -5,6 +5,7 @@
  */
 #include "lfs_int.h"
 
+#include <blkid.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -49,6 +50,37 @@ parse_size(const char *s, uint64_t *out)
 		return -EINVAL;
 	*out = (uint64_t)v << shift;
 	return 0;
+}
+
+/* What other filesystem or partition table libblkid finds on `path`:
+ * 1 and a description in `what`, 0 nothing, or -errno. */
+static int
+probe_other(const char *path, char *what, size_t len)
+{
+	blkid_probe pr = blkid_new_probe_from_filename(path);
+	if (!pr)
+		return errno ? -errno : -EIO;
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_LABEL);
+	blkid_probe_enable_partitions(pr, 1);
+	int rc = blkid_do_safeprobe(pr), found = 0;
+	const char *type = NULL, *label = NULL;
+	if (rc == 0 && blkid_probe_lookup_value(pr, "TYPE", &type, NULL) == 0) {
+		blkid_probe_lookup_value(pr, "LABEL", &label, NULL);
+		snprintf(what, len, "a filesystem of type %s%s%s%s", type, label ? " labelled '" : "",
+			 label ? label : "", label ? "'" : "");
+		found = 1;
+	} else if (rc == 0 && blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL) == 0) {
+		snprintf(what, len, "a partition table of type %s", type);
+		found = 1;
+	} else if (rc == -2) {
+		snprintf(what, len, "signatures of more than one filesystem");
+		found = 1;
+	} else if (rc < 0) {
+		found = -EIO;
+	}
+	blkid_free_probe(pr);
+	return found;
 }
 
 static bool
@@ -152,11 +184,22 @@ main(int argc, char **argv)
 		return 1;
 	}
 	if (exists && !force) {
+		/* block 0, or the backup when block 0 is damaged (lfs.5) */
 		struct lfs_super old;
-		uint8_t buf[LFS_SB_SIZE];
-		if (dev.size_bytes >= LFS_SB_SIZE && lfs_bdev_pread(&dev, 0, sizeof(buf), buf) == 0 &&
-		    lfs_super_decode(&old, buf) != -EINVAL) {
-			fprintf(stderr, "mkfs.lfs: %s already holds an lfs filesystem; use -f to overwrite it\n", path);
+		struct lfs_super_where w;
+		char what[256];
+		int found = 0;
+		if (lfs_super_find(&dev, 0, &old, &w) != -EINVAL) {
+			snprintf(what, sizeof(what), "an lfs filesystem");
+			found = 1;
+		} else if ((found = probe_other(path, what, sizeof(what))) < 0) {
+			fprintf(stderr, "mkfs.lfs: %s: cannot probe for an existing filesystem: %s; use -f to "
+				"overwrite it anyway\n", path, strerror(-found));
+			lfs_bdev_close(&dev);
+			return 1;
+		}
+		if (found) {
+			fprintf(stderr, "mkfs.lfs: %s already holds %s; use -f to overwrite it\n", path, what);
 			lfs_bdev_close(&dev);
 			return 1;
 		}
@@ -191,9 +234,9 @@ main(int argc, char **argv)
 	snprintf(uuid, sizeof(uuid), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
 		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
 	printf("mkfs.lfs: %s: %llu MiB, %u-byte blocks, %llu segments of %u KiB (%u reserved), "
-	       "%u inodes, label '%s', uuid %s\n",
+	       "%u inodes, label '%s', uuid %s, backup superblock at block %llu\n",
 	       path, (unsigned long long)(sb.nblocks * sb.block_size >> 20), sb.block_size,
 	       (unsigned long long)sb.nsegs, sb.seg_blocks * sb.block_size / 1024, sb.reserved_segs,
-	       sb.max_inodes, sb.label, uuid);
+	       sb.max_inodes, sb.label, uuid, (unsigned long long)sb.backup_sb);
 	return 0;
 }

@@ -83,35 +83,6 @@ fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs 
 	return 0;
 }
 
-int
-lfs_read_super(struct lfs_bdev *dev, struct lfs_super *sb)
-{
-	uint8_t buf[LFS_SB_SIZE];
-	if (dev->size_bytes < LFS_SB_SIZE) {
-		lfs_log("%llu bytes is too small to hold an lfs image", (unsigned long long)dev->size_bytes);
-		return -EINVAL;
-	}
-	int err = lfs_bdev_pread(dev, 0, sizeof(buf), buf);
-	if (err)
-		return err;
-	err = lfs_super_decode(sb, buf);
-	if (err == -EINVAL)
-		lfs_log("not an lfs image (no lfs superblock magic)");
-	else if (err == -EPROTONOSUPPORT)
-		lfs_log("image has format version %u / incompatible features %#x; this lfs reads version %d",
-			sb->version, sb->feature_incompat, LFS_VERSION);
-	else if (err)
-		lfs_log("superblock is corrupt (checksum or geometry)");
-	else if (sb->nblocks > dev->size_bytes / sb->block_size) {
-		lfs_log("image is truncated: %llu bytes, the superblock says %llu",
-			(unsigned long long)dev->size_bytes, (unsigned long long)sb->nblocks * sb->block_size);
-		err = -EFSCORRUPTED;
-	}
-	if (!err)
-		dev->block_size = sb->block_size;
-	return err;
-}
-
 static void
 free_orphans(struct lfs_fs *fs)
 {
@@ -214,7 +185,7 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 		return err;
 	}
 	struct lfs_super sb;
-	err = lfs_read_super(&dev, &sb);
+	err = lfs_read_super(&dev, opts->sb_block, &sb);
 	if (err) {
 		lfs_bdev_close(&dev);
 		return err;
@@ -352,6 +323,12 @@ lfs_plan_geometry(struct lfs_super *sb, uint64_t bytes, uint32_t bs, uint32_t se
 	if (inodes > (1u << 26))
 		inodes = 1u << 26;
 	sb->max_inodes = (uint32_t)inodes;
+	/* the last block holds the backup superblock: segments end before it */
+	sb->backup_sb = lfs_super_backup_block(bytes, bs);
+	sb->feature_compat |= LFS_FEATURE_BACKUP_SB;
+	if (nblocks < 2)
+		return -ENOSPC;
+	nblocks = sb->backup_sb;
 	uint32_t nimap = (uint32_t)((inodes + bs / LFS_IMAP_ENTRY_SIZE - 1) / (bs / LFS_IMAP_ENTRY_SIZE));
 	/* nsegs bounds the SUT; size the checkpoint region for the largest */
 	uint64_t maxsegs = nblocks / sb->seg_blocks;
@@ -409,6 +386,8 @@ lfs_format(const char *path, const struct lfs_super *sb, uid_t uid, gid_t gid)
 	/* Superblock; both checkpoint regions zeroed so no old one verifies. */
 	lfs_super_encode(sb, blk);
 	err = lfs_bdev_write(&fs->dev, 0, 1, blk);
+	if (!err && (sb->feature_compat & LFS_FEATURE_BACKUP_SB))
+		err = lfs_bdev_write(&fs->dev, sb->backup_sb, 1, blk);
 	memset(blk, 0, sb->block_size);
 	for (uint64_t b = 1; b < 1 + 2ull * sb->ckpt_blocks && !err; b++)
 		err = lfs_bdev_write(&fs->dev, b, 1, blk);

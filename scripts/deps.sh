@@ -2,7 +2,7 @@
 # deps.sh — install the Debian packages lfs needs to build, test and
 # benchmark (only those not installed yet).
 set -euo pipefail
-pkgs=(build-essential autoconf automake libtool pkg-config libfuse3-dev fuse3 zlib1g-dev check
+pkgs=(build-essential autoconf automake libtool pkg-config libfuse3-dev fuse3 zlib1g-dev libblkid-dev check
       fio fuse2fs e2fsprogs python3 git gnuplot-nox util-linux procps psmisc)
 missing=()
 for p in "${pkgs[@]}"; do

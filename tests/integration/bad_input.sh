@@ -48,7 +48,10 @@ truncate -s 40M "$IMG"
 expect_refused "truncated image" "truncated"
 
 rm -f "$IMG"; mkfs_img 64M
+# both copies: block 0 and the backup in the last block (superblock.sh
+# checks that one bad copy is survived)
 printf '\x01' | dd of="$IMG" bs=1 seek=30 conv=notrunc status=none
+printf '\x01' | dd of="$IMG" bs=1 seek=$((64 * 1048576 - 4096 + 30)) conv=notrunc status=none
 expect_refused "corrupt superblock" "corrupt"
 
 rm -f "$IMG"; mkfs_img 64M

@@ -34,7 +34,8 @@ diff -r "$WORK/untarred" "$MNT/tarbuild" || fail "unpacked tree differs"
 	case $f in lfs/fuse_*.c | lfs/mkfs.c | ckpt/dumplfs.c | ckpt/fsck.c | ckpt/lfs_ckpt.c) continue ;; esac
 	cc -std=c11 -D_GNU_SOURCE -Ilfs -Ickpt -c "$f" -o "${f%.c}.o" || exit 1
  done &&
- cc -std=c11 -D_GNU_SOURCE -DPACKAGE_VERSION='"test"' -Ilfs -Ickpt -pthread -o mkfs.lfs lfs/mkfs.c lfs/*.o ckpt/*.o -lz) ||
+ cc -std=c11 -D_GNU_SOURCE -DPACKAGE_VERSION='"test"' -Ilfs -Ickpt -pthread -o mkfs.lfs lfs/mkfs.c lfs/*.o ckpt/*.o \
+	$(pkg-config --cflags --libs blkid) -lz) ||
 	fail "building mkfs.lfs from the unpacked sources in lfs"
 "$MNT/tarbuild/mkfs.lfs" -s 16M "$WORK/built.img" >/dev/null || fail "mkfs.lfs built in lfs does not run"
 "$top_builddir/ckpt/fsck.lfs" "$WORK/built.img" >/dev/null || fail "image from the mkfs.lfs built in lfs fails fsck"

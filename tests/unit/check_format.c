@@ -43,6 +43,12 @@ START_TEST(super_offsets)
 	ck_assert_uint_eq(lfs_get64(buf + 80), 123456789);
 	ck_assert_uint_eq(buf[88 + 1], 17);
 	ck_assert_str_eq((char *)buf + 104, "demo");
+	ck_assert_uint_eq(lfs_get64(buf + 168), 0); /* no backup: the field stays zero */
+	sb.feature_compat = LFS_FEATURE_BACKUP_SB;
+	sb.backup_sb = sb.nblocks + 5;
+	lfs_super_encode(&sb, buf);
+	ck_assert_uint_eq(lfs_get32(buf + 8), LFS_FEATURE_BACKUP_SB);
+	ck_assert_uint_eq(lfs_get64(buf + 168), sb.nblocks + 5);
 	ck_assert_uint_eq(lfs_get32(buf + 252), lfs_crc(0, buf, 252));
 	/* little-endian byte order, whatever the host */
 	ck_assert_uint_eq(buf[0], 0x4c);
@@ -82,6 +88,35 @@ START_TEST(super_roundtrip_and_rejects)
 	odd.nblocks = 10;       /* segments beyond the device */
 	lfs_super_encode(&odd, bad);
 	ck_assert_int_eq(lfs_super_decode(&out, bad), -EFSCORRUPTED);
+}
+END_TEST
+
+START_TEST(super_backup)
+{
+	/* the backup is the last whole block, whatever is left over */
+	ck_assert_uint_eq(lfs_super_backup_block(64u << 20, 4096), 16383);
+	ck_assert_uint_eq(lfs_super_backup_block((64u << 20) + 4095, 4096), 16383);
+	ck_assert_uint_eq(lfs_super_backup_block(64u << 20, 1024), 65535);
+	ck_assert_uint_eq(lfs_super_backup_block(4096, 4096), 0);
+
+	struct lfs_super sb = sample_super(), out;
+	sb.feature_compat = LFS_FEATURE_BACKUP_SB;
+	sb.backup_sb = sb.nblocks;
+	uint8_t buf[LFS_SB_SIZE];
+	lfs_super_encode(&sb, buf);
+	ck_assert_int_eq(lfs_super_decode(&out, buf), 0);
+	ck_assert_uint_eq(out.backup_sb, sb.nblocks);
+	/* a backup inside the segments would be overwritten by the log */
+	sb.backup_sb = sb.nblocks - 1;
+	lfs_super_encode(&sb, buf);
+	ck_assert_int_eq(lfs_super_decode(&out, buf), -EFSCORRUPTED);
+	/* without the feature bit the field is not read: old images */
+	sb.feature_compat = 0;
+	lfs_super_encode(&sb, buf);
+	lfs_put64(buf + LFS_SB_OFF_BACKUP, 7);
+	lfs_put32(buf + LFS_SB_OFF_CRC, lfs_crc(0, buf, LFS_SB_OFF_CRC));
+	ck_assert_int_eq(lfs_super_decode(&out, buf), 0);
+	ck_assert_uint_eq(out.backup_sb, 0);
 }
 END_TEST
 
@@ -222,6 +257,7 @@ main(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, super_offsets);
 	tcase_add_test(tc, super_roundtrip_and_rejects);
+	tcase_add_test(tc, super_backup);
 	tcase_add_test(tc, pseg_roundtrip_and_crc);
 	tcase_add_test(tc, dinode_roundtrip_inline);
 	tcase_add_test(tc, dirent_rules);

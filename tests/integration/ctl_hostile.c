@@ -1,0 +1,267 @@
+/*
+ * ctl_hostile.c — a hostile local user of the control channel, for
+ * hostile.sh (run as uid 65534 or as root):
+ *
+ *   ctl_hostile squat NAME...      bind abstract NAMEs first and answer
+ *                                  whoever connects with a forged INFO;
+ *                                  on SIGTERM print how many connected
+ *   ctl_hostile garbage MOUNTPOINT learn the daemon's socket from the mount
+ *                                  and send it malformed, short, oversized
+ *                                  and random requests; print what came back
+ *   ctl_hostile verify NAME PID OWNER  lfs_ctl_connect_where() on a socket
+ *                                  NAME said to be held by PID for a mount
+ *                                  of OWNER: prints 0 or the error
+ */
+#include "cleaner.h"
+#include "ctl_server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t stop;
+static void on_term(int sig) { (void)sig; stop = 1; }
+
+static int
+squat(int n, char **names)
+{
+	int fds[16], nfd = 0;
+	for (int i = 0; i < n && nfd < 16; i++) {
+		struct sockaddr_un sa;
+		socklen_t len;
+		int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		if (fd < 0 || lfs_ctl_socket_addr(names[i], &sa, &len) ||
+		    bind(fd, (struct sockaddr *)&sa, len) < 0 || listen(fd, 8) < 0) {
+			fprintf(stderr, "squat %s: %s\n", names[i], strerror(errno));
+			return 1;
+		}
+		fds[nfd++] = fd;
+	}
+	struct sigaction sa = { .sa_handler = on_term };
+	sigaction(SIGTERM, &sa, NULL);
+	printf("ready\n");
+	fflush(stdout);
+	unsigned long connections = 0;
+	while (!stop) {
+		struct pollfd pf[16];
+		for (int i = 0; i < nfd; i++)
+			pf[i] = (struct pollfd){ fds[i], POLLIN, 0 };
+		if (poll(pf, (nfds_t)nfd, 200) <= 0)
+			continue;
+		for (int i = 0; i < nfd; i++) {
+			if (!pf[i].revents)
+				continue;
+			int c = accept(fds[i], NULL, NULL);
+			if (c < 0)
+				continue;
+			connections++;
+			/* answer one request with a forged image and geometry */
+			uint8_t buf[4096];
+			struct pollfd cp = { c, POLLIN, 0 };
+			if (poll(&cp, 1, 2000) > 0 && recv(c, buf, sizeof(buf), 0) > 0) {
+				struct {
+					struct lfs_ctl_resp r;
+					char path[32];
+				} forged = { .r = { .magic = LFS_CTL_MAGIC, .val = { 4096, 8, 1u << 30, 1 } },
+					     .path = "/squatter/forged.img" };
+				send(c, &forged, sizeof(forged), MSG_NOSIGNAL);
+			}
+			close(c);
+		}
+	}
+	printf("connections %lu\n", connections);
+	return 0;
+}
+
+/* Send one message; wait briefly for one reply.  Returns the reply's err
+ * (0 too), 1 if no reply came, 2 if the daemon closed the connection. */
+static int
+exchange(int fd, const void *msg, size_t len)
+{
+	/* a refused peer may find the connection closed already, its one
+	 * reply waiting */
+	bool sent = send(fd, msg, len, MSG_NOSIGNAL) >= 0;
+	struct pollfd pf = { fd, POLLIN, 0 };
+	if (poll(&pf, 1, sent ? 5000 : 0) <= 0)
+		return sent ? 1 : 2;
+	static uint8_t reply[65536];
+	ssize_t n = recv(fd, reply, sizeof(reply), 0);
+	if (n < 0 && errno == ECONNRESET) /* reported before the reply that preceded it */
+		n = recv(fd, reply, sizeof(reply), MSG_DONTWAIT);
+	if (n <= 0)
+		return 2;
+	struct lfs_ctl_resp r;
+	if ((size_t)n < sizeof(r))
+		return 3;
+	memcpy(&r, reply, sizeof(r));
+	return r.err;
+}
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t
+rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static int
+garbage(const char *mnt)
+{
+	struct lfs_ctl_where w;
+	int dfd = open(mnt, O_RDONLY | O_DIRECTORY);
+	if (dfd < 0 || ioctl(dfd, LFS_IOC_CTL_WHERE, &w) < 0) {
+		fprintf(stderr, "garbage: %s: %s\n", mnt, strerror(errno));
+		return 1;
+	}
+	close(dfd);
+	struct sockaddr_un sa;
+	socklen_t len;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || lfs_ctl_socket_addr(w.name, &sa, &len) || connect(fd, (struct sockaddr *)&sa, len) < 0) {
+		fprintf(stderr, "garbage: connect: %s\n", strerror(errno));
+		return 1;
+	}
+	static uint8_t big[100000]; /* over any request, under the socket buffer */
+	unsigned sent = 0, replies = 0, errors = 0, closed = 0, first = 0;
+	struct lfs_ctl_req req = { .magic = LFS_CTL_MAGIC, .version = LFS_CTL_VERSION };
+#define TRY(msg, len)                                                                                        \
+	do {                                                                                                 \
+		int rc_ = exchange(fd, (msg), (len));                                                        \
+		sent++;                                                                                      \
+		if (rc_ == 2) {                                                                              \
+			closed = 1;                                                                          \
+			goto done;                                                                           \
+		}                                                                                            \
+		if (rc_ != 1)                                                                                \
+			replies++;                                                                           \
+		if (rc_ < 0)                                                                                 \
+			errors++;                                                                            \
+		if (!first && rc_ != 1)                                                                      \
+			first = (unsigned)(rc_ < 0 ? -rc_ : rc_);                                            \
+	} while (0)
+
+	TRY("x", 1);                                     /* short */
+	memset(big, 0xa5, sizeof(req) - 1);
+	TRY(big, sizeof(req) - 1);                       /* one byte short of a header */
+	struct lfs_ctl_req bad = req;
+	bad.magic ^= 1;
+	TRY(&bad, sizeof(bad));                          /* wrong magic */
+	bad = req;
+	bad.version = 999;
+	TRY(&bad, sizeof(bad));                          /* wrong version */
+	bad = req;
+	bad.op = LFS_CTL_USAGE;
+	bad.count = 0xffffffffu;
+	TRY(&bad, sizeof(bad));                          /* count beyond any message */
+	bad.op = 0;
+	bad.count = 0;
+	TRY(&bad, sizeof(bad));                          /* no such op */
+	bad.op = 0xffff;
+	TRY(&bad, sizeof(bad));
+	/* records fewer and more than the count says */
+	bad.op = LFS_CTL_LIVE;
+	bad.count = 10;
+	memcpy(big, &bad, sizeof(bad));
+	TRY(big, sizeof(bad) + 5 * sizeof(struct lfs_ctl_blk));
+	bad.count = 2;
+	memcpy(big, &bad, sizeof(bad));
+	TRY(big, sizeof(bad) + 3 * sizeof(struct lfs_ctl_blk));
+	bad.op = LFS_CTL_CLEANER_STATS;
+	bad.count = 3;
+	memcpy(big, &bad, sizeof(bad));
+	TRY(big, sizeof(bad) + 3 * sizeof(uint64_t));
+	bad.op = LFS_CTL_INFO;
+	bad.count = 0;
+	memcpy(big, &bad, sizeof(bad));
+	TRY(big, sizeof(bad) + 7);                       /* a payload where none belongs */
+	/* oversized: more than the largest request */
+	bad.op = LFS_CTL_LIVE;
+	bad.count = LFS_CTL_MAX_RECORDS;
+	memcpy(big, &bad, sizeof(bad));
+	TRY(big, sizeof(big));
+	/* a usage request at the far end of the segment numbers */
+	bad.op = LFS_CTL_USAGE;
+	bad.count = LFS_CTL_MAX_RECORDS;
+	bad.arg[0] = UINT64_MAX - 5;
+	TRY(&bad, sizeof(bad));
+	/* random bytes */
+	for (int i = 0; i < 200; i++) {
+		size_t n = 1 + rnd() % 2000;
+		for (size_t j = 0; j < n; j++)
+			big[j] = (uint8_t)rnd();
+		TRY(big, n);
+	}
+	/* well-formed requests full of random records: the daemon checks
+	 * every one against its own state */
+	for (int i = 0; i < 300; i++) {
+		static const uint16_t ops[] = { LFS_CTL_LIVE, LFS_CTL_MOVE, LFS_CTL_SEGCLEAN, LFS_CTL_USAGE,
+						LFS_CTL_CLEANER_STATS };
+		struct lfs_ctl_req r = req;
+		r.op = ops[rnd() % 5];
+		r.count = (uint32_t)(rnd() % 64);
+		r.arg[0] = rnd() % 3 ? rnd() % 4096 : rnd();
+		size_t rec = r.op == LFS_CTL_SEGCLEAN ? 8 : r.op == LFS_CTL_USAGE ? 0 : sizeof(struct lfs_ctl_blk);
+		if (r.op == LFS_CTL_CLEANER_STATS) {
+			r.count = LFS_CTL_BINS;
+			rec = 8;
+		}
+		memcpy(big, &r, sizeof(r));
+		for (uint32_t k = 0; k < r.count && rec; k++) {
+			uint8_t *p = big + sizeof(r) + k * rec;
+			if (rec == 8) {
+				uint64_t seg = rnd() % 4 ? rnd() % 300 : rnd();
+				memcpy(p, &seg, 8);
+				continue;
+			}
+			struct lfs_ctl_blk b = { .addr = rnd() % 4 ? rnd() % 70000 : rnd(),
+						 .lblk = rnd() % 2 ? rnd() % 64 : rnd(),
+						 .ino = (uint32_t)(rnd() % 2 ? rnd() % 40 : rnd()),
+						 .version = (uint32_t)(rnd() % 4), .kind = (uint8_t)(rnd() % 9) };
+			memcpy(p, &b, sizeof(b));
+		}
+		TRY(big, sizeof(r) + r.count * rec);
+	}
+	/* still served: a plain statistics request */
+	{
+		struct lfs_ctl_req st = req;
+		st.op = LFS_CTL_STATS;
+		int rc = exchange(fd, &st, sizeof(st));
+		printf("stats %d\n", rc);
+	}
+done:
+	printf("sent %u replies %u errors %u closed %u first_error %u\n", sent, replies, errors, closed, first);
+	close(fd);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc >= 3 && strcmp(argv[1], "squat") == 0)
+		return squat(argc - 2, argv + 2);
+	if (argc == 3 && strcmp(argv[1], "garbage") == 0)
+		return garbage(argv[2]);
+	if (argc == 5 && strcmp(argv[1], "verify") == 0) {
+		struct lfs_ctl_where w = { .magic = LFS_CTL_MAGIC, .version = LFS_CTL_VERSION,
+					   .pid = (uint32_t)atol(argv[3]) };
+		snprintf(w.name, sizeof(w.name), "%s", argv[2]);
+		struct lfs_ctl_client cl = { -1 };
+		int err = lfs_ctl_connect_where(&cl, &w, (uid_t)atol(argv[4]));
+		printf("%s\n", err ? strerror(-err) : "0");
+		lfs_ctl_close(&cl);
+		return 0;
+	}
+	fprintf(stderr, "usage: ctl_hostile squat NAME... | garbage MOUNTPOINT | verify NAME PID OWNER\n");
+	return 2;
+}

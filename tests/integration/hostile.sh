@@ -1,0 +1,102 @@
+#!/bin/bash
+# hostile.sh — a hostile local user (uid 65534) against the control
+# channel: names squatted before the mount neither stop the cleaner nor
+# answer root's lfs-ckpt and lfs_cleanerd --status; the daemon turns the
+# user away; a socket held by anyone but the mount's daemon is refused by
+# the client; malformed, short, oversized and random requests, from the
+# stranger and from root, do not crash the daemon or hurt the filesystem;
+# lfs_cleanerd refuses an image whose superblock contradicts the daemon.
+. "$(dirname "$0")/lib.sh"
+HOSTILE="$top_builddir/tests/integration/ctl_hostile"
+CKPT="$top_builddir/ckpt/lfs-ckpt"
+CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
+FSCK="$top_builddir/ckpt/fsck.lfs"
+[ -x "$HOSTILE" ] || fail "$HOSTILE is missing (make check builds it)"
+command -v setpriv >/dev/null || skip "setpriv (package util-linux) is missing"
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+chmod 755 "$WORK"               # the stranger must reach the mountpoint
+SQUAT_PID=
+stop_squatter() {
+	[ -n "$SQUAT_PID" ] || return 0
+	kill "$SQUAT_PID" 2>/dev/null || true
+	wait "$SQUAT_PID" 2>/dev/null || true
+	SQUAT_PID=
+}
+# cleanup (lib.sh) takes the exit status from $?
+trap 'rc=$?; stop_squatter; (exit $rc) && cleanup || cleanup' EXIT INT TERM
+
+mkfs_img 128M
+# the names a squatter could guess: the one lfs used before, and others
+"${NOBODY[@]}" "$HOSTILE" squat "lfs-ctl:$MNT" "lfs-ctl:$MNT/" "lfs-ctl:$IMG" >"$WORK/squat.out" 2>&1 &
+SQUAT_PID=$!
+for _ in $(seq 50); do grep -q ready "$WORK/squat.out" && break; sleep 0.1; done
+grep -q ready "$WORK/squat.out" || { cat "$WORK/squat.out"; fail "squatter did not start"; }
+
+# mounted with its cleaner, as root would
+"$LFS" -f -o cleaner_conf=/dev/null "$IMG" "$MNT" 2>>"$WORK/daemon.log" &
+LFS_PID=$!
+for _ in $(seq 100); do mountpoint -q "$MNT" && break; sleep 0.1; done
+mountpoint -q "$MNT" || { cat "$WORK/daemon.log"; fail "mount did not appear"; }
+sleep 1
+grep -q "without a cleaner\|no cleaner" "$WORK/daemon.log" && { cat "$WORK/daemon.log"; fail "mounted without its cleaner"; }
+grep -q "lfs_cleanerd: cleaning $MNT" "$WORK/daemon.log" || { cat "$WORK/daemon.log"; fail "the cleaner did not start"; }
+pgrep -P "$LFS_PID" -x lfs_cleanerd >/dev/null || fail "no lfs_cleanerd child of the daemon"
+echo "ok the cleaner starts with the names squatted"
+
+"$CKPT" -l "$MNT" > "$WORK/ckpt" || fail "lfs-ckpt -l"
+grep -q "^image $IMG, mounted at" "$WORK/ckpt" || { cat "$WORK/ckpt"; fail "lfs-ckpt -l did not name the real image"; }
+grep -q squatter "$WORK/ckpt" && fail "lfs-ckpt listened to the squatter"
+"$CKPT" -c "$MNT" >/dev/null || fail "lfs-ckpt -c"
+"$CLEANERD" --status "$MNT" | grep -q "image $IMG)" || fail "lfs_cleanerd --status did not name the real image"
+stop_squatter
+grep -q "^connections 0$" "$WORK/squat.out" || { cat "$WORK/squat.out"; fail "a client reached the squatter"; }
+echo "ok root's lfs-ckpt and lfs_cleanerd --status reach the daemon, not the squatter"
+
+# the stranger is turned away, with a reason
+if "${NOBODY[@]}" "$CKPT" -c "$MNT" 2>"$WORK/err"; then fail "uid 65534 forced a checkpoint"; fi
+grep -q "Permission denied" "$WORK/err" || { cat "$WORK/err"; fail "uid 65534: no reason given"; }
+"${NOBODY[@]}" "$HOSTILE" garbage "$MNT" > "$WORK/garbage" || fail "ctl_hostile garbage as uid 65534"
+grep -q "replies 1 errors 1 closed 1 first_error 13$" "$WORK/garbage" ||  # 13: EACCES
+	{ cat "$WORK/garbage"; fail "uid 65534 was not turned away after one EACCES"; }
+echo "ok uid 65534 is refused: $(cat "$WORK/garbage")"
+
+# root's garbage: every message answered with an error, nothing crashes
+"$HOSTILE" garbage "$MNT" > "$WORK/garbage" || fail "ctl_hostile garbage as root"
+grep -q "^stats 0$" "$WORK/garbage" || { cat "$WORK/garbage"; fail "the daemon stopped serving after garbage"; }
+grep -q "closed 0" "$WORK/garbage" || { cat "$WORK/garbage"; fail "the daemon dropped root's connection"; }
+read -r sent replies < <(sed -n 's/^sent \([0-9]*\) replies \([0-9]*\).*/\1 \2/p' "$WORK/garbage")
+[ "$sent" -gt 500 ] && [ "$sent" = "$replies" ] || { cat "$WORK/garbage"; fail "not every request was answered"; }
+kill -0 "$LFS_PID" || fail "the daemon died"
+seq 200000 > "$MNT/after" && seq 200000 | cmp - "$MNT/after" || fail "the filesystem does not work after garbage"
+echo "ok root's garbage: $(tail -1 "$WORK/garbage")"
+
+# a socket held by someone else is refused by the client's check, even
+# under the right name: uid 65534 is neither root nor the mount's owner,
+# and a pid other than the daemon's is not the daemon
+"${NOBODY[@]}" "$HOSTILE" squat "lfs-ctl:impostor-$$" >"$WORK/squat.out" 2>&1 &
+SQUAT_PID=$!
+for _ in $(seq 50); do grep -q ready "$WORK/squat.out" && break; sleep 0.1; done
+[ "$("$HOSTILE" verify "lfs-ctl:impostor-$$" "$SQUAT_PID" 0)" = "Operation not permitted" ] ||
+	fail "a socket of uid 65534 was taken for a root daemon's"
+[ "$("$HOSTILE" verify "lfs-ctl:impostor-$$" "$LFS_PID" 65534)" = "Operation not permitted" ] ||
+	fail "a socket held by another pid was taken for the daemon's"
+[ "$("$HOSTILE" verify "lfs-ctl:impostor-$$" "$SQUAT_PID" 65534)" = 0 ] ||
+	fail "the check refuses a mount owner's own daemon"
+stop_squatter
+echo "ok the client checks the server's pid and uid"
+
+lfs_umount
+"$FSCK" "$IMG" >"$WORK/fsck" || { cat "$WORK/fsck"; fail "fsck after the hostile session"; }
+echo "ok fsck clean after the hostile session"
+
+# the cleaner believes no geometry the image's superblock does not bear
+# out: the image replaced under the mount by one with smaller segments
+lfs_mount
+mv "$IMG" "$IMG.mounted"
+"$MKFS" -s 64M -S 512K "$IMG" >/dev/null
+if timeout 10 "$CLEANERD" -f "$MNT" 2>"$WORK/err"; then fail "lfs_cleanerd cleaned with another image's geometry"; fi
+grep -q "the daemon's geometry .* is not that of the image's superblock" "$WORK/err" ||
+	{ cat "$WORK/err"; fail "lfs_cleanerd: geometry mismatch not reported"; }
+lfs_umount
+mv -f "$IMG.mounted" "$IMG"
+echo "ok lfs_cleanerd refuses an image whose superblock contradicts the daemon"
