@@ -16,10 +16,7 @@
 uint64_t
 lfs_file_max_size(const struct lfs_fs *fs)
 {
-	uint64_t blocks = lfs_bmap_max_blocks(fs);
-	if (blocks > (uint64_t)INT64_MAX / fs->bsize)
-		return (uint64_t)INT64_MAX;
-	return blocks * fs->bsize;
+	return lfs_max_file_size(fs->bsize);
 }
 
 int

@@ -58,6 +58,25 @@
 #define LFS_NDIRECT         12
 #define LFS_NINDIRECT       4   /* trees of depth 1..4 */
 
+/* Limits mkfs.lfs applies, and lfs_super_decode() with it: an image
+ * outside them was not made by mkfs and is not mounted.  They bound what
+ * a mount allocates: per-segment tables (seg_blocks), the inode map and
+ * the loops over it (max_inodes, at most one inode per 256 bytes of the
+ * device, the smallest record). */
+#define LFS_MIN_SEG_BLOCKS  8
+#define LFS_MAX_SEG_BLOCKS  (1u << 16)
+#define LFS_MIN_INODES      1024u
+#define LFS_MAX_INODES      (1u << 26)
+#define LFS_MIN_FREE_SEGS   8   /* segments beyond the reserve */
+
+/* Directory records are addressed by 32-bit byte positions (readdir
+ * cookies and the in-memory index), so a directory stops growing at
+ * 2 GiB (ENOSPC), and a larger one on disk is corrupt.  That is 2^27
+ * records of the smallest size, twice the largest max_inodes. */
+#define LFS_DIR_MAX_SIZE    (1ull << 31)
+/* A symlink's target, as lfs_symlink() takes it (PATH_MAX less the NUL). */
+#define LFS_SYMLINK_MAX     4095
+
 /* Errors on a corrupt image, as ext4 and XFS report them. */
 #ifndef EFSCORRUPTED
 #define EFSCORRUPTED        EUCLEAN
@@ -119,6 +138,12 @@ void lfs_super_encode(const struct lfs_super *sb, uint8_t buf[LFS_SB_SIZE]);
  * -EFSCORRUPTED (bad crc or impossible geometry). */
 int lfs_super_decode(struct lfs_super *sb, const uint8_t buf[LFS_SB_SIZE]);
 uint32_t lfs_super_seed(const struct lfs_super *sb);
+/* The largest max_inodes mkfs gives a device of dev_blocks blocks. */
+uint32_t lfs_inodes_cap(uint64_t dev_blocks, uint32_t block_size);
+/* Blocks the inode map and the usage table take, one entry per inode /
+ * per segment. */
+uint32_t lfs_imap_nblocks(uint32_t max_inodes, uint32_t block_size);
+uint32_t lfs_sut_nblocks(uint64_t nsegs, uint32_t block_size);
 
 /* ---------------------------------------------------------------- */
 /* Checksums.                                                       */
@@ -234,6 +259,11 @@ void lfs_imap_entry_encode(const struct lfs_imap_entry *e, uint8_t *p);
 void lfs_imap_entry_decode(struct lfs_imap_entry *e, const uint8_t *p);
 void lfs_sut_entry_encode(const struct lfs_sut_entry *e, uint8_t *p);
 void lfs_sut_entry_decode(struct lfs_sut_entry *e, const uint8_t *p);
+/* Invariants of a decoded entry, as a checkpoint is loaded: 0, or
+ * -EFSCORRUPTED with *why naming the broken one. */
+int lfs_imap_entry_check(const struct lfs_imap_entry *e, uint64_t ino, const struct lfs_super *sb,
+			 const char **why);
+int lfs_sut_entry_check(const struct lfs_sut_entry *e, const struct lfs_super *sb, const char **why);
 
 /* ---------------------------------------------------------------- */
 /* Inode records.                                                   */
@@ -286,6 +316,19 @@ uint32_t lfs_dinode_encode(const struct lfs_dinode *di, const void *inline_data,
 /* Decodes the record at p, which has `avail` bytes up to the block end.
  * Returns the record length, or -EFSCORRUPTED. */
 int lfs_dinode_decode(struct lfs_dinode *di, const uint8_t *p, uint32_t avail);
+/* The semantic invariants of a decoded record, beyond its layout: the
+ * file type and flags are known ones; inline content only in regular
+ * files and symlinks, whose size is then the inline length, with no
+ * blocks; directories a whole number of blocks up to LFS_DIR_MAX_SIZE
+ * with a parent in range; sizes within what the block map can address;
+ * every block pointer inside the log.  Every reader of records (the
+ * inode cache, roll-forward) and so fsck.lfs applies them.  A tombstone
+ * (mode 0) needs only its number in range.  Returns 0, or -EFSCORRUPTED
+ * with *why naming the broken invariant. */
+int lfs_dinode_check(const struct lfs_dinode *di, const struct lfs_super *sb, const char **why);
+/* Largest file size the block map of a filesystem with this block size
+ * addresses (capped at INT64_MAX, off_t's limit). */
+uint64_t lfs_max_file_size(uint32_t block_size);
 /* Iterate the records packed in an INODE block: returns the offset of the
  * next record at or after `off`, or block_size at the end. */
 uint32_t lfs_inode_block_next(const uint8_t *blk, uint32_t block_size, uint32_t off);
@@ -325,6 +368,9 @@ struct lfs_dirent {
 void lfs_dirent_encode(const struct lfs_dirent *d, uint8_t *p);
 /* Returns 0, or -EFSCORRUPTED if the record does not fit at `off`. */
 int lfs_dirent_decode(struct lfs_dirent *d, const uint8_t *blk, uint32_t off, uint32_t block_size);
+/* Invariants of a used record read from disk: an inode number in range,
+ * a known type, a name without '/' or NUL that is not "." or "..". */
+int lfs_dirent_check(const struct lfs_dirent *d, const struct lfs_super *sb, const char **why);
 
 /* ---------------------------------------------------------------- */
 /* XATTR block: le32 count, then per attribute                       */

@@ -226,9 +226,12 @@ void lfs_inode_touch(struct lfs_inode *ip, bool mtime, bool ctime);
 void lfs_inode_stat(const struct lfs_fs *fs, const struct lfs_inode *ip, struct stat *st);
 void lfs_inode_maybe_free(struct lfs_fs *fs, struct lfs_inode *ip);
 void lfs_inode_evict(struct lfs_fs *fs, struct lfs_inode *ip);
-/* *inl (if inl is not NULL) gets a new buffer when the record has inline content */
+/* Read, decode and check a record (lfs_dinode_check); a corrupt one is
+ * logged and -EFSCORRUPTED, with *why (if why is not NULL) saying what is
+ * wrong.  *inl (if inl is not NULL) gets a new buffer when the record has
+ * inline content. */
 int lfs_inode_read_record(struct lfs_fs *fs, uint64_t daddr, uint16_t slot,
-			  struct lfs_dinode *di, uint8_t **inl);
+			  struct lfs_dinode *di, uint8_t **inl, const char **why);
 int lfs_inode_inline_buf(struct lfs_fs *fs, struct lfs_inode *ip);
 
 /* bmap.c */
