@@ -103,13 +103,11 @@ lfs_ckpt_write(struct lfs_fs *fs, bool clean)
 		.bytes_written = fs->base_bytes_written + fs->dev.bytes_written + len,
 	};
 	lfs_ckpt_hdr_encode(&h, region);
-	uint8_t *p = region + LFS_CKPT_HDR_SIZE;
-	for (uint32_t b = 0; b < fs->n_imap_blocks; b++, p += 8)
-		lfs_put64(p, fs->imap_addr[b]);
-	for (uint32_t b = 0; b < fs->n_sut_blocks; b++, p += 8)
-		lfs_put64(p, fs->sut_addr[b]);
-	h.crc = lfs_crc(fs->seed, region, len);
-	lfs_ckpt_hdr_encode(&h, region);
+	for (uint32_t b = 0; b < fs->n_imap_blocks; b++)
+		lfs_ckpt_addr_put(region, b, fs->imap_addr[b]);
+	for (uint32_t b = 0; b < fs->n_sut_blocks; b++)
+		lfs_ckpt_addr_put(region, (size_t)fs->n_imap_blocks + b, fs->sut_addr[b]);
+	lfs_ckpt_seal(region, len, fs->seed);
 
 	/* The commit point: after this write is durable, the new state is
 	 * the one every later mount starts from. */
@@ -148,13 +146,11 @@ lfs_ckpt_read_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which
 		return err;
 	}
 	lfs_ckpt_hdr_decode(hdr, region);
-	uint32_t want = hdr->crc;
-	lfs_put32(region + LFS_CK_OFF_CRC, 0);
 	uint32_t nimap = lfs_imap_nblocks(sb->max_inodes, sb->block_size);
 	uint32_t nsut = lfs_sut_nblocks(sb->nsegs, sb->block_size);
 	if (hdr->magic != LFS_CKPT_MAGIC)
 		err = -EINVAL;
-	else if (lfs_crc(lfs_super_seed(sb), region, len) != want)
+	else if (lfs_ckpt_verify(region, len, lfs_super_seed(sb)))
 		err = -EFSCORRUPTED;
 	else if (hdr->n_imap_blocks != nimap || hdr->n_sut_blocks != nsut || hdr->head_seg >= sb->nsegs ||
 		 hdr->next_seg >= sb->nsegs || hdr->head_seg == hdr->next_seg || hdr->head_off > sb->seg_blocks)
@@ -165,7 +161,7 @@ lfs_ckpt_read_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which
 			err = -ENOMEM;
 		else
 			for (size_t i = 0; i < (size_t)nimap + nsut; i++)
-				(*addrs)[i] = lfs_get64(region + LFS_CKPT_HDR_SIZE + 8 * i);
+				(*addrs)[i] = lfs_ckpt_addr_get(region, i);
 	}
 	free(region);
 	return err;

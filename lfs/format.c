@@ -48,6 +48,12 @@ lfs_super_encode(const struct lfs_super *sb, uint8_t buf[LFS_SB_SIZE])
 	lfs_put64(buf + LFS_SB_OFF_CREATED, sb->created_ns);
 	memcpy(buf + LFS_SB_OFF_UUID, sb->uuid, 16);
 	memcpy(buf + LFS_SB_OFF_LABEL, sb->label, strnlen(sb->label, LFS_LABEL_MAX));
+	lfs_super_seal(buf);
+}
+
+void
+lfs_super_seal(uint8_t buf[LFS_SB_SIZE])
+{
 	lfs_put32(buf + LFS_SB_OFF_CRC, lfs_crc(0, buf, LFS_SB_OFF_CRC));
 }
 
@@ -143,6 +149,23 @@ lfs_ckpt_region_bytes(uint32_t n_imap_blocks, uint32_t n_sut_blocks)
 }
 
 void
+lfs_ckpt_seal(uint8_t *region, size_t len, uint32_t seed)
+{
+	lfs_put32(region + LFS_CK_OFF_CRC, 0);
+	lfs_put32(region + LFS_CK_OFF_CRC, lfs_crc(seed, region, len));
+}
+
+int
+lfs_ckpt_verify(uint8_t *region, size_t len, uint32_t seed)
+{
+	uint32_t want = lfs_get32(region + LFS_CK_OFF_CRC);
+	lfs_put32(region + LFS_CK_OFF_CRC, 0);
+	uint32_t got = lfs_crc(seed, region, len);
+	lfs_put32(region + LFS_CK_OFF_CRC, want);
+	return got == want ? 0 : -EFSCORRUPTED;
+}
+
+void
 lfs_ckpt_hdr_encode(const struct lfs_ckpt_hdr *h, uint8_t *buf)
 {
 	memset(buf, 0, LFS_CKPT_HDR_SIZE);
@@ -185,27 +208,27 @@ void
 lfs_pseg_hdr_encode(const struct lfs_pseg_hdr *h, uint8_t *blk)
 {
 	memset(blk, 0, LFS_PSEG_HDR_SIZE);
-	lfs_put32(blk + 0, h->magic);
-	lfs_put32(blk + 4, h->sum_crc);
-	lfs_put64(blk + 8, h->seq);
-	lfs_put64(blk + 16, h->ckpt_seq);
-	lfs_put64(blk + 24, h->timestamp_ns);
-	lfs_put64(blk + 32, h->next_seg);
-	lfs_put32(blk + 40, h->nblocks);
-	lfs_put32(blk + 44, h->flags);
+	lfs_put32(blk + LFS_PS_OFF_MAGIC, h->magic);
+	lfs_put32(blk + LFS_PS_OFF_CRC, h->sum_crc);
+	lfs_put64(blk + LFS_PS_OFF_SEQ, h->seq);
+	lfs_put64(blk + LFS_PS_OFF_CKPT, h->ckpt_seq);
+	lfs_put64(blk + LFS_PS_OFF_TIME, h->timestamp_ns);
+	lfs_put64(blk + LFS_PS_OFF_NEXT_SEG, h->next_seg);
+	lfs_put32(blk + LFS_PS_OFF_NBLOCKS, h->nblocks);
+	lfs_put32(blk + LFS_PS_OFF_FLAGS, h->flags);
 }
 
 void
 lfs_pseg_hdr_decode(struct lfs_pseg_hdr *h, const uint8_t *blk)
 {
-	h->magic = lfs_get32(blk + 0);
-	h->sum_crc = lfs_get32(blk + 4);
-	h->seq = lfs_get64(blk + 8);
-	h->ckpt_seq = lfs_get64(blk + 16);
-	h->timestamp_ns = lfs_get64(blk + 24);
-	h->next_seg = lfs_get64(blk + 32);
-	h->nblocks = lfs_get32(blk + 40);
-	h->flags = lfs_get32(blk + 44);
+	h->magic = lfs_get32(blk + LFS_PS_OFF_MAGIC);
+	h->sum_crc = lfs_get32(blk + LFS_PS_OFF_CRC);
+	h->seq = lfs_get64(blk + LFS_PS_OFF_SEQ);
+	h->ckpt_seq = lfs_get64(blk + LFS_PS_OFF_CKPT);
+	h->timestamp_ns = lfs_get64(blk + LFS_PS_OFF_TIME);
+	h->next_seg = lfs_get64(blk + LFS_PS_OFF_NEXT_SEG);
+	h->nblocks = lfs_get32(blk + LFS_PS_OFF_NBLOCKS);
+	h->flags = lfs_get32(blk + LFS_PS_OFF_FLAGS);
 }
 
 void
@@ -213,51 +236,51 @@ lfs_pseg_entry_encode(const struct lfs_pseg_entry *e, uint8_t *blk, uint32_t i)
 {
 	uint8_t *p = blk + LFS_PSEG_HDR_SIZE + (size_t)i * LFS_PSEG_ENTRY_SIZE;
 	memset(p, 0, LFS_PSEG_ENTRY_SIZE);
-	lfs_put32(p + 0, e->ino);
-	lfs_put32(p + 4, e->version);
-	lfs_put64(p + 8, e->lblk);
-	lfs_put32(p + 16, e->crc);
-	p[20] = e->kind;
+	lfs_put32(p + LFS_PE_OFF_INO, e->ino);
+	lfs_put32(p + LFS_PE_OFF_VERSION, e->version);
+	lfs_put64(p + LFS_PE_OFF_LBLK, e->lblk);
+	lfs_put32(p + LFS_PE_OFF_CRC, e->crc);
+	p[LFS_PE_OFF_KIND] = e->kind;
 }
 
 void
 lfs_pseg_entry_decode(struct lfs_pseg_entry *e, const uint8_t *blk, uint32_t i)
 {
 	const uint8_t *p = blk + LFS_PSEG_HDR_SIZE + (size_t)i * LFS_PSEG_ENTRY_SIZE;
-	e->ino = lfs_get32(p + 0);
-	e->version = lfs_get32(p + 4);
-	e->lblk = lfs_get64(p + 8);
-	e->crc = lfs_get32(p + 16);
-	e->kind = p[20];
+	e->ino = lfs_get32(p + LFS_PE_OFF_INO);
+	e->version = lfs_get32(p + LFS_PE_OFF_VERSION);
+	e->lblk = lfs_get64(p + LFS_PE_OFF_LBLK);
+	e->crc = lfs_get32(p + LFS_PE_OFF_CRC);
+	e->kind = p[LFS_PE_OFF_KIND];
 }
 
 void
 lfs_pseg_entry_set_crc(uint8_t *blk, uint32_t i, uint32_t crc)
 {
-	lfs_put32(blk + LFS_PSEG_HDR_SIZE + (size_t)i * LFS_PSEG_ENTRY_SIZE + 16, crc);
+	lfs_put32(blk + LFS_PSEG_HDR_SIZE + (size_t)i * LFS_PSEG_ENTRY_SIZE + LFS_PE_OFF_CRC, crc);
 }
 
 void
 lfs_pseg_seal(uint8_t *blk, uint32_t block_size, uint32_t seed)
 {
-	lfs_put32(blk + 4, 0);
-	lfs_put32(blk + 4, lfs_crc(seed, blk, block_size));
+	lfs_put32(blk + LFS_PS_OFF_CRC, 0);
+	lfs_put32(blk + LFS_PS_OFF_CRC, lfs_crc(seed, blk, block_size));
 }
 
 int
 lfs_pseg_verify(const uint8_t *blk, uint32_t block_size, uint32_t seed)
 {
-	if (lfs_get32(blk) != LFS_PSEG_MAGIC)
+	if (lfs_get32(blk + LFS_PS_OFF_MAGIC) != LFS_PSEG_MAGIC)
 		return -EINVAL;
-	uint32_t want = lfs_get32(blk + 4);
+	uint32_t want = lfs_get32(blk + LFS_PS_OFF_CRC);
 	/* crc with the field zeroed, without copying the block */
 	static const uint8_t zero[4];
-	uint32_t c = lfs_crc(seed, blk, 4);
+	uint32_t c = lfs_crc(seed, blk, LFS_PS_OFF_CRC);
 	c = lfs_crc(c, zero, 4);
-	c = lfs_crc(c, blk + 8, block_size - 8);
+	c = lfs_crc(c, blk + LFS_PS_OFF_CRC + 4, block_size - LFS_PS_OFF_CRC - 4);
 	if (c != want)
 		return -EFSCORRUPTED;
-	uint32_t n = lfs_get32(blk + 40);
+	uint32_t n = lfs_get32(blk + LFS_PS_OFF_NBLOCKS);
 	if (n == 0 || n > lfs_pseg_max_entries(block_size))
 		return -EFSCORRUPTED;
 	return 0;
@@ -268,35 +291,35 @@ lfs_pseg_verify(const uint8_t *blk, uint32_t block_size, uint32_t seed)
 void
 lfs_imap_entry_encode(const struct lfs_imap_entry *e, uint8_t *p)
 {
-	lfs_put64(p, e->daddr);
-	lfs_put32(p + 8, e->version);
-	lfs_put16(p + 12, e->slot);
-	lfs_put16(p + 14, e->flags);
+	lfs_put64(p + LFS_IM_OFF_DADDR, e->daddr);
+	lfs_put32(p + LFS_IM_OFF_VERSION, e->version);
+	lfs_put16(p + LFS_IM_OFF_SLOT, e->slot);
+	lfs_put16(p + LFS_IM_OFF_FLAGS, e->flags);
 }
 
 void
 lfs_imap_entry_decode(struct lfs_imap_entry *e, const uint8_t *p)
 {
-	e->daddr = lfs_get64(p);
-	e->version = lfs_get32(p + 8);
-	e->slot = lfs_get16(p + 12);
-	e->flags = lfs_get16(p + 14);
+	e->daddr = lfs_get64(p + LFS_IM_OFF_DADDR);
+	e->version = lfs_get32(p + LFS_IM_OFF_VERSION);
+	e->slot = lfs_get16(p + LFS_IM_OFF_SLOT);
+	e->flags = lfs_get16(p + LFS_IM_OFF_FLAGS);
 }
 
 void
 lfs_sut_entry_encode(const struct lfs_sut_entry *e, uint8_t *p)
 {
-	lfs_put32(p, e->live_bytes);
-	lfs_put32(p + 4, e->flags);
-	lfs_put64(p + 8, e->mtime_ns);
+	lfs_put32(p + LFS_SU_OFF_LIVE, e->live_bytes);
+	lfs_put32(p + LFS_SU_OFF_FLAGS, e->flags);
+	lfs_put64(p + LFS_SU_OFF_MTIME, e->mtime_ns);
 }
 
 void
 lfs_sut_entry_decode(struct lfs_sut_entry *e, const uint8_t *p)
 {
-	e->live_bytes = lfs_get32(p);
-	e->flags = lfs_get32(p + 4);
-	e->mtime_ns = lfs_get64(p + 8);
+	e->live_bytes = lfs_get32(p + LFS_SU_OFF_LIVE);
+	e->flags = lfs_get32(p + LFS_SU_OFF_FLAGS);
+	e->mtime_ns = lfs_get64(p + LFS_SU_OFF_MTIME);
 }
 
 static bool
@@ -548,10 +571,10 @@ lfs_node_decode(uint64_t *ptrs, uint32_t n, const uint8_t *blk)
 void
 lfs_dirent_encode(const struct lfs_dirent *d, uint8_t *p)
 {
-	lfs_put32(p, d->ino);
-	lfs_put16(p + 4, d->rec_len);
-	p[6] = d->name_len;
-	p[7] = d->type;
+	lfs_put32(p + LFS_DE_OFF_INO, d->ino);
+	lfs_put16(p + LFS_DE_OFF_RECLEN, d->rec_len);
+	p[LFS_DE_OFF_NAMELEN] = d->name_len;
+	p[LFS_DE_OFF_TYPE] = d->type;
 	if (d->name_len)
 		memcpy(p + LFS_DIRENT_HDR, d->name, d->name_len);
 }
@@ -562,10 +585,10 @@ lfs_dirent_decode(struct lfs_dirent *d, const uint8_t *blk, uint32_t off, uint32
 	if (off % 8 || off + LFS_DIRENT_HDR > block_size)
 		return -EFSCORRUPTED;
 	const uint8_t *p = blk + off;
-	d->ino = lfs_get32(p);
-	d->rec_len = lfs_get16(p + 4);
-	d->name_len = p[6];
-	d->type = p[7];
+	d->ino = lfs_get32(p + LFS_DE_OFF_INO);
+	d->rec_len = lfs_get16(p + LFS_DE_OFF_RECLEN);
+	d->name_len = p[LFS_DE_OFF_NAMELEN];
+	d->type = p[LFS_DE_OFF_TYPE];
 	d->name = (const char *)p + LFS_DIRENT_HDR;
 	if (d->rec_len < LFS_DIRENT_HDR || d->rec_len % 8 || off + d->rec_len > block_size ||
 	    (d->ino && (d->name_len == 0 || lfs_dirent_len(d->name_len) > d->rec_len)))

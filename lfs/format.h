@@ -134,6 +134,8 @@ _Static_assert(LFS_SB_OFF_LABEL + LFS_LABEL_MAX <= LFS_SB_OFF_CRC, "label overla
 _Static_assert(LFS_SB_OFF_CRC + 4 == LFS_SB_SIZE, "superblock size");
 
 void lfs_super_encode(const struct lfs_super *sb, uint8_t buf[LFS_SB_SIZE]);
+/* Store the crc of an encoded superblock (lfs_super_encode does). */
+void lfs_super_seal(uint8_t buf[LFS_SB_SIZE]);
 /* Returns 0, -EINVAL (not lfs), -EPROTONOSUPPORT (newer version),
  * -EFSCORRUPTED (bad crc or impossible geometry). */
 int lfs_super_decode(struct lfs_super *sb, const uint8_t buf[LFS_SB_SIZE]);
@@ -184,6 +186,19 @@ void lfs_ckpt_hdr_encode(const struct lfs_ckpt_hdr *h, uint8_t *buf);
 void lfs_ckpt_hdr_decode(struct lfs_ckpt_hdr *h, const uint8_t *buf);
 /* Bytes a checkpoint region needs for the given table sizes. */
 size_t lfs_ckpt_region_bytes(uint32_t n_imap_blocks, uint32_t n_sut_blocks);
+/* After the header, the table block addresses: imap blocks, then SUT. */
+static inline uint64_t lfs_ckpt_addr_get(const uint8_t *region, size_t i)
+{
+	return lfs_get64(region + LFS_CKPT_HDR_SIZE + 8 * i);
+}
+static inline void lfs_ckpt_addr_put(uint8_t *region, size_t i, uint64_t addr)
+{
+	lfs_put64(region + LFS_CKPT_HDR_SIZE + 8 * i, addr);
+}
+/* Seal: the crc of the whole encoded region with its crc field zero,
+ * stored in that field.  Verify: 0 if it matches, else -EFSCORRUPTED. */
+void lfs_ckpt_seal(uint8_t *region, size_t len, uint32_t seed);
+int lfs_ckpt_verify(uint8_t *region, size_t len, uint32_t seed);
 
 /* ---------------------------------------------------------------- */
 /* Partial segment summary.                                         */
@@ -211,6 +226,16 @@ struct lfs_pseg_hdr {
 	uint32_t nblocks;           /* blocks after the summary */
 	uint32_t flags;
 };
+
+enum {
+	LFS_PS_OFF_MAGIC = 0, LFS_PS_OFF_CRC = 4, LFS_PS_OFF_SEQ = 8, LFS_PS_OFF_CKPT = 16,
+	LFS_PS_OFF_TIME = 24, LFS_PS_OFF_NEXT_SEG = 32, LFS_PS_OFF_NBLOCKS = 40, LFS_PS_OFF_FLAGS = 44,
+	/* within an entry, at LFS_PSEG_HDR_SIZE + i * LFS_PSEG_ENTRY_SIZE */
+	LFS_PE_OFF_INO = 0, LFS_PE_OFF_VERSION = 4, LFS_PE_OFF_LBLK = 8, LFS_PE_OFF_CRC = 16,
+	LFS_PE_OFF_KIND = 20,
+};
+_Static_assert(LFS_PS_OFF_FLAGS + 4 <= LFS_PSEG_HDR_SIZE, "pseg header size");
+_Static_assert(LFS_PE_OFF_KIND + 1 <= LFS_PSEG_ENTRY_SIZE, "pseg entry size");
 
 struct lfs_pseg_entry {
 	uint32_t ino;
@@ -246,6 +271,12 @@ struct lfs_imap_entry {
 	uint16_t slot;              /* record offset in the block / 64 */
 	uint16_t flags;             /* LFS_IMAP_INUSE */
 };
+enum {
+	LFS_IM_OFF_DADDR = 0, LFS_IM_OFF_VERSION = 8, LFS_IM_OFF_SLOT = 12, LFS_IM_OFF_FLAGS = 14,
+	LFS_SU_OFF_LIVE = 0, LFS_SU_OFF_FLAGS = 4, LFS_SU_OFF_MTIME = 8,
+};
+_Static_assert(LFS_IM_OFF_FLAGS + 2 == LFS_IMAP_ENTRY_SIZE, "imap entry size");
+_Static_assert(LFS_SU_OFF_MTIME + 8 == LFS_SUT_ENTRY_SIZE, "sut entry size");
 #define LFS_IMAP_INUSE 1u
 #define LFS_IMAP_ORPHAN 2u         /* record has nlink 0: free at mount */
 
@@ -356,6 +387,8 @@ void lfs_node_decode(uint64_t *ptrs, uint32_t n, const uint8_t *blk);
 /* so a record's byte position is a stable readdir cookie.           */
 
 #define LFS_DIRENT_HDR 8
+enum { LFS_DE_OFF_INO = 0, LFS_DE_OFF_RECLEN = 4, LFS_DE_OFF_NAMELEN = 6, LFS_DE_OFF_TYPE = 7 };
+_Static_assert(LFS_DE_OFF_TYPE + 1 == LFS_DIRENT_HDR, "dirent header size");
 static inline uint32_t lfs_dirent_len(uint32_t name_len) { return (LFS_DIRENT_HDR + name_len + 7) & ~7u; }
 
 struct lfs_dirent {

@@ -118,7 +118,7 @@ load(struct lfs_fs *fs, uint64_t seg, struct lfs_sumcache_ent **out)
 		if (lfs_pseg_verify(sum, fs->bsize, fs->seed))
 			break;
 		note_pseg(fs, e, off, sum);
-		off += 1 + lfs_get32(sum + 40); /* nblocks, checked by verify */
+		off += 1 + lfs_get32(sum + LFS_PS_OFF_NBLOCKS); /* checked by verify */
 	}
 	free(sum);
 	if (err)
