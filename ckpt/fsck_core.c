@@ -7,6 +7,8 @@
  * roll-forward, all in memory: nothing is written) and checks that
  *   - every summary in the log verifies, and every live block is named by
  *     a verifying summary entry with the right owner and checksum;
+ *   - every inode record in use satisfies lfs_dinode_check (format.c),
+ *     the invariants every mount applies: one list, not a copy of it;
  *   - every inode in use is reachable from the root, directory entries
  *     point at inodes in use of the type they claim, link counts match
  *     the names (and subdirectories) that refer to them;

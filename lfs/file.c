@@ -157,6 +157,7 @@ lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, u
 	}
 	uint8_t *out = buf;
 	uint8_t *run = NULL;
+	uint32_t run_cap = 0;
 	size_t done = 0;
 	int err = 0;
 	while (done < size && !err) {
@@ -192,9 +193,14 @@ lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, u
 			rest -= m;
 			nrun++;
 		}
-		if (!run && !(run = malloc((size_t)256 * fs->bsize))) {
-			err = -ENOMEM;
-			break;
+		if (nrun > run_cap) { /* as large as the longest run so far */
+			uint8_t *r = realloc(run, (size_t)nrun * fs->bsize);
+			if (!r) {
+				err = -ENOMEM;
+				break;
+			}
+			run = r;
+			run_cap = nrun;
 		}
 		if (fs->pn)
 			for (uint32_t j = 0; j < nrun && !err; j++)
