@@ -516,6 +516,11 @@ dinode_problem(const struct lfs_dinode *di, const struct lfs_super *sb)
 			return "directory size not a whole number of blocks";
 		if (di->size > LFS_DIR_MAX_SIZE)
 			return "directory larger than the largest directory";
+		/* its blocks are distinct and all present (it keeps them in
+		 * memory): a crafted map naming one block many times must not
+		 * make it larger than the device */
+		if (di->size / sb->block_size > sb->nblocks)
+			return "directory larger than the device";
 		if (di->parent < LFS_ROOT_INO || di->parent >= sb->max_inodes)
 			return "directory parent out of range";
 		break;

@@ -263,10 +263,16 @@ START_TEST(dinode_invariants)
 	d = dir;
 	d.size = 0xffffffffull * 4096; /* the block count that wrapped in dir.c */
 	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
-	d.size = LFS_DIR_MAX_SIZE;
+	d.size = sb.nblocks * 4096;
 	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), 0);
-	d.size = LFS_DIR_MAX_SIZE + 4096;
+	d.size += 4096; /* more blocks than the device has */
 	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
+	struct lfs_super large = sb;
+	large.nblocks = 1ull << 40;
+	d.size = LFS_DIR_MAX_SIZE;
+	ck_assert_int_eq(lfs_dinode_check(&d, &large, &why), 0);
+	d.size = LFS_DIR_MAX_SIZE + 4096;
+	ck_assert_int_eq(lfs_dinode_check(&d, &large, &why), -EFSCORRUPTED);
 	d = dir;
 	d.size = 4095;
 	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
