@@ -103,13 +103,11 @@ lfs_ckpt_write(struct lfs_fs *fs, bool clean)
 		.bytes_written = fs->base_bytes_written + fs->dev.bytes_written + len,
 	};
 	lfs_ckpt_hdr_encode(&h, region);
-	uint8_t *p = region + LFS_CKPT_HDR_SIZE;
-	for (uint32_t b = 0; b < fs->n_imap_blocks; b++, p += 8)
-		lfs_put64(p, fs->imap_addr[b]);
-	for (uint32_t b = 0; b < fs->n_sut_blocks; b++, p += 8)
-		lfs_put64(p, fs->sut_addr[b]);
-	h.crc = lfs_crc(fs->seed, region, len);
-	lfs_ckpt_hdr_encode(&h, region);
+	for (uint32_t b = 0; b < fs->n_imap_blocks; b++)
+		lfs_ckpt_addr_put(region, b, fs->imap_addr[b]);
+	for (uint32_t b = 0; b < fs->n_sut_blocks; b++)
+		lfs_ckpt_addr_put(region, (size_t)fs->n_imap_blocks + b, fs->sut_addr[b]);
+	lfs_ckpt_seal(region, len, fs->seed);
 
 	/* The commit point: after this write is durable, the new state is
 	 * the one every later mount starts from. */
@@ -143,25 +141,22 @@ lfs_ckpt_read_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which
 		return err;
 	}
 	lfs_ckpt_hdr_decode(hdr, region);
-	uint32_t want = hdr->crc;
-	lfs_put32(region + LFS_CK_OFF_CRC, 0);
-	uint32_t bs = sb->block_size;
-	uint32_t nimap = (sb->max_inodes + bs / LFS_IMAP_ENTRY_SIZE - 1) / (bs / LFS_IMAP_ENTRY_SIZE);
-	uint32_t nsut = (uint32_t)((sb->nsegs + bs / LFS_SUT_ENTRY_SIZE - 1) / (bs / LFS_SUT_ENTRY_SIZE));
+	uint32_t nimap = lfs_imap_nblocks(sb->max_inodes, sb->block_size);
+	uint32_t nsut = lfs_sut_nblocks(sb->nsegs, sb->block_size);
 	if (hdr->magic != LFS_CKPT_MAGIC)
 		err = -EINVAL;
-	else if (lfs_crc(lfs_super_seed(sb), region, len) != want)
+	else if (lfs_ckpt_verify(region, len, lfs_super_seed(sb)))
 		err = -EFSCORRUPTED;
 	else if (hdr->n_imap_blocks != nimap || hdr->n_sut_blocks != nsut || hdr->head_seg >= sb->nsegs ||
-		 hdr->next_seg >= sb->nsegs || hdr->head_off > sb->seg_blocks)
-		err = -EFSCORRUPTED;
+		 hdr->next_seg >= sb->nsegs || hdr->head_seg == hdr->next_seg || hdr->head_off > sb->seg_blocks)
+		err = -EFSCORRUPTED; /* the writer never continues in the segment it is in */
 	if (!err && addrs) {
 		*addrs = lfs_malloc(8 * ((size_t)nimap + nsut));
 		if (!*addrs)
 			err = -ENOMEM;
 		else
 			for (size_t i = 0; i < (size_t)nimap + nsut; i++)
-				(*addrs)[i] = lfs_get64(region + LFS_CKPT_HDR_SIZE + 8 * i);
+				(*addrs)[i] = lfs_ckpt_addr_get(region, i);
 	}
 	free(region);
 	return err;
@@ -230,16 +225,17 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 		if ((e = read_table_block(fs, fs->imap_addr[b], blk)))
 			break;
 		for (uint32_t i = 0; i < per; i++) {
-			struct lfs_imap_entry *en = &fs->imap[(size_t)b * per + i];
+			size_t ino = (size_t)b * per + i;
+			struct lfs_imap_entry *en = &fs->imap[ino];
+			const char *why;
 			lfs_imap_entry_decode(en, blk + i * LFS_IMAP_ENTRY_SIZE);
-			if (en->flags & LFS_IMAP_INUSE) {
-				if ((size_t)b * per + i >= fs->sb.max_inodes || !lfs_addr_valid(fs, en->daddr)) {
-					lfs_log("inode map: entry %zu is corrupt", (size_t)b * per + i);
-					e = -EFSCORRUPTED;
-					break;
-				}
-				fs->inodes_used++;
+			if ((e = lfs_imap_entry_check(en, ino, &fs->sb, &why))) {
+				lfs_log("inode map block %llu: entry %zu: %s", (unsigned long long)fs->imap_addr[b], ino,
+					why);
+				break;
 			}
+			if (en->flags & LFS_IMAP_INUSE)
+				fs->inodes_used++;
 		}
 	}
 	per = fs->bsize / LFS_SUT_ENTRY_SIZE;
@@ -250,11 +246,12 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 			break;
 		for (uint32_t i = 0; i < per && (uint64_t)b * per + i < fs->sb.nsegs; i++) {
 			struct lfs_sut_entry en;
+			const char *why;
 			lfs_sut_entry_decode(&en, blk + i * LFS_SUT_ENTRY_SIZE);
 			struct lfs_seginfo *si = &fs->segs[(size_t)b * per + i];
-			if (en.live_bytes > (uint64_t)fs->sb.seg_blocks * fs->bsize) {
-				lfs_log("usage table: segment %zu is corrupt", (size_t)b * per + i);
-				e = -EFSCORRUPTED;
+			if ((e = lfs_sut_entry_check(&en, &fs->sb, &why))) {
+				lfs_log("usage table block %llu: segment %zu: %s", (unsigned long long)fs->sut_addr[b],
+					(size_t)b * per + i, why);
 				break;
 			}
 			si->live_bytes = en.live_bytes;

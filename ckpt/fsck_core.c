@@ -7,6 +7,8 @@
  * roll-forward, all in memory: nothing is written) and checks that
  *   - every summary in the log verifies, and every live block is named by
  *     a verifying summary entry with the right owner and checksum;
+ *   - every inode record in use satisfies lfs_dinode_check (format.c),
+ *     the invariants every mount applies: one list, not a copy of it;
  *   - every inode in use is reachable from the root, directory entries
  *     point at inodes in use of the type they claim, link counts match
  *     the names (and subdirectories) that refer to them;
@@ -207,7 +209,15 @@ fsck_run(struct fsck *f)
 		bool was_cached = u64map_get(&fs->icache, ino) != NULL;
 		int err = lfs_iget(fs, ino, &ip);
 		if (err) {
-			problem(f, "inode %u cannot be read (%s)", ino, strerror(-err));
+			/* the invariants are those every mount applies
+			 * (lfs_dinode_check): say which one failed */
+			const char *why = NULL;
+			struct lfs_dinode di;
+			const struct lfs_imap_entry *e = &fs->imap[ino];
+			if (err == -EFSCORRUPTED && e->daddr)
+				lfs_inode_read_record(fs, e->daddr, e->slot, &di, NULL, &why);
+			problem(f, "inode %u cannot be read (%s)%s%s", ino, strerror(-err), why ? ": " : "",
+				why ? why : "");
 			continue;
 		}
 		bool orphan = (fs->imap[ino].flags & LFS_IMAP_ORPHAN) && ip->di.nlink == 0;
@@ -218,9 +228,6 @@ fsck_run(struct fsck *f)
 		if (!orphan && ip->di.nlink != want)
 			problem(f, "inode %u has link count %u, but %u names refer to it%s", ino, ip->di.nlink, want,
 				S_ISDIR(ip->di.mode) ? " (counting subdirectories)" : "");
-		if ((ip->di.flags & LFS_DI_INLINE) && ip->di.size != ip->di.inline_len)
-			problem(f, "inode %u: inline size %u but file size %llu", ino, ip->di.inline_len,
-				(unsigned long long)ip->di.size);
 		const struct lfs_imap_entry *e = &fs->imap[ino];
 		claim(f, e->daddr, LFS_BK_INODE, ino, lfs_inode_reclen(ip->di.inline_len));
 		struct owner_ctx o = { f, ino };

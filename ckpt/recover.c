@@ -59,6 +59,22 @@ account_block(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk)
 	return 0;
 }
 
+/* Count (sign +1) or uncount (-1) the blocks a record references.  A
+ * block map that cannot be read is logged and counted as far as it can
+ * be: it fails only its own inode, when that is used. */
+static int
+account_inode(struct lfs_fs *fs, const struct lfs_dinode *di, int sign)
+{
+	struct account a = { fs, sign };
+	int err = lfs_bmap_walk_disk(fs, di, account_block, &a);
+	if (err == -EFSCORRUPTED || err == -EIO) {
+		lfs_log("roll-forward: inode %u: block map unreadable (%s); usage counted in part", di->ino,
+			strerror(-err));
+		err = 0;
+	}
+	return err;
+}
+
 /* Take the current version of ino out of the usage table. */
 static int
 unaccount_current(struct lfs_fs *fs, uint32_t ino)
@@ -67,13 +83,42 @@ unaccount_current(struct lfs_fs *fs, uint32_t ino)
 	if (!(e->flags & LFS_IMAP_INUSE) || !e->daddr)
 		return 0;
 	struct lfs_dinode old;
-	int err = lfs_inode_read_record(fs, e->daddr, e->slot, &old, NULL);
+	int err = lfs_inode_read_record(fs, e->daddr, e->slot, &old, NULL, NULL);
+	if (err == -EFSCORRUPTED)
+		return 0; /* logged; its blocks were never trusted, so never counted */
 	if (err)
 		return err;
-	struct account a = { fs, -1 };
-	err = lfs_bmap_walk_disk(fs, &old, account_block, &a);
+	err = account_inode(fs, &old, -1);
 	lfs_seg_unuse(fs, e->daddr, lfs_inode_reclen(old.inline_len));
 	return err;
+}
+
+/* Make the record at blk+off, `len` bytes, the inode's current version. */
+static int
+apply_record(struct lfs_fs *fs, uint64_t addr, uint32_t off, const struct lfs_dinode *di, uint32_t len)
+{
+	/* A record that breaks an invariant is not applied: the inode keeps
+	 * its previous version, and only it is affected. */
+	const char *why;
+	if (lfs_dinode_check(di, &fs->sb, &why)) {
+		lfs_log("roll-forward: inode %u record in block %llu at %u: %s; not applied", di->ino,
+			(unsigned long long)addr, off, why);
+		return 0;
+	}
+	int err = unaccount_current(fs, di->ino);
+	if (err)
+		return err;
+	if (di->mode == 0) {
+		lfs_imap_release(fs, di->ino);
+		fs->imap[di->ino].version = di->version;
+		return 0;
+	}
+	err = account_inode(fs, di, +1);
+	if (err)
+		return err;
+	lfs_seg_use(fs, addr, len);
+	lfs_imap_set(fs, di->ino, addr, (uint16_t)(off / LFS_INODE_ALIGN), di->version, di->nlink == 0);
+	return 0;
 }
 
 static int
@@ -82,24 +127,16 @@ apply_inode_block(struct lfs_fs *fs, uint64_t addr, const uint8_t *blk, uint64_t
 	for (uint32_t off = lfs_inode_block_next(blk, fs->bsize, 0); off < fs->bsize;) {
 		struct lfs_dinode di;
 		int r = lfs_dinode_decode(&di, blk + off, fs->bsize - off);
-		if (r < 0 || di.ino < LFS_ROOT_INO || di.ino >= fs->sb.max_inodes) {
-			lfs_log("roll-forward: bad inode record in block %llu at %u", (unsigned long long)addr, off);
-			return -EFSCORRUPTED;
+		if (r < 0) {
+			/* whose record it was is unknown: look for the next one */
+			lfs_log("roll-forward: malformed inode record in block %llu at %u; skipped",
+				(unsigned long long)addr, off);
+			off = lfs_inode_block_next(blk, fs->bsize, off + LFS_INODE_ALIGN);
+			continue;
 		}
-		int err = unaccount_current(fs, di.ino);
+		int err = apply_record(fs, addr, off, &di, (uint32_t)r);
 		if (err)
 			return err;
-		if (di.mode == 0) {
-			lfs_imap_release(fs, di.ino);
-			fs->imap[di.ino].version = di.version;
-		} else {
-			struct account a = { fs, +1 };
-			err = lfs_bmap_walk_disk(fs, &di, account_block, &a);
-			if (err)
-				return err;
-			lfs_seg_use(fs, addr, (uint32_t)r);
-			lfs_imap_set(fs, di.ino, addr, (uint16_t)(off / LFS_INODE_ALIGN), di.version, di.nlink == 0);
-		}
 		(*count)++;
 		off = lfs_inode_block_next(blk, fs->bsize, off + (uint32_t)r);
 	}

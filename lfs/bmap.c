@@ -403,6 +403,9 @@ struct walk {
 	struct lfs_fs *fs;
 	int (*fn)(void *, uint64_t, uint8_t, uint64_t);
 	void *ctx;
+	struct u64map nodes;        /* addresses walked: a crafted map that
+				       names one node many times would
+				       otherwise be read nptr^3 times */
 };
 
 static int
@@ -410,7 +413,13 @@ walk_node(struct walk *w, uint64_t addr, unsigned k, unsigned l, uint64_t i)
 {
 	struct lfs_fs *fs = w->fs;
 	uint64_t id = lfs_node_id(k, l, i);
-	int err = w->fn(w->ctx, addr, LFS_BK_INDIR, id);
+	if (u64map_get(&w->nodes, addr)) {
+		lfs_log("block map: node %llu is referenced twice", (unsigned long long)addr);
+		return -EFSCORRUPTED;
+	}
+	int err = u64map_put(&w->nodes, addr, (void *)1);
+	if (!err)
+		err = w->fn(w->ctx, addr, LFS_BK_INDIR, id);
 	if (err)
 		return err;
 	uint64_t *ptrs = lfs_malloc((size_t)fs->nptr * sizeof(uint64_t));
@@ -445,8 +454,11 @@ int
 lfs_bmap_walk_disk(struct lfs_fs *fs, const struct lfs_dinode *di,
 		   int (*fn)(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk), void *ctx)
 {
-	struct walk w = { fs, fn, ctx };
-	int err = 0;
+	struct walk w = { .fs = fs, .fn = fn, .ctx = ctx };
+	u64map_init(&w.nodes);
+	const char *why;
+	/* what fn is given lies inside the log, as walk_node checks below */
+	int err = lfs_dinode_check(di, &fs->sb, &why);
 	if (!(di->flags & LFS_DI_INLINE))
 		for (uint64_t b = 0; b < LFS_NDIRECT && !err; b++)
 			if (di->direct[b])
@@ -456,5 +468,6 @@ lfs_bmap_walk_disk(struct lfs_fs *fs, const struct lfs_dinode *di,
 			err = walk_node(&w, di->ind[k], k, 0, 0);
 	if (!err && di->xattr)
 		err = fn(ctx, di->xattr, LFS_BK_XATTR, 0);
+	u64map_free(&w.nodes);
 	return err;
 }

@@ -155,6 +155,18 @@ offer_block(struct lfs_dir *d, uint32_t b)
 	}
 }
 
+/* Decode and check a record of a block as read from disk. */
+static int
+read_dirent(struct lfs_fs *fs, struct lfs_inode *dp, const uint8_t *blk, uint64_t b, uint32_t off,
+	    struct lfs_dirent *de)
+{
+	const char *why = "record does not fit the block";
+	if (lfs_dirent_decode(de, blk, off, fs->bsize) == 0 && lfs_dirent_check(de, &fs->sb, &why) == 0)
+		return 0;
+	lfs_log("directory %u block %llu: record at %u: %s", dp->ino, (unsigned long long)b, off, why);
+	return -EFSCORRUPTED;
+}
+
 static int
 build_index(struct lfs_fs *fs, struct lfs_inode *dp)
 {
@@ -165,6 +177,8 @@ build_index(struct lfs_fs *fs, struct lfs_inode *dp)
 		return -ENOMEM;
 	u64map_init(&d->index);
 	dp->dir = d;
+	/* lfs_dinode_check bounds the size by LFS_DIR_MAX_SIZE, so block
+	 * numbers and byte positions fit in 32 bits */
 	uint32_t nblocks = (uint32_t)(dp->di.size / fs->bsize);
 	if (grow_blocks(d, nblocks)) {
 		lfs_dir_free_index(dp);
@@ -180,10 +194,9 @@ build_index(struct lfs_fs *fs, struct lfs_inode *dp)
 		}
 		for (uint32_t off = 0; off < fs->bsize;) {
 			struct lfs_dirent de;
-			if (lfs_dirent_decode(&de, pg->data, off, fs->bsize)) {
-				lfs_log("directory %u block %u: corrupt record at %u", dp->ino, b, off);
+			if ((err = read_dirent(fs, dp, pg->data, b, off, &de))) {
 				lfs_dir_free_index(dp);
-				return -EFSCORRUPTED;
+				return err;
 			}
 			if (de.ino && (err = index_add(d, de.name, de.name_len, b * fs->bsize + off, de.ino,
 						       de.type))) {
@@ -258,7 +271,10 @@ lfs_dir_add(struct lfs_fs *fs, struct lfs_inode *dp, const char *name, uint32_t 
 	}
 	struct lfs_page *pg;
 	if (b == UINT32_MAX) {
-		err = grow_blocks(d, d->nblocks + 1);
+		if (dp->di.size + fs->bsize > LFS_DIR_MAX_SIZE)
+			err = -ENOSPC;
+		else
+			err = grow_blocks(d, d->nblocks + 1);
 		b = d->nblocks;
 		if (!err)
 			err = lfs_file_get_page(fs, dp, b, true, true, &pg);
@@ -397,7 +413,7 @@ lfs_dir_iterate(struct lfs_fs *fs, struct lfs_inode *dp, uint64_t pos,
 			return err;
 		for (uint32_t off = 0; off < fs->bsize;) {
 			struct lfs_dirent de;
-			if ((err = lfs_dirent_decode(&de, pg->data, off, fs->bsize)))
+			if ((err = read_dirent(fs, dp, pg->data, b, off, &de)))
 				return err;
 			uint64_t p = b * fs->bsize + off;
 			if (de.ino && p >= pos && fn(ctx, &de, p))

@@ -16,10 +16,7 @@
 uint64_t
 lfs_file_max_size(const struct lfs_fs *fs)
 {
-	uint64_t blocks = lfs_bmap_max_blocks(fs);
-	if (blocks > (uint64_t)INT64_MAX / fs->bsize)
-		return (uint64_t)INT64_MAX;
-	return blocks * fs->bsize;
+	return lfs_max_file_size(fs->bsize);
 }
 
 int
@@ -168,6 +165,7 @@ lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, u
 	}
 	uint8_t *out = buf;
 	uint8_t *run = NULL;
+	uint32_t run_cap = 0;
 	size_t done = 0;
 	int err = 0;
 	while (done < size && !err) {
@@ -203,9 +201,14 @@ lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, u
 			rest -= m;
 			nrun++;
 		}
-		if (!run && !(run = lfs_malloc((size_t)256 * fs->bsize))) {
-			err = -ENOMEM;
-			break;
+		if (nrun > run_cap) { /* as large as the longest run so far */
+			uint8_t *r = lfs_realloc(run, (size_t)nrun * fs->bsize);
+			if (!r) {
+				err = -ENOMEM;
+				break;
+			}
+			run = r;
+			run_cap = nrun;
 		}
 		if (fs->pn)
 			for (uint32_t j = 0; j < nrun && !err; j++)

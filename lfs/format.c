@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 uint32_t
@@ -49,6 +50,12 @@ lfs_super_encode(const struct lfs_super *sb, uint8_t buf[LFS_SB_SIZE])
 	memcpy(buf + LFS_SB_OFF_LABEL, sb->label, strnlen(sb->label, LFS_LABEL_MAX));
 	if (sb->feature_compat & LFS_FEATURE_BACKUP_SB)
 		lfs_put64(buf + LFS_SB_OFF_BACKUP, sb->backup_sb);
+	lfs_super_seal(buf);
+}
+
+void
+lfs_super_seal(uint8_t buf[LFS_SB_SIZE])
+{
 	lfs_put32(buf + LFS_SB_OFF_CRC, lfs_crc(0, buf, LFS_SB_OFF_CRC));
 }
 
@@ -81,21 +88,27 @@ lfs_super_decode(struct lfs_super *sb, const uint8_t buf[LFS_SB_SIZE])
 	memcpy(sb->label, buf + LFS_SB_OFF_LABEL, LFS_LABEL_MAX);
 	sb->label[LFS_LABEL_MAX] = '\0';
 
-	/* Geometry must be self-consistent before anyone sizes memory by it. */
-	uint32_t bs = sb->block_size;
-	if (bs < LFS_MIN_BLOCK_SIZE || bs > LFS_MAX_BLOCK_SIZE || (bs & (bs - 1)))
+	/* Geometry must be what mkfs makes (lfs_plan_geometry) before anyone
+	 * sizes memory by it.  Each product is of values already bounded,
+	 * so none wraps in 64 bits. */
+	uint32_t bs = sb->block_size, sbl = sb->seg_blocks;
+	if (sb->version == 0 || bs < LFS_MIN_BLOCK_SIZE || bs > LFS_MAX_BLOCK_SIZE || (bs & (bs - 1)))
 		return -EFSCORRUPTED;
-	if (sb->seg_blocks < 8 || sb->seg_blocks > (1u << 20) || sb->nsegs < 4 ||
+	if (sbl < LFS_MIN_SEG_BLOCKS || sbl > LFS_MAX_SEG_BLOCKS || (sbl & (sbl - 1)) ||
 	    sb->nsegs > (1ull << 32) || sb->ckpt_blocks == 0 || sb->ckpt_blocks > (1u << 16) ||
-	    sb->max_inodes < 16 || sb->reserved_segs >= sb->nsegs)
+	    sb->reserved_segs == 0 || (uint64_t)sb->reserved_segs + LFS_MIN_FREE_SEGS > sb->nsegs)
 		return -EFSCORRUPTED;
+	uint64_t meta_end = 1 + 2 * (uint64_t)sb->ckpt_blocks;
 	if (sb->ckpt_addr[0] != 1 || sb->ckpt_addr[1] != 1 + (uint64_t)sb->ckpt_blocks ||
-	    sb->seg0 < 1 + 2 * (uint64_t)sb->ckpt_blocks || sb->seg0 > sb->nblocks ||
-	    sb->nsegs * sb->seg_blocks > sb->nblocks - sb->seg0)
+	    sb->seg0 != (meta_end + sbl - 1) / sbl * sbl || sb->nblocks != sb->seg0 + sb->nsegs * sbl)
 		return -EFSCORRUPTED;
-	uint32_t nimap = (sb->max_inodes + bs / LFS_IMAP_ENTRY_SIZE - 1) / (bs / LFS_IMAP_ENTRY_SIZE);
-	uint32_t nsut = (uint32_t)((sb->nsegs + bs / LFS_SUT_ENTRY_SIZE - 1) / (bs / LFS_SUT_ENTRY_SIZE));
-	if (lfs_ckpt_region_bytes(nimap, nsut) > (size_t)sb->ckpt_blocks * bs)
+	/* mkfs sized max_inodes and the checkpoint region for the whole
+	 * device, of which less than a segment is left out of the log */
+	if (sb->max_inodes < LFS_MIN_INODES || sb->max_inodes > lfs_inodes_cap(sb->nblocks + sbl, bs))
+		return -EFSCORRUPTED;
+	uint32_t nimap = lfs_imap_nblocks(sb->max_inodes, bs);
+	uint32_t nsut = lfs_sut_nblocks(sb->nsegs + sb->seg0 / sbl, bs);
+	if (sb->ckpt_blocks != (lfs_ckpt_region_bytes(nimap, nsut) + bs - 1) / bs)
 		return -EFSCORRUPTED;
 	/* the backup lies past everything else mkfs laid out */
 	if (sb->feature_compat & LFS_FEATURE_BACKUP_SB) {
@@ -104,6 +117,29 @@ lfs_super_decode(struct lfs_super *sb, const uint8_t buf[LFS_SB_SIZE])
 			return -EFSCORRUPTED;
 	}
 	return 0;
+}
+
+uint32_t
+lfs_inodes_cap(uint64_t dev_blocks, uint32_t block_size)
+{
+	uint64_t n = dev_blocks * (block_size / LFS_INODE_HDR_SIZE);
+	if (n < LFS_MIN_INODES)
+		return LFS_MIN_INODES;
+	return n > LFS_MAX_INODES ? LFS_MAX_INODES : (uint32_t)n;
+}
+
+uint32_t
+lfs_imap_nblocks(uint32_t max_inodes, uint32_t block_size)
+{
+	uint32_t per = block_size / LFS_IMAP_ENTRY_SIZE;
+	return (uint32_t)(((uint64_t)max_inodes + per - 1) / per);
+}
+
+uint32_t
+lfs_sut_nblocks(uint64_t nsegs, uint32_t block_size)
+{
+	uint32_t per = block_size / LFS_SUT_ENTRY_SIZE;
+	return (uint32_t)((nsegs + per - 1) / per);
 }
 
 uint32_t
@@ -125,6 +161,23 @@ size_t
 lfs_ckpt_region_bytes(uint32_t n_imap_blocks, uint32_t n_sut_blocks)
 {
 	return LFS_CKPT_HDR_SIZE + 8 * ((size_t)n_imap_blocks + n_sut_blocks);
+}
+
+void
+lfs_ckpt_seal(uint8_t *region, size_t len, uint32_t seed)
+{
+	lfs_put32(region + LFS_CK_OFF_CRC, 0);
+	lfs_put32(region + LFS_CK_OFF_CRC, lfs_crc(seed, region, len));
+}
+
+int
+lfs_ckpt_verify(uint8_t *region, size_t len, uint32_t seed)
+{
+	uint32_t want = lfs_get32(region + LFS_CK_OFF_CRC);
+	lfs_put32(region + LFS_CK_OFF_CRC, 0);
+	uint32_t got = lfs_crc(seed, region, len);
+	lfs_put32(region + LFS_CK_OFF_CRC, want);
+	return got == want ? 0 : -EFSCORRUPTED;
 }
 
 void
@@ -170,27 +223,27 @@ void
 lfs_pseg_hdr_encode(const struct lfs_pseg_hdr *h, uint8_t *blk)
 {
 	memset(blk, 0, LFS_PSEG_HDR_SIZE);
-	lfs_put32(blk + 0, h->magic);
-	lfs_put32(blk + 4, h->sum_crc);
-	lfs_put64(blk + 8, h->seq);
-	lfs_put64(blk + 16, h->ckpt_seq);
-	lfs_put64(blk + 24, h->timestamp_ns);
-	lfs_put64(blk + 32, h->next_seg);
-	lfs_put32(blk + 40, h->nblocks);
-	lfs_put32(blk + 44, h->flags);
+	lfs_put32(blk + LFS_PS_OFF_MAGIC, h->magic);
+	lfs_put32(blk + LFS_PS_OFF_CRC, h->sum_crc);
+	lfs_put64(blk + LFS_PS_OFF_SEQ, h->seq);
+	lfs_put64(blk + LFS_PS_OFF_CKPT, h->ckpt_seq);
+	lfs_put64(blk + LFS_PS_OFF_TIME, h->timestamp_ns);
+	lfs_put64(blk + LFS_PS_OFF_NEXT_SEG, h->next_seg);
+	lfs_put32(blk + LFS_PS_OFF_NBLOCKS, h->nblocks);
+	lfs_put32(blk + LFS_PS_OFF_FLAGS, h->flags);
 }
 
 void
 lfs_pseg_hdr_decode(struct lfs_pseg_hdr *h, const uint8_t *blk)
 {
-	h->magic = lfs_get32(blk + 0);
-	h->sum_crc = lfs_get32(blk + 4);
-	h->seq = lfs_get64(blk + 8);
-	h->ckpt_seq = lfs_get64(blk + 16);
-	h->timestamp_ns = lfs_get64(blk + 24);
-	h->next_seg = lfs_get64(blk + 32);
-	h->nblocks = lfs_get32(blk + 40);
-	h->flags = lfs_get32(blk + 44);
+	h->magic = lfs_get32(blk + LFS_PS_OFF_MAGIC);
+	h->sum_crc = lfs_get32(blk + LFS_PS_OFF_CRC);
+	h->seq = lfs_get64(blk + LFS_PS_OFF_SEQ);
+	h->ckpt_seq = lfs_get64(blk + LFS_PS_OFF_CKPT);
+	h->timestamp_ns = lfs_get64(blk + LFS_PS_OFF_TIME);
+	h->next_seg = lfs_get64(blk + LFS_PS_OFF_NEXT_SEG);
+	h->nblocks = lfs_get32(blk + LFS_PS_OFF_NBLOCKS);
+	h->flags = lfs_get32(blk + LFS_PS_OFF_FLAGS);
 }
 
 void
@@ -198,51 +251,51 @@ lfs_pseg_entry_encode(const struct lfs_pseg_entry *e, uint8_t *blk, uint32_t i)
 {
 	uint8_t *p = blk + LFS_PSEG_HDR_SIZE + (size_t)i * LFS_PSEG_ENTRY_SIZE;
 	memset(p, 0, LFS_PSEG_ENTRY_SIZE);
-	lfs_put32(p + 0, e->ino);
-	lfs_put32(p + 4, e->version);
-	lfs_put64(p + 8, e->lblk);
-	lfs_put32(p + 16, e->crc);
-	p[20] = e->kind;
+	lfs_put32(p + LFS_PE_OFF_INO, e->ino);
+	lfs_put32(p + LFS_PE_OFF_VERSION, e->version);
+	lfs_put64(p + LFS_PE_OFF_LBLK, e->lblk);
+	lfs_put32(p + LFS_PE_OFF_CRC, e->crc);
+	p[LFS_PE_OFF_KIND] = e->kind;
 }
 
 void
 lfs_pseg_entry_decode(struct lfs_pseg_entry *e, const uint8_t *blk, uint32_t i)
 {
 	const uint8_t *p = blk + LFS_PSEG_HDR_SIZE + (size_t)i * LFS_PSEG_ENTRY_SIZE;
-	e->ino = lfs_get32(p + 0);
-	e->version = lfs_get32(p + 4);
-	e->lblk = lfs_get64(p + 8);
-	e->crc = lfs_get32(p + 16);
-	e->kind = p[20];
+	e->ino = lfs_get32(p + LFS_PE_OFF_INO);
+	e->version = lfs_get32(p + LFS_PE_OFF_VERSION);
+	e->lblk = lfs_get64(p + LFS_PE_OFF_LBLK);
+	e->crc = lfs_get32(p + LFS_PE_OFF_CRC);
+	e->kind = p[LFS_PE_OFF_KIND];
 }
 
 void
 lfs_pseg_entry_set_crc(uint8_t *blk, uint32_t i, uint32_t crc)
 {
-	lfs_put32(blk + LFS_PSEG_HDR_SIZE + (size_t)i * LFS_PSEG_ENTRY_SIZE + 16, crc);
+	lfs_put32(blk + LFS_PSEG_HDR_SIZE + (size_t)i * LFS_PSEG_ENTRY_SIZE + LFS_PE_OFF_CRC, crc);
 }
 
 void
 lfs_pseg_seal(uint8_t *blk, uint32_t block_size, uint32_t seed)
 {
-	lfs_put32(blk + 4, 0);
-	lfs_put32(blk + 4, lfs_crc(seed, blk, block_size));
+	lfs_put32(blk + LFS_PS_OFF_CRC, 0);
+	lfs_put32(blk + LFS_PS_OFF_CRC, lfs_crc(seed, blk, block_size));
 }
 
 int
 lfs_pseg_verify(const uint8_t *blk, uint32_t block_size, uint32_t seed)
 {
-	if (lfs_get32(blk) != LFS_PSEG_MAGIC)
+	if (lfs_get32(blk + LFS_PS_OFF_MAGIC) != LFS_PSEG_MAGIC)
 		return -EINVAL;
-	uint32_t want = lfs_get32(blk + 4);
+	uint32_t want = lfs_get32(blk + LFS_PS_OFF_CRC);
 	/* crc with the field zeroed, without copying the block */
 	static const uint8_t zero[4];
-	uint32_t c = lfs_crc(seed, blk, 4);
+	uint32_t c = lfs_crc(seed, blk, LFS_PS_OFF_CRC);
 	c = lfs_crc(c, zero, 4);
-	c = lfs_crc(c, blk + 8, block_size - 8);
+	c = lfs_crc(c, blk + LFS_PS_OFF_CRC + 4, block_size - LFS_PS_OFF_CRC - 4);
 	if (c != want)
 		return -EFSCORRUPTED;
-	uint32_t n = lfs_get32(blk + 40);
+	uint32_t n = lfs_get32(blk + LFS_PS_OFF_NBLOCKS);
 	if (n == 0 || n > lfs_pseg_max_entries(block_size))
 		return -EFSCORRUPTED;
 	return 0;
@@ -253,35 +306,69 @@ lfs_pseg_verify(const uint8_t *blk, uint32_t block_size, uint32_t seed)
 void
 lfs_imap_entry_encode(const struct lfs_imap_entry *e, uint8_t *p)
 {
-	lfs_put64(p, e->daddr);
-	lfs_put32(p + 8, e->version);
-	lfs_put16(p + 12, e->slot);
-	lfs_put16(p + 14, e->flags);
+	lfs_put64(p + LFS_IM_OFF_DADDR, e->daddr);
+	lfs_put32(p + LFS_IM_OFF_VERSION, e->version);
+	lfs_put16(p + LFS_IM_OFF_SLOT, e->slot);
+	lfs_put16(p + LFS_IM_OFF_FLAGS, e->flags);
 }
 
 void
 lfs_imap_entry_decode(struct lfs_imap_entry *e, const uint8_t *p)
 {
-	e->daddr = lfs_get64(p);
-	e->version = lfs_get32(p + 8);
-	e->slot = lfs_get16(p + 12);
-	e->flags = lfs_get16(p + 14);
+	e->daddr = lfs_get64(p + LFS_IM_OFF_DADDR);
+	e->version = lfs_get32(p + LFS_IM_OFF_VERSION);
+	e->slot = lfs_get16(p + LFS_IM_OFF_SLOT);
+	e->flags = lfs_get16(p + LFS_IM_OFF_FLAGS);
 }
 
 void
 lfs_sut_entry_encode(const struct lfs_sut_entry *e, uint8_t *p)
 {
-	lfs_put32(p, e->live_bytes);
-	lfs_put32(p + 4, e->flags);
-	lfs_put64(p + 8, e->mtime_ns);
+	lfs_put32(p + LFS_SU_OFF_LIVE, e->live_bytes);
+	lfs_put32(p + LFS_SU_OFF_FLAGS, e->flags);
+	lfs_put64(p + LFS_SU_OFF_MTIME, e->mtime_ns);
 }
 
 void
 lfs_sut_entry_decode(struct lfs_sut_entry *e, const uint8_t *p)
 {
-	e->live_bytes = lfs_get32(p);
-	e->flags = lfs_get32(p + 4);
-	e->mtime_ns = lfs_get64(p + 8);
+	e->live_bytes = lfs_get32(p + LFS_SU_OFF_LIVE);
+	e->flags = lfs_get32(p + LFS_SU_OFF_FLAGS);
+	e->mtime_ns = lfs_get64(p + LFS_SU_OFF_MTIME);
+}
+
+static bool
+in_log(const struct lfs_super *sb, uint64_t addr)
+{
+	return addr >= sb->seg0 && addr < sb->seg0 + sb->nsegs * sb->seg_blocks;
+}
+
+int
+lfs_imap_entry_check(const struct lfs_imap_entry *e, uint64_t ino, const struct lfs_super *sb, const char **why)
+{
+	*why = NULL;
+	if (e->flags & ~(LFS_IMAP_INUSE | LFS_IMAP_ORPHAN))
+		*why = "unknown flags";
+	else if (!(e->flags & LFS_IMAP_INUSE))
+		return 0;
+	else if (ino < LFS_ROOT_INO || ino >= sb->max_inodes)
+		*why = "inode number out of range in use";
+	else if (!in_log(sb, e->daddr))
+		*why = "record address outside the log";
+	else if ((uint32_t)e->slot * LFS_INODE_ALIGN + LFS_INODE_HDR_SIZE > sb->block_size)
+		*why = "record slot past the end of its block";
+	return *why ? -EFSCORRUPTED : 0;
+}
+
+int
+lfs_sut_entry_check(const struct lfs_sut_entry *e, const struct lfs_super *sb, const char **why)
+{
+	*why = NULL;
+	if (e->live_bytes > (uint64_t)sb->seg_blocks * sb->block_size)
+		*why = "more live bytes than the segment holds";
+	else if (e->flags)
+		*why = "unknown flags";
+	return *why ? -EFSCORRUPTED : 0;
 }
 
 /* ---------------------------------------------------------------- */
@@ -358,11 +445,118 @@ lfs_dinode_decode(struct lfs_dinode *di, const uint8_t *p, uint32_t avail)
 		di->ind[i] = lfs_get64(p + LFS_DI_OFF_IND + 8 * i);
 	di->xattr = lfs_get64(p + LFS_DI_OFF_XATTR);
 	uint32_t reclen = lfs_get32(p + LFS_DI_OFF_RECLEN);
-	if (reclen != lfs_inode_reclen(di->inline_len) || reclen > avail ||
+	/* bound inline_len first: lfs_inode_reclen() of a huge one wraps */
+	if (di->inline_len > avail - LFS_INODE_HDR_SIZE || reclen != lfs_inode_reclen(di->inline_len) ||
+	    reclen > avail ||
 	    di->atime_nsec >= 1000000000u || di->mtime_nsec >= 1000000000u ||
 	    di->ctime_nsec >= 1000000000u || di->btime_nsec >= 1000000000u)
 		return -EFSCORRUPTED;
 	return (int)reclen;
+}
+
+uint64_t
+lfs_max_file_size(uint32_t block_size)
+{
+	/* 12 direct blocks and trees of depth 1..4: 12 + p + p^2 + p^3 + p^4 */
+	uint64_t p = block_size / 8, blocks = LFS_NDIRECT, span = 1;
+	for (int k = 0; k < LFS_NINDIRECT; k++) {
+		span *= p;
+		blocks += span;
+	}
+	if (blocks > (uint64_t)INT64_MAX / block_size)
+		return (uint64_t)INT64_MAX;
+	return blocks * block_size;
+}
+
+static bool
+known_type(uint32_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: case S_IFDIR: case S_IFLNK: case S_IFCHR: case S_IFBLK: case S_IFIFO: case S_IFSOCK:
+		return true;
+	}
+	return false;
+}
+
+static bool
+has_blocks(const struct lfs_dinode *di)
+{
+	for (int i = 0; i < LFS_NDIRECT; i++)
+		if (di->direct[i])
+			return true;
+	for (int i = 0; i < LFS_NINDIRECT; i++)
+		if (di->ind[i])
+			return true;
+	return di->blocks != 0;
+}
+
+static const char *
+dinode_problem(const struct lfs_dinode *di, const struct lfs_super *sb)
+{
+	if (di->ino < LFS_ROOT_INO || di->ino >= sb->max_inodes)
+		return "inode number out of range";
+	if (di->mode == 0)
+		return NULL; /* a tombstone */
+	if (!known_type(di->mode) || (di->mode & ~(uint32_t)(S_IFMT | 07777)))
+		return "unknown file type or mode bits";
+	if (di->flags & ~LFS_DI_INLINE)
+		return "unknown flags";
+	if (di->inline_len > lfs_inline_max(sb->block_size))
+		return "inline content longer than a record can hold";
+	for (int i = 0; i < LFS_NDIRECT; i++)
+		if (di->direct[i] && !in_log(sb, di->direct[i]))
+			return "direct block pointer outside the log";
+	for (int i = 0; i < LFS_NINDIRECT; i++)
+		if (di->ind[i] && !in_log(sb, di->ind[i]))
+			return "block-map root pointer outside the log";
+	if (di->xattr && !in_log(sb, di->xattr))
+		return "xattr block pointer outside the log";
+	if (di->blocks > sb->nblocks)
+		return "more blocks than the device has";
+	if (di->flags & LFS_DI_INLINE) {
+		if (!S_ISREG(di->mode) && !S_ISLNK(di->mode))
+			return "inline content in an inode that is not a file or symlink";
+		if (di->size != di->inline_len)
+			return "inline file size differs from its inline length";
+		if (has_blocks(di))
+			return "inline file with blocks";
+	} else if (di->inline_len) {
+		return "inline length without inline content";
+	}
+	if (di->size > lfs_max_file_size(sb->block_size))
+		return "size beyond what the block map addresses";
+	switch (di->mode & S_IFMT) {
+	case S_IFDIR:
+		if (di->size % sb->block_size)
+			return "directory size not a whole number of blocks";
+		if (di->size > LFS_DIR_MAX_SIZE)
+			return "directory larger than the largest directory";
+		/* its blocks are distinct and all present (it keeps them in
+		 * memory): a crafted map naming one block many times must not
+		 * make it larger than the device */
+		if (di->size / sb->block_size > sb->nblocks)
+			return "directory larger than the device";
+		if (di->parent < LFS_ROOT_INO || di->parent >= sb->max_inodes)
+			return "directory parent out of range";
+		break;
+	case S_IFLNK:
+		if (di->size > LFS_SYMLINK_MAX)
+			return "symlink target too long";
+		break;
+	case S_IFREG:
+		break;
+	default: /* devices, fifos, sockets have no content */
+		if (di->size || has_blocks(di))
+			return "special file with content";
+	}
+	return NULL;
+}
+
+int
+lfs_dinode_check(const struct lfs_dinode *di, const struct lfs_super *sb, const char **why)
+{
+	*why = dinode_problem(di, sb);
+	return *why ? -EFSCORRUPTED : 0;
 }
 
 uint32_t
@@ -397,10 +591,10 @@ lfs_node_decode(uint64_t *ptrs, uint32_t n, const uint8_t *blk)
 void
 lfs_dirent_encode(const struct lfs_dirent *d, uint8_t *p)
 {
-	lfs_put32(p, d->ino);
-	lfs_put16(p + 4, d->rec_len);
-	p[6] = d->name_len;
-	p[7] = d->type;
+	lfs_put32(p + LFS_DE_OFF_INO, d->ino);
+	lfs_put16(p + LFS_DE_OFF_RECLEN, d->rec_len);
+	p[LFS_DE_OFF_NAMELEN] = d->name_len;
+	p[LFS_DE_OFF_TYPE] = d->type;
 	if (d->name_len)
 		memcpy(p + LFS_DIRENT_HDR, d->name, d->name_len);
 }
@@ -411,13 +605,30 @@ lfs_dirent_decode(struct lfs_dirent *d, const uint8_t *blk, uint32_t off, uint32
 	if (off % 8 || off + LFS_DIRENT_HDR > block_size)
 		return -EFSCORRUPTED;
 	const uint8_t *p = blk + off;
-	d->ino = lfs_get32(p);
-	d->rec_len = lfs_get16(p + 4);
-	d->name_len = p[6];
-	d->type = p[7];
+	d->ino = lfs_get32(p + LFS_DE_OFF_INO);
+	d->rec_len = lfs_get16(p + LFS_DE_OFF_RECLEN);
+	d->name_len = p[LFS_DE_OFF_NAMELEN];
+	d->type = p[LFS_DE_OFF_TYPE];
 	d->name = (const char *)p + LFS_DIRENT_HDR;
 	if (d->rec_len < LFS_DIRENT_HDR || d->rec_len % 8 || off + d->rec_len > block_size ||
 	    (d->ino && (d->name_len == 0 || lfs_dirent_len(d->name_len) > d->rec_len)))
 		return -EFSCORRUPTED;
 	return 0;
+}
+
+int
+lfs_dirent_check(const struct lfs_dirent *d, const struct lfs_super *sb, const char **why)
+{
+	*why = NULL;
+	if (!d->ino)
+		return 0;
+	if (d->ino < LFS_ROOT_INO || d->ino >= sb->max_inodes)
+		*why = "inode number out of range";
+	else if (!known_type((uint32_t)d->type << 12))
+		*why = "unknown file type";
+	else if (memchr(d->name, '/', d->name_len) || memchr(d->name, '\0', d->name_len))
+		*why = "name contains '/' or NUL";
+	else if (d->name[0] == '.' && (d->name_len == 1 || (d->name_len == 2 && d->name[1] == '.')))
+		*why = "name is . or ..";
+	return *why ? -EFSCORRUPTED : 0;
 }

@@ -70,6 +70,25 @@
 #define LFS_NDIRECT         12
 #define LFS_NINDIRECT       4   /* trees of depth 1..4 */
 
+/* Limits mkfs.lfs applies, and lfs_super_decode() with it: an image
+ * outside them was not made by mkfs and is not mounted.  They bound what
+ * a mount allocates: per-segment tables (seg_blocks), the inode map and
+ * the loops over it (max_inodes, at most one inode per 256 bytes of the
+ * device, the smallest record). */
+#define LFS_MIN_SEG_BLOCKS  8
+#define LFS_MAX_SEG_BLOCKS  (1u << 16)
+#define LFS_MIN_INODES      1024u
+#define LFS_MAX_INODES      (1u << 26)
+#define LFS_MIN_FREE_SEGS   8   /* segments beyond the reserve */
+
+/* Directory records are addressed by 32-bit byte positions (readdir
+ * cookies and the in-memory index), so a directory stops growing at
+ * 2 GiB (ENOSPC), and a larger one on disk is corrupt.  That is 2^27
+ * records of the smallest size, twice the largest max_inodes. */
+#define LFS_DIR_MAX_SIZE    (1ull << 31)
+/* A symlink's target, as lfs_symlink() takes it (PATH_MAX less the NUL). */
+#define LFS_SYMLINK_MAX     4095
+
 /* Errors on a corrupt image, as ext4 and XFS report them. */
 #ifndef EFSCORRUPTED
 #define EFSCORRUPTED        EUCLEAN
@@ -132,6 +151,8 @@ _Static_assert(LFS_SB_OFF_BACKUP + 8 <= LFS_SB_OFF_CRC, "backup address overlaps
 _Static_assert(LFS_SB_OFF_CRC + 4 == LFS_SB_SIZE, "superblock size");
 
 void lfs_super_encode(const struct lfs_super *sb, uint8_t buf[LFS_SB_SIZE]);
+/* Store the crc of an encoded superblock (lfs_super_encode does). */
+void lfs_super_seal(uint8_t buf[LFS_SB_SIZE]);
 /* Returns 0, -EINVAL (not lfs), -EPROTONOSUPPORT (newer version),
  * -EFSCORRUPTED (bad crc or impossible geometry). */
 int lfs_super_decode(struct lfs_super *sb, const uint8_t buf[LFS_SB_SIZE]);
@@ -139,6 +160,12 @@ uint32_t lfs_super_seed(const struct lfs_super *sb);
 /* Where mkfs puts the backup superblock on a device of `dev_bytes` with
  * blocks of `block_size`: its last whole block (0: too small for one). */
 uint64_t lfs_super_backup_block(uint64_t dev_bytes, uint32_t block_size);
+/* The largest max_inodes mkfs gives a device of dev_blocks blocks. */
+uint32_t lfs_inodes_cap(uint64_t dev_blocks, uint32_t block_size);
+/* Blocks the inode map and the usage table take, one entry per inode /
+ * per segment. */
+uint32_t lfs_imap_nblocks(uint32_t max_inodes, uint32_t block_size);
+uint32_t lfs_sut_nblocks(uint64_t nsegs, uint32_t block_size);
 
 /* ---------------------------------------------------------------- */
 /* Checksums.                                                       */
@@ -179,6 +206,19 @@ void lfs_ckpt_hdr_encode(const struct lfs_ckpt_hdr *h, uint8_t *buf);
 void lfs_ckpt_hdr_decode(struct lfs_ckpt_hdr *h, const uint8_t *buf);
 /* Bytes a checkpoint region needs for the given table sizes. */
 size_t lfs_ckpt_region_bytes(uint32_t n_imap_blocks, uint32_t n_sut_blocks);
+/* After the header, the table block addresses: imap blocks, then SUT. */
+static inline uint64_t lfs_ckpt_addr_get(const uint8_t *region, size_t i)
+{
+	return lfs_get64(region + LFS_CKPT_HDR_SIZE + 8 * i);
+}
+static inline void lfs_ckpt_addr_put(uint8_t *region, size_t i, uint64_t addr)
+{
+	lfs_put64(region + LFS_CKPT_HDR_SIZE + 8 * i, addr);
+}
+/* Seal: the crc of the whole encoded region with its crc field zero,
+ * stored in that field.  Verify: 0 if it matches, else -EFSCORRUPTED. */
+void lfs_ckpt_seal(uint8_t *region, size_t len, uint32_t seed);
+int lfs_ckpt_verify(uint8_t *region, size_t len, uint32_t seed);
 
 /* ---------------------------------------------------------------- */
 /* Partial segment summary.                                         */
@@ -206,6 +246,16 @@ struct lfs_pseg_hdr {
 	uint32_t nblocks;           /* blocks after the summary */
 	uint32_t flags;
 };
+
+enum {
+	LFS_PS_OFF_MAGIC = 0, LFS_PS_OFF_CRC = 4, LFS_PS_OFF_SEQ = 8, LFS_PS_OFF_CKPT = 16,
+	LFS_PS_OFF_TIME = 24, LFS_PS_OFF_NEXT_SEG = 32, LFS_PS_OFF_NBLOCKS = 40, LFS_PS_OFF_FLAGS = 44,
+	/* within an entry, at LFS_PSEG_HDR_SIZE + i * LFS_PSEG_ENTRY_SIZE */
+	LFS_PE_OFF_INO = 0, LFS_PE_OFF_VERSION = 4, LFS_PE_OFF_LBLK = 8, LFS_PE_OFF_CRC = 16,
+	LFS_PE_OFF_KIND = 20,
+};
+_Static_assert(LFS_PS_OFF_FLAGS + 4 <= LFS_PSEG_HDR_SIZE, "pseg header size");
+_Static_assert(LFS_PE_OFF_KIND + 1 <= LFS_PSEG_ENTRY_SIZE, "pseg entry size");
 
 struct lfs_pseg_entry {
 	uint32_t ino;
@@ -241,6 +291,12 @@ struct lfs_imap_entry {
 	uint16_t slot;              /* record offset in the block / 64 */
 	uint16_t flags;             /* LFS_IMAP_INUSE */
 };
+enum {
+	LFS_IM_OFF_DADDR = 0, LFS_IM_OFF_VERSION = 8, LFS_IM_OFF_SLOT = 12, LFS_IM_OFF_FLAGS = 14,
+	LFS_SU_OFF_LIVE = 0, LFS_SU_OFF_FLAGS = 4, LFS_SU_OFF_MTIME = 8,
+};
+_Static_assert(LFS_IM_OFF_FLAGS + 2 == LFS_IMAP_ENTRY_SIZE, "imap entry size");
+_Static_assert(LFS_SU_OFF_MTIME + 8 == LFS_SUT_ENTRY_SIZE, "sut entry size");
 #define LFS_IMAP_INUSE 1u
 #define LFS_IMAP_ORPHAN 2u         /* record has nlink 0: free at mount */
 
@@ -254,6 +310,11 @@ void lfs_imap_entry_encode(const struct lfs_imap_entry *e, uint8_t *p);
 void lfs_imap_entry_decode(struct lfs_imap_entry *e, const uint8_t *p);
 void lfs_sut_entry_encode(const struct lfs_sut_entry *e, uint8_t *p);
 void lfs_sut_entry_decode(struct lfs_sut_entry *e, const uint8_t *p);
+/* Invariants of a decoded entry, as a checkpoint is loaded: 0, or
+ * -EFSCORRUPTED with *why naming the broken one. */
+int lfs_imap_entry_check(const struct lfs_imap_entry *e, uint64_t ino, const struct lfs_super *sb,
+			 const char **why);
+int lfs_sut_entry_check(const struct lfs_sut_entry *e, const struct lfs_super *sb, const char **why);
 
 /* ---------------------------------------------------------------- */
 /* Inode records.                                                   */
@@ -306,6 +367,19 @@ uint32_t lfs_dinode_encode(const struct lfs_dinode *di, const void *inline_data,
 /* Decodes the record at p, which has `avail` bytes up to the block end.
  * Returns the record length, or -EFSCORRUPTED. */
 int lfs_dinode_decode(struct lfs_dinode *di, const uint8_t *p, uint32_t avail);
+/* The semantic invariants of a decoded record, beyond its layout: the
+ * file type and flags are known ones; inline content only in regular
+ * files and symlinks, whose size is then the inline length, with no
+ * blocks; directories a whole number of blocks up to LFS_DIR_MAX_SIZE
+ * with a parent in range; sizes within what the block map can address;
+ * every block pointer inside the log.  Every reader of records (the
+ * inode cache, roll-forward) and so fsck.lfs applies them.  A tombstone
+ * (mode 0) needs only its number in range.  Returns 0, or -EFSCORRUPTED
+ * with *why naming the broken invariant. */
+int lfs_dinode_check(const struct lfs_dinode *di, const struct lfs_super *sb, const char **why);
+/* Largest file size the block map of a filesystem with this block size
+ * addresses (capped at INT64_MAX, off_t's limit). */
+uint64_t lfs_max_file_size(uint32_t block_size);
 /* Iterate the records packed in an INODE block: returns the offset of the
  * next record at or after `off`, or block_size at the end. */
 uint32_t lfs_inode_block_next(const uint8_t *blk, uint32_t block_size, uint32_t off);
@@ -333,6 +407,8 @@ void lfs_node_decode(uint64_t *ptrs, uint32_t n, const uint8_t *blk);
 /* so a record's byte position is a stable readdir cookie.           */
 
 #define LFS_DIRENT_HDR 8
+enum { LFS_DE_OFF_INO = 0, LFS_DE_OFF_RECLEN = 4, LFS_DE_OFF_NAMELEN = 6, LFS_DE_OFF_TYPE = 7 };
+_Static_assert(LFS_DE_OFF_TYPE + 1 == LFS_DIRENT_HDR, "dirent header size");
 static inline uint32_t lfs_dirent_len(uint32_t name_len) { return (LFS_DIRENT_HDR + name_len + 7) & ~7u; }
 
 struct lfs_dirent {
@@ -345,6 +421,9 @@ struct lfs_dirent {
 void lfs_dirent_encode(const struct lfs_dirent *d, uint8_t *p);
 /* Returns 0, or -EFSCORRUPTED if the record does not fit at `off`. */
 int lfs_dirent_decode(struct lfs_dirent *d, const uint8_t *blk, uint32_t off, uint32_t block_size);
+/* Invariants of a used record read from disk: an inode number in range,
+ * a known type, a name without '/' or NUL that is not "." or "..". */
+int lfs_dirent_check(const struct lfs_dirent *d, const struct lfs_super *sb, const char **why);
 
 /* ---------------------------------------------------------------- */
 /* XATTR block: le32 count, then per attribute                       */

@@ -15,7 +15,7 @@ int
 lfs_imap_init(struct lfs_fs *fs)
 {
 	uint32_t per = fs->bsize / LFS_IMAP_ENTRY_SIZE;
-	fs->n_imap_blocks = (fs->sb.max_inodes + per - 1) / per;
+	fs->n_imap_blocks = lfs_imap_nblocks(fs->sb.max_inodes, fs->bsize);
 	fs->imap = lfs_calloc((size_t)fs->n_imap_blocks * per, sizeof(*fs->imap));
 	fs->imap_addr = lfs_calloc(fs->n_imap_blocks, sizeof(*fs->imap_addr));
 	fs->imap_dirty = lfs_calloc(fs->n_imap_blocks, 1);

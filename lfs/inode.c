@@ -24,22 +24,25 @@ lfs_now_ns(void)
 
 int
 lfs_inode_read_record(struct lfs_fs *fs, uint64_t daddr, uint16_t slot, struct lfs_dinode *di,
-		      uint8_t **inl)
+		      uint8_t **inl, const char **why)
 {
+	const char *problem = NULL;
+	memset(di, 0, sizeof(*di));
 	uint8_t *blk = malloc(fs->bsize);
 	if (!blk)
 		return -ENOMEM;
 	int err = lfs_read_block(fs, daddr, blk);
 	uint32_t off = (uint32_t)slot * LFS_INODE_ALIGN;
-	if (!err && off >= fs->bsize)
+	if (!err && off >= fs->bsize) {
+		problem = "slot past the end of the block";
 		err = -EFSCORRUPTED;
+	}
 	if (!err) {
 		int r = lfs_dinode_decode(di, blk + off, fs->bsize - off);
-		if (r < 0)
+		if (r < 0) {
+			problem = "not a well-formed record";
 			err = r;
-		else if (di->inline_len > lfs_inline_max(fs->bsize))
-			err = -EFSCORRUPTED;
-		else if (inl && di->inline_len) {
+		} else if (!(err = lfs_dinode_check(di, &fs->sb, &problem)) && inl && di->inline_len) {
 			*inl = calloc(1, lfs_inline_max(fs->bsize));
 			if (*inl)
 				memcpy(*inl, blk + off + LFS_INODE_HDR_SIZE, di->inline_len);
@@ -47,8 +50,11 @@ lfs_inode_read_record(struct lfs_fs *fs, uint64_t daddr, uint16_t slot, struct l
 				err = -ENOMEM;
 		}
 	}
-	if (err == -EFSCORRUPTED)
-		lfs_log("inode record at block %llu slot %u is corrupt", (unsigned long long)daddr, slot);
+	if (problem)
+		lfs_log("inode record at block %llu slot %u (inode %u): %s", (unsigned long long)daddr, slot,
+			di->ino, problem);
+	if (why)
+		*why = problem;
 	free(blk);
 	return err;
 }
@@ -92,7 +98,7 @@ lfs_iget(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **out)
 	ip = inode_alloc(fs, (uint32_t)ino);
 	if (!ip)
 		return -ENOMEM;
-	int err = lfs_inode_read_record(fs, e->daddr, e->slot, &ip->di, &ip->inl);
+	int err = lfs_inode_read_record(fs, e->daddr, e->slot, &ip->di, &ip->inl, NULL);
 	if (!err && (ip->di.ino != ino || ip->di.mode == 0)) {
 		lfs_log("inode map entry %llu points at a record of inode %u", (unsigned long long)ino,
 			ip->di.ino);

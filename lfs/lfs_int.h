@@ -245,9 +245,12 @@ void lfs_inode_maybe_free(struct lfs_fs *fs, struct lfs_inode *ip);
 void lfs_inode_evict(struct lfs_fs *fs, struct lfs_inode *ip);
 /* Free every cached inode, with whatever dirty state it holds. */
 void lfs_inode_evict_all(struct lfs_fs *fs);
-/* *inl (if inl is not NULL) gets a new buffer when the record has inline content */
+/* Read, decode and check a record (lfs_dinode_check); a corrupt one is
+ * logged and -EFSCORRUPTED, with *why (if why is not NULL) saying what is
+ * wrong.  *inl (if inl is not NULL) gets a new buffer when the record has
+ * inline content. */
 int lfs_inode_read_record(struct lfs_fs *fs, uint64_t daddr, uint16_t slot,
-			  struct lfs_dinode *di, uint8_t **inl);
+			  struct lfs_dinode *di, uint8_t **inl, const char **why);
 int lfs_inode_inline_buf(struct lfs_fs *fs, struct lfs_inode *ip);
 
 /* bmap.c */

@@ -117,8 +117,8 @@ main(int argc, char **argv)
 			}
 			break;
 		case 'N':
-			if (parse_size(optarg, &inodes) || inodes > (1u << 26)) {
-				fprintf(stderr, "mkfs.lfs: bad inode count '%s' (at most 67108864)\n", optarg);
+			if (parse_size(optarg, &inodes) || inodes > LFS_MAX_INODES) {
+				fprintf(stderr, "mkfs.lfs: bad inode count '%s' (at most %u)\n", optarg, LFS_MAX_INODES);
 				return 2;
 			}
 			break;
@@ -153,8 +153,9 @@ main(int argc, char **argv)
 			LFS_MAX_BLOCK_SIZE);
 		return 2;
 	}
-	if (!is_pow2(segsize) || segsize < 8 * bs || segsize / bs > (1u << 20)) {
-		fprintf(stderr, "mkfs.lfs: segment size must be a power of two of at least 8 blocks\n");
+	if (!is_pow2(segsize) || segsize < LFS_MIN_SEG_BLOCKS * bs || segsize / bs > LFS_MAX_SEG_BLOCKS) {
+		fprintf(stderr, "mkfs.lfs: segment size must be a power of two of %d to %u blocks\n",
+			LFS_MIN_SEG_BLOCKS, LFS_MAX_SEG_BLOCKS);
 		return 2;
 	}
 

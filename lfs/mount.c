@@ -60,8 +60,7 @@ fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs 
 	fs->max_pseg = lfs_pseg_max_entries(fs->bsize);
 	if (fs->max_pseg > sb->seg_blocks - 1)
 		fs->max_pseg = sb->seg_blocks - 1;
-	uint32_t per = fs->bsize / LFS_SUT_ENTRY_SIZE;
-	fs->n_sut_blocks = (uint32_t)((sb->nsegs + per - 1) / per);
+	fs->n_sut_blocks = lfs_sut_nblocks(sb->nsegs, fs->bsize);
 	fs->segs = lfs_calloc(sb->nsegs, sizeof(*fs->segs));
 	fs->sut_addr = lfs_calloc(fs->n_sut_blocks, sizeof(uint64_t));
 	fs->sut_dirty = lfs_calloc(fs->n_sut_blocks, 1);
@@ -318,10 +317,10 @@ lfs_plan_geometry(struct lfs_super *sb, uint64_t bytes, uint32_t bs, uint32_t se
 	uint64_t nblocks = bytes / bs;
 	if (!inodes)
 		inodes = bytes / 4096;
-	if (inodes < 1024)
-		inodes = 1024;
-	if (inodes > (1u << 26))
-		inodes = 1u << 26;
+	if (inodes < LFS_MIN_INODES)
+		inodes = LFS_MIN_INODES;
+	if (inodes > lfs_inodes_cap(nblocks, bs))
+		inodes = lfs_inodes_cap(nblocks, bs);
 	sb->max_inodes = (uint32_t)inodes;
 	/* the last block holds the backup superblock: segments end before it */
 	sb->backup_sb = lfs_super_backup_block(bytes, bs);
@@ -329,10 +328,10 @@ lfs_plan_geometry(struct lfs_super *sb, uint64_t bytes, uint32_t bs, uint32_t se
 	if (nblocks < 2)
 		return -ENOSPC;
 	nblocks = sb->backup_sb;
-	uint32_t nimap = (uint32_t)((inodes + bs / LFS_IMAP_ENTRY_SIZE - 1) / (bs / LFS_IMAP_ENTRY_SIZE));
+	uint32_t nimap = lfs_imap_nblocks(sb->max_inodes, bs);
 	/* nsegs bounds the SUT; size the checkpoint region for the largest */
 	uint64_t maxsegs = nblocks / sb->seg_blocks;
-	uint32_t nsut = (uint32_t)((maxsegs + bs / LFS_SUT_ENTRY_SIZE - 1) / (bs / LFS_SUT_ENTRY_SIZE));
+	uint32_t nsut = lfs_sut_nblocks(maxsegs, bs);
 	sb->ckpt_blocks = (uint32_t)((lfs_ckpt_region_bytes(nimap, nsut) + bs - 1) / bs);
 	sb->ckpt_addr[0] = 1;
 	sb->ckpt_addr[1] = 1 + (uint64_t)sb->ckpt_blocks;
@@ -354,7 +353,7 @@ lfs_plan_geometry(struct lfs_super *sb, uint64_t bytes, uint32_t bs, uint32_t se
 		reserve = 4;
 	reserve += tables;
 	sb->reserved_segs = (uint32_t)reserve;
-	if (sb->nsegs < reserve + 8)
+	if (sb->nsegs < reserve + LFS_MIN_FREE_SEGS)
 		return -ENOSPC;
 	sb->nblocks = sb->seg0 + sb->nsegs * sb->seg_blocks;
 	sb->created_ns = lfs_now_ns();

@@ -5,7 +5,9 @@
  *
  * The crcs of a segment are found by walking its chain of summaries from
  * offset 0; a small cache keeps the walks of recently read segments, and
- * the segment writer updates it as it writes psegs.
+ * the segment writer updates it as it writes psegs.  Its memory is
+ * bounded whatever the segment size: 256 segments of up to 800 blocks,
+ * fewer (at least 4) of larger ones.
  */
 #include "lfs_int.h"
 
@@ -14,6 +16,8 @@
 #include <string.h>
 
 #define SUMCACHE_SLOTS 256
+#define SUMCACHE_MIN_SLOTS 4
+#define SUMCACHE_BYTES (1u << 20)
 
 struct lfs_sumcache_ent {
 	uint64_t seg;               /* UINT64_MAX: empty slot */
@@ -24,6 +28,7 @@ struct lfs_sumcache_ent {
 
 struct lfs_sumcache {
 	struct lfs_sumcache_ent ent[SUMCACHE_SLOTS];
+	int nslots;                 /* in use of ent[] */
 	uint64_t clock;
 };
 
@@ -33,7 +38,13 @@ lfs_verify_init(struct lfs_fs *fs)
 	struct lfs_sumcache *c = lfs_calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	for (int i = 0; i < SUMCACHE_SLOTS; i++) {
+	uint64_t per = (uint64_t)fs->sb.seg_blocks * (sizeof(uint32_t) + 1);
+	c->nslots = (int)(SUMCACHE_BYTES / per);
+	if (c->nslots > SUMCACHE_SLOTS)
+		c->nslots = SUMCACHE_SLOTS;
+	if (c->nslots < SUMCACHE_MIN_SLOTS)
+		c->nslots = SUMCACHE_MIN_SLOTS;
+	for (int i = 0; i < c->nslots; i++) {
 		c->ent[i].seg = UINT64_MAX;
 		c->ent[i].crc = lfs_calloc(fs->sb.seg_blocks, sizeof(uint32_t));
 		c->ent[i].known = lfs_calloc(fs->sb.seg_blocks, 1);
@@ -53,7 +64,7 @@ lfs_verify_free(struct lfs_fs *fs)
 	struct lfs_sumcache *c = fs->sumcache;
 	if (!c)
 		return;
-	for (int i = 0; i < SUMCACHE_SLOTS; i++) {
+	for (int i = 0; i < c->nslots; i++) {
 		free(c->ent[i].crc);
 		free(c->ent[i].known);
 	}
@@ -64,7 +75,7 @@ lfs_verify_free(struct lfs_fs *fs)
 static struct lfs_sumcache_ent *
 find(struct lfs_sumcache *c, uint64_t seg)
 {
-	for (int i = 0; i < SUMCACHE_SLOTS; i++)
+	for (int i = 0; i < c->nslots; i++)
 		if (c->ent[i].seg == seg) {
 			c->ent[i].used = ++c->clock;
 			return &c->ent[i];
@@ -91,7 +102,7 @@ load(struct lfs_fs *fs, uint64_t seg, struct lfs_sumcache_ent **out)
 {
 	struct lfs_sumcache *c = fs->sumcache;
 	struct lfs_sumcache_ent *e = &c->ent[0];
-	for (int i = 1; i < SUMCACHE_SLOTS; i++)
+	for (int i = 1; i < c->nslots; i++)
 		if (c->ent[i].used < e->used)
 			e = &c->ent[i];
 	e->seg = UINT64_MAX;
@@ -107,7 +118,7 @@ load(struct lfs_fs *fs, uint64_t seg, struct lfs_sumcache_ent **out)
 		if (lfs_pseg_verify(sum, fs->bsize, fs->seed))
 			break;
 		note_pseg(fs, e, off, sum);
-		off += 1 + lfs_get32(sum + 40); /* nblocks, checked by verify */
+		off += 1 + lfs_get32(sum + LFS_PS_OFF_NBLOCKS); /* checked by verify */
 	}
 	free(sum);
 	if (err)

@@ -1,19 +1,57 @@
 #!/bin/bash
-# fuzz.sh [SECONDS] — fuzz the mount path with libFuzzer (clang, Debian's
+# fuzz.sh [-m] [SECONDS] — fuzz the mount path with libFuzzer (Debian's
 # clang and libclang-rt-14-dev) under ASan and UBSan for SECONDS (default
-# 60), growing the corpus kept in tests/fuzz/corpus.  Exit 1 on a finding.
+# 60): tests/fuzz/fuzz_mount.c edits decoded fields of an image and
+# re-seals its checksums, so the inputs reach the decoders behind them.
+#
+# Seeds come from tests/fuzz/corpus and tests/fuzz/regress (read only);
+# what the run finds goes to $FUZZ_BUILD/corpus, kept between runs.  At
+# the end it reports executions and coverage.  Exit 1 on a finding: the
+# crashing input is saved and named; copy it into tests/fuzz/regress so
+# that make check replays it (fuzz_replay) from then on.
+#
+# -m: merge what earlier runs found into tests/fuzz/corpus (only inputs
+# that add coverage), instead of fuzzing.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+merge=0
+if [ "${1:-}" = -m ]; then
+	merge=1
+	shift
+fi
 secs=${1:-60}
 command -v clang >/dev/null || { echo "fuzz.sh: clang is missing (apt-get install clang libclang-rt-14-dev)"; exit 2; }
 out=${FUZZ_BUILD:-$top/build-fuzz}
-mkdir -p "$out" "$top/tests/fuzz/corpus"
+mkdir -p "$out/corpus"
 srcs=$(ls "$top"/lfs/*.c "$top"/ckpt/ckpt.c "$top"/ckpt/recover.c "$top"/ckpt/fsck_core.c |
        grep -v -e fuse_main.c -e mkfs.c -e ctl_server.c)
 clang -std=c11 -D_GNU_SOURCE -DPACKAGE_VERSION='"fuzz"' -g -O1 -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=undefined -I"$top/lfs" -I"$top/ckpt" \
-	$srcs "$top/tests/fuzz/fuzz_mount.c" -lz -lpthread -o "$out/fuzz_mount"
+	-fno-sanitize-recover=undefined -I"$top/lfs" -I"$top/ckpt" -I"$top/tests/lib" \
+	$srcs "$top/tests/lib/imgedit.c" "$top/tests/fuzz/fuzz_mount.c" -lz -lpthread -o "$out/fuzz_mount"
 cd "$out"
-# lfs logs every rejected image; keep the fuzzer's own output readable
-./fuzz_mount -max_total_time="$secs" -timeout=10 -max_len=4096 -print_final_stats=1 \
-	"$top/tests/fuzz/corpus" 2> >(grep -v '^lfs: ' >&2)
+if [ $merge = 1 ]; then
+	./fuzz_mount -merge=1 "$top/tests/fuzz/corpus" "$out/corpus" 2>&1 | grep -v '^lfs: '
+	exit
+fi
+log=$out/fuzz.log
+seeds=("$top/tests/fuzz/corpus")
+[ -z "$(ls "$top/tests/fuzz/regress")" ] || seeds+=("$top/tests/fuzz/regress")
+# lfs logs every rejected structure; keep the fuzzer's own lines.  The
+# malloc limit catches allocations sized by the image (a 2 MiB one).
+if ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
+   ./fuzz_mount -max_total_time="$secs" -timeout=20 -max_len=400 -malloc_limit_mb=128 -print_final_stats=1 \
+	-artifact_prefix="$out/" "$out/corpus" "${seeds[@]}" 2>&1 | grep -v '^lfs: ' > "$log"; then
+	status=0
+else
+	status=1
+fi
+grep -E '^#[0-9]+.*(INITED|DONE)' "$log" | tail -2 || true
+execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+' "$log" | tail -1 || true)
+echo "fuzz.sh: ${execs:-?} executions (limit ${secs} s); coverage at the end: ${cov:-?} (edges, features, inputs)"
+if [ $status != 0 ]; then
+	grep -E -A30 'ERROR: |runtime error|SUMMARY' "$log" | grep -v -e 'in fuzzer::' -e 'libc' | head -60 || true
+	grep -E 'Test unit written|artifact_prefix' "$log" || true
+	echo "fuzz.sh: FINDING (full log: $log); keep the crash-* input as a regression: copy it into tests/fuzz/regress"
+	exit 1
+fi

@@ -2,7 +2,8 @@
 # test.sh — the whole test suite, as CI runs it (as root, on a fresh
 # Debian 12 machine): install dependencies, build, run the unit suites and
 # the integration tests on real FUSE mounts, then all of it again built
-# with AddressSanitizer and UndefinedBehaviorSanitizer, then distcheck.
+# with AddressSanitizer and UndefinedBehaviorSanitizer, a minute of
+# structure-aware fuzzing of the mount path (libFuzzer), then distcheck.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/deps.sh"
@@ -28,6 +29,8 @@ run_suite "$top/build-test"
 echo "== again under AddressSanitizer + UndefinedBehaviorSanitizer"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	run_suite "$top/build-san" --enable-sanitizers
+echo "== fuzz the mount path for ${FUZZ_SECONDS:-60} s (libFuzzer, ASan + UBSan)"
+FUZZ_BUILD="$top/build-fuzz" "$top/scripts/fuzz.sh" "${FUZZ_SECONDS:-60}" || { echo "test.sh: FAILED in fuzzing"; exit 1; }
 echo "== distcheck"
 (cd "$top/build-test" && make -j"$(nproc)" distcheck >/dev/null 2>&1) || { echo "distcheck failed"; exit 1; }
 echo "test.sh: all passed"

@@ -11,11 +11,11 @@ sample_super(void)
 {
 	struct lfs_super sb = {
 		.magic = LFS_SB_MAGIC, .version = LFS_VERSION, .block_size = 4096, .seg_blocks = 256,
-		.nsegs = 100, .seg0 = 256, .ckpt_blocks = 2, .max_inodes = 4096, .reserved_segs = 8,
+		.nsegs = 100, .seg0 = 256, .ckpt_blocks = 1, .max_inodes = 4096, .reserved_segs = 8,
 		.created_ns = 123456789,
 	};
 	sb.ckpt_addr[0] = 1;
-	sb.ckpt_addr[1] = 3;
+	sb.ckpt_addr[1] = 2;
 	sb.nblocks = sb.seg0 + sb.nsegs * sb.seg_blocks;
 	for (int i = 0; i < 16; i++)
 		sb.uuid[i] = (uint8_t)(i * 17);
@@ -36,8 +36,8 @@ START_TEST(super_offsets)
 	ck_assert_uint_eq(lfs_get64(buf + 32), 100);
 	ck_assert_uint_eq(lfs_get64(buf + 40), 256);
 	ck_assert_uint_eq(lfs_get64(buf + 48), 1);
-	ck_assert_uint_eq(lfs_get64(buf + 56), 3);
-	ck_assert_uint_eq(lfs_get32(buf + 64), 2);
+	ck_assert_uint_eq(lfs_get64(buf + 56), 2);
+	ck_assert_uint_eq(lfs_get32(buf + 64), 1);
 	ck_assert_uint_eq(lfs_get32(buf + 68), 4096);
 	ck_assert_uint_eq(lfs_get32(buf + 72), 8);
 	ck_assert_uint_eq(lfs_get64(buf + 80), 123456789);
@@ -120,6 +120,62 @@ START_TEST(super_backup)
 }
 END_TEST
 
+static int
+decode_with(const struct lfs_super *sb)
+{
+	uint8_t buf[LFS_SB_SIZE];
+	struct lfs_super out;
+	lfs_super_encode(sb, buf);
+	return lfs_super_decode(&out, buf);
+}
+
+/* Geometry mkfs would never make is refused before anything is sized by it. */
+START_TEST(super_rejects_what_mkfs_never_makes)
+{
+	struct lfs_super sb = sample_super(), odd;
+	ck_assert_int_eq(decode_with(&sb), 0);
+	odd = sb;
+	odd.max_inodes = UINT32_MAX; /* a 64 GiB inode map and a 2^32 loop */
+	ck_assert_int_eq(decode_with(&odd), -EFSCORRUPTED);
+	odd.max_inodes = LFS_MIN_INODES - 1;
+	ck_assert_int_eq(decode_with(&odd), -EFSCORRUPTED);
+	odd = sb; /* more inodes than 256-byte records fit on the device */
+	odd.max_inodes = lfs_inodes_cap(sb.nblocks + sb.seg_blocks, sb.block_size) + 1;
+	ck_assert_int_eq(decode_with(&odd), -EFSCORRUPTED);
+	odd = sb; /* segments of 2^20 blocks: a 1.25 GiB summary cache */
+	odd.seg_blocks = 1u << 20;
+	odd.seg0 = odd.seg_blocks;
+	odd.nsegs = 12;
+	odd.reserved_segs = 4;
+	odd.nblocks = odd.seg0 + odd.nsegs * odd.seg_blocks;
+	ck_assert_int_eq(decode_with(&odd), -EFSCORRUPTED);
+	odd.seg_blocks = LFS_MAX_SEG_BLOCKS; /* the largest mkfs makes */
+	odd.seg0 = odd.seg_blocks;
+	odd.nblocks = odd.seg0 + odd.nsegs * odd.seg_blocks;
+	ck_assert_int_eq(decode_with(&odd), 0);
+	odd = sb;
+	odd.seg_blocks = 255; /* not a power of two */
+	ck_assert_int_eq(decode_with(&odd), -EFSCORRUPTED);
+	odd = sb;
+	odd.ckpt_blocks = 2; /* a region larger than its tables need */
+	odd.ckpt_addr[1] = 3;
+	ck_assert_int_eq(decode_with(&odd), -EFSCORRUPTED);
+	odd = sb;
+	odd.seg0 = 512; /* a gap before segment 0 */
+	odd.nblocks = odd.seg0 + odd.nsegs * odd.seg_blocks;
+	ck_assert_int_eq(decode_with(&odd), -EFSCORRUPTED);
+	odd = sb;
+	odd.nblocks += 1; /* blocks after the last segment */
+	ck_assert_int_eq(decode_with(&odd), -EFSCORRUPTED);
+	odd = sb;
+	odd.reserved_segs = (uint32_t)sb.nsegs - LFS_MIN_FREE_SEGS + 1;
+	ck_assert_int_eq(decode_with(&odd), -EFSCORRUPTED);
+	odd = sb;
+	odd.version = 0;
+	ck_assert_int_eq(decode_with(&odd), -EFSCORRUPTED);
+}
+END_TEST
+
 START_TEST(pseg_roundtrip_and_crc)
 {
 	uint8_t blk[4096];
@@ -183,6 +239,106 @@ START_TEST(dinode_roundtrip_inline)
 	ck_assert_int_eq(lfs_dinode_decode(&out, blk, 300), -EFSCORRUPTED);
 	blk[LFS_DI_OFF_MTIME_NS + 3] = 0x7f; /* nsec out of range */
 	ck_assert_int_eq(lfs_dinode_decode(&out, blk, sizeof(blk)), -EFSCORRUPTED);
+	/* an inline length whose record length wraps in 32 bits to one that
+	 * fits: (256 + 0xffffffc1 + 63) & ~63 == 256 (mod 2^32) */
+	lfs_dinode_encode(&di, data, blk);
+	lfs_put32(blk + LFS_DI_OFF_INLINE, 0xffffffc1u);
+	lfs_put32(blk + LFS_DI_OFF_RECLEN, lfs_inode_reclen(0xffffffc1u));
+	ck_assert_uint_eq(lfs_inode_reclen(0xffffffc1u), 256);
+	ck_assert_int_eq(lfs_dinode_decode(&out, blk, sizeof(blk)), -EFSCORRUPTED);
+}
+END_TEST
+
+/* The invariants of a record (lfs_dinode_check): each broken alone. */
+START_TEST(dinode_invariants)
+{
+	struct lfs_super sb = sample_super();
+	const char *why;
+	struct lfs_dinode file = { .ino = 9, .mode = 0100644, .nlink = 1, .flags = LFS_DI_INLINE, .size = 10,
+				   .inline_len = 10 };
+	struct lfs_dinode dir = { .ino = 2, .mode = 040755, .nlink = 2, .size = 3 * 4096, .parent = 1,
+				  .blocks = 3 };
+	dir.direct[0] = sb.seg0;
+	ck_assert_int_eq(lfs_dinode_check(&file, &sb, &why), 0);
+	ck_assert_ptr_null(why);
+	ck_assert_int_eq(lfs_dinode_check(&dir, &sb, &why), 0);
+	struct lfs_dinode d = file;
+	d.size = 1 << 20; /* the read of 64 KiB out of a 3,840-byte buffer */
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
+	ck_assert_ptr_nonnull(why);
+	d = file;
+	d.inline_len = d.size = lfs_inline_max(4096) + 1;
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
+	d = file;
+	d.direct[0] = sb.seg0; /* inline, yet with a block */
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
+	d = file;
+	d.flags = 0; /* inline length without inline content */
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
+	d = file;
+	d.flags = 0;
+	d.inline_len = 0;
+	d.size = lfs_max_file_size(4096);
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), 0);
+	d.size++;
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
+	d = file;
+	d.flags |= 0x100;
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
+	d = file;
+	d.mode = 0170644; /* no such file type */
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
+	d = file;
+	d.ino = sb.max_inodes;
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
+	d = file;
+	d.mode = 0; /* a tombstone: only its number matters */
+	d.size = UINT64_MAX;
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), 0);
+	d = dir;
+	d.size = 0xffffffffull * 4096; /* the block count that wrapped in dir.c */
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
+	d.size = sb.nblocks * 4096;
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), 0);
+	d.size += 4096; /* more blocks than the device has */
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
+	struct lfs_super large = sb;
+	large.nblocks = 1ull << 40;
+	d.size = LFS_DIR_MAX_SIZE;
+	ck_assert_int_eq(lfs_dinode_check(&d, &large, &why), 0);
+	d.size = LFS_DIR_MAX_SIZE + 4096;
+	ck_assert_int_eq(lfs_dinode_check(&d, &large, &why), -EFSCORRUPTED);
+	d = dir;
+	d.size = 4095;
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
+	d = dir;
+	d.flags = LFS_DI_INLINE;
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
+	d = dir;
+	d.parent = 0;
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
+	d = dir;
+	d.direct[5] = sb.nblocks; /* past the last segment */
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
+	d = dir;
+	d.ind[3] = 1; /* a checkpoint block */
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
+	d = dir;
+	d.xattr = sb.seg0 - 1;
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
+	d = file;
+	d.mode = 0120777;
+	d.flags = 0;
+	d.inline_len = 0;
+	d.size = LFS_SYMLINK_MAX + 1;
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
+	d = file;
+	d.mode = 020644; /* a device with content */
+	d.flags = 0;
+	d.inline_len = 0;
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
+	d.size = 0;
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), 0);
 }
 END_TEST
 
@@ -202,6 +358,28 @@ START_TEST(dirent_rules)
 	lfs_put16(blk + 4, 8);
 	ck_assert_int_eq(lfs_dirent_decode(&o, blk, 0, 4096), -EFSCORRUPTED);
 	ck_assert_int_eq(lfs_dirent_decode(&o, blk, 4092, 4096), -EFSCORRUPTED);
+
+	struct lfs_super sb = sample_super();
+	const char *why;
+	struct lfs_dirent c = d;
+	ck_assert_int_eq(lfs_dirent_check(&c, &sb, &why), 0);
+	c.name = "a/c";
+	ck_assert_int_eq(lfs_dirent_check(&c, &sb, &why), -EFSCORRUPTED);
+	c.name = "a\0c";
+	ck_assert_int_eq(lfs_dirent_check(&c, &sb, &why), -EFSCORRUPTED);
+	c.name = "..";
+	c.name_len = 2;
+	ck_assert_int_eq(lfs_dirent_check(&c, &sb, &why), -EFSCORRUPTED);
+	c.name = "..x";
+	c.name_len = 3;
+	ck_assert_int_eq(lfs_dirent_check(&c, &sb, &why), 0);
+	c.type = 3; /* no such DT_ */
+	ck_assert_int_eq(lfs_dirent_check(&c, &sb, &why), -EFSCORRUPTED);
+	c = d;
+	c.ino = sb.max_inodes;
+	ck_assert_int_eq(lfs_dirent_check(&c, &sb, &why), -EFSCORRUPTED);
+	c.ino = 0; /* free space: nothing else matters */
+	ck_assert_int_eq(lfs_dirent_check(&c, &sb, &why), 0);
 }
 END_TEST
 
@@ -247,6 +425,27 @@ START_TEST(ckpt_and_tables)
 	lfs_sut_entry_decode(&so, e);
 	ck_assert_uint_eq(so.live_bytes, 1u << 20);
 	ck_assert_uint_eq(so.mtime_ns, 5);
+
+	struct lfs_super sb = sample_super();
+	const char *why;
+	ie.daddr = sb.seg0;
+	ie.slot = 4096 / 64 - 4; /* the last slot a record header fits */
+	ck_assert_int_eq(lfs_imap_entry_check(&ie, 5, &sb, &why), 0);
+	ck_assert_int_eq(lfs_imap_entry_check(&ie, 0, &sb, &why), -EFSCORRUPTED);
+	ck_assert_int_eq(lfs_imap_entry_check(&ie, sb.max_inodes, &sb, &why), -EFSCORRUPTED);
+	ie.slot = 4096 / 64 - 3; /* a record header would run past the block */
+	ck_assert_int_eq(lfs_imap_entry_check(&ie, 5, &sb, &why), -EFSCORRUPTED);
+	ie.slot = 0;
+	ie.daddr = sb.nblocks;
+	ck_assert_int_eq(lfs_imap_entry_check(&ie, 5, &sb, &why), -EFSCORRUPTED);
+	ie.flags = 0; /* free: the address is not used */
+	ck_assert_int_eq(lfs_imap_entry_check(&ie, 5, &sb, &why), 0);
+	ie.flags = 0x80;
+	ck_assert_int_eq(lfs_imap_entry_check(&ie, 5, &sb, &why), -EFSCORRUPTED);
+	se.live_bytes = sb.seg_blocks * 4096;
+	ck_assert_int_eq(lfs_sut_entry_check(&se, &sb, &why), 0);
+	se.live_bytes++;
+	ck_assert_int_eq(lfs_sut_entry_check(&se, &sb, &why), -EFSCORRUPTED);
 }
 END_TEST
 
@@ -258,8 +457,10 @@ main(void)
 	tcase_add_test(tc, super_offsets);
 	tcase_add_test(tc, super_roundtrip_and_rejects);
 	tcase_add_test(tc, super_backup);
+	tcase_add_test(tc, super_rejects_what_mkfs_never_makes);
 	tcase_add_test(tc, pseg_roundtrip_and_crc);
 	tcase_add_test(tc, dinode_roundtrip_inline);
+	tcase_add_test(tc, dinode_invariants);
 	tcase_add_test(tc, dirent_rules);
 	tcase_add_test(tc, node_ids);
 	tcase_add_test(tc, ckpt_and_tables);
