@@ -392,6 +392,10 @@ dump_open(struct dump *d)
 		complain(d, "%" PRIu64 " bytes is too small to hold an lfs image", d->dev.size_bytes);
 		return -EINVAL;
 	}
+	char where[4096];
+	if (lfs_image_busy(d->dev.fd, d->path, where, sizeof(where)))
+		fprintf(stderr, "dumplfs: warning: %s is mounted at %s: this is the image as that daemon "
+			"last wrote it, not what it holds in memory\n", d->path, where);
 	struct lfs_super_where w;
 	err = lfs_super_find(&d->dev, 0, &d->sb, &w);
 	if (err == -EINVAL) {

@@ -180,6 +180,10 @@ lfs_ckpt_list(const char *path, const char *mnt)
 		lfs_bdev_close(&dev);
 		return 1;
 	}
+	char where[4096];
+	if (!mnt && lfs_image_busy(dev.fd, path, where, sizeof(where)))
+		fprintf(stderr, "lfs-ckpt: warning: %s is mounted at %s: the regions may be about to change; "
+			"lfs-ckpt -l %s asks the daemon\n", path, where, where);
 	struct region r[2];
 	for (int i = 0; i < 2; i++) {
 		memset(&r[i], 0, sizeof(r[i]));

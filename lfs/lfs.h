@@ -55,6 +55,9 @@ int lfs_unmount(struct lfs_fs *fs);
 int lfs_quiesce(struct lfs_fs *fs);
 /* 1, with the mount point, if the image at path is mounted by lfs. */
 int lfs_image_mounted_at(const char *path, char *where, size_t len);
+/* 1 if a read-write lfs holds the image open on fd (its lock), with where
+ * it is mounted; what the image holds then lags what that daemon has. */
+int lfs_image_busy(int fd, const char *path, char *where, size_t len);
 /* Run periodic work (flush timer, checkpoint timer); called by a thread. */
 void lfs_tick(struct lfs_fs *fs);
 

@@ -137,6 +137,20 @@ lfs_image_mounted_at(const char *path, char *where, size_t len)
 	return found;
 }
 
+int
+lfs_image_busy(int fd, const char *path, char *where, size_t len)
+{
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		flock(fd, LOCK_UN);
+		return 0;
+	}
+	if (errno != EWOULDBLOCK)
+		return 0;
+	if (!lfs_image_mounted_at(path, where, len))
+		snprintf(where, len, "(a daemon finishing its unmount)");
+	return 1;
+}
+
 /* One writer per image.  An image mounted elsewhere is refused at once,
  * naming the mount; a daemon still finishing its unmount (a plain FUSE
  * mount lets umount(8) return before the daemon's last checkpoint) is
