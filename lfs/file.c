@@ -231,6 +231,55 @@ lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, u
 	return (ssize_t)done;
 }
 
+/* Whether every block of [off, off+len) has a block or a page already. */
+static bool
+range_allocated(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_t len)
+{
+	for (uint64_t b = off / fs->bsize; b < (off + len + fs->bsize - 1) / fs->bsize; b++) {
+		uint64_t addr;
+		if (!u64map_get(&ip->pages, b) && (lfs_bmap_get(fs, ip, b, &addr) || !addr))
+			return false;
+	}
+	return true;
+}
+
+int
+lfs_file_allocate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_t len)
+{
+	int err = uninline(fs, ip);
+	if (err)
+		return err;
+	uint64_t first = off / fs->bsize, end = (off + len + fs->bsize - 1) / fs->bsize, holes = 0;
+	for (uint64_t b = first; b < end && !err; b++) {
+		uint64_t addr;
+		if (!u64map_get(&ip->pages, b) && !(err = lfs_bmap_get(fs, ip, b, &addr)) && !addr)
+			holes++;
+	}
+	if (!err)
+		err = lfs_space_admit(fs, LFS_SPACE_WRITE, holes * fs->bsize);
+	if (err)
+		return err;
+	ip->di.flags |= LFS_DI_PREALLOC;
+	/* the flushes a large range needs must not evict the inode */
+	bool outer = !fs->admitting;
+	fs->admitting = true;
+	for (uint64_t b = first; b < end && !err; b++) {
+		uint64_t addr;
+		struct lfs_page *pg;
+		if (u64map_get(&ip->pages, b) || (err = lfs_bmap_get(fs, ip, b, &addr)) || addr)
+			continue;
+		err = lfs_file_get_page(fs, ip, b, true, true, &pg);
+		if (!err)
+			err = lfs_file_dirty_page(fs, ip, b, pg);
+		if (!err && fs->dirty_bytes >= fs->opts.dirty_limit)
+			err = lfs_flush(fs);
+	}
+	if (outer)
+		fs->admitting = false;
+	lfs_inode_dirty(fs, ip);
+	return err;
+}
+
 ssize_t
 lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, const void *buf, size_t size, uint64_t off)
 {
@@ -257,7 +306,11 @@ lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, const void *buf, size_t 
 		if (err)
 			return err;
 	}
-	err = lfs_space_admit(fs, LFS_SPACE_WRITE, size);
+	/* overwriting what fallocate gave frees as much as it takes: the
+	 * promise of fallocate holds on a full filesystem too */
+	enum lfs_space_class cls = (ip->di.flags & LFS_DI_PREALLOC) && range_allocated(fs, ip, off, size)
+					   ? LFS_SPACE_DELETE : LFS_SPACE_WRITE;
+	err = lfs_space_admit(fs, cls, size);
 	if (err == -ENOSPC) {
 		/* as much as fits, in whole blocks: a short write, as ext4
 		 * gives, so a stream stops within a block of the end */

@@ -341,6 +341,8 @@ struct lfs_dinode {
 	uint64_t xattr;             /* XATTR block, 0 if none */
 };
 #define LFS_DI_INLINE 1u        /* content lives in the record */
+#define LFS_DI_PREALLOC 2u      /* fallocate gave it blocks: overwriting them
+				   frees as much as it takes (lfs(8)) */
 
 enum {
 	LFS_DI_OFF_INO = 0, LFS_DI_OFF_VERSION = 4, LFS_DI_OFF_MODE = 8, LFS_DI_OFF_UID = 12,

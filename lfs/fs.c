@@ -778,9 +778,9 @@ lfs_fallocate(struct lfs_fs *fs, uint64_t ino, int mode, off_t off, off_t len)
 		if (!err)
 			lfs_inode_touch(ip, true, true);
 	} else if (mode == FALLOC_FL_ZERO_RANGE || mode == 0) {
-		/* A log-structured filesystem cannot reserve blocks in place;
-		 * what it can promise is that the space exists now. */
-		err = mode == 0 ? lfs_space_admit(fs, LFS_SPACE_WRITE, (uint64_t)len)
+		/* No unwritten extents: allocation writes blocks of zeros into
+		 * the holes, which later writes overwrite (lfs_file_allocate) */
+		err = mode == 0 ? lfs_file_allocate(fs, ip, (uint64_t)off, (uint64_t)len)
 				: lfs_space_admit(fs, LFS_SPACE_DELETE, 2 * fs->bsize);
 		if (!err && mode == FALLOC_FL_ZERO_RANGE) {
 			err = lfs_file_punch(fs, ip, (uint64_t)off, (uint64_t)len);

@@ -277,6 +277,9 @@ ssize_t lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, const void *buf,
 		       uint64_t off);
 int lfs_file_truncate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t size);
 int lfs_file_punch(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_t len);
+/* fallocate: a block of zeros for every hole in [off, off+len), admitted
+ * now as a write, so later writes there only overwrite (lfs(8)). */
+int lfs_file_allocate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_t len);
 int lfs_file_get_page(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, bool for_write,
 		      bool whole, struct lfs_page **out);
 void lfs_file_drop_pages(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uint64_t end);

@@ -92,6 +92,36 @@ lfs_mount writethrough
 check_stream "$MNT/stream" "$bytes" "$WORK/src"
 after_fill stream 4096
 
+# ---- fallocate is a promise: what it gave can be written on a full filesystem
+rm -f "$IMG"
+mkfs_img $SIZE
+lfs_mount writethrough
+before=$(avail_kib)
+fallocate -l 16M "$MNT/pre" || fail "fallocate 16 MiB"
+blocks=$(stat -c %b "$MNT/pre")
+[ "$blocks" -ge $((16 * 2048)) ] || fail "fallocate: st_blocks $blocks right after it, not 16 MiB"
+[ $((before - $(avail_kib))) -ge 16384 ] || fail "fallocate: df went from $before to $(avail_kib) KiB only"
+touch "$MNT/keep"
+fallocate -n -l 4M "$MNT/keep" || fail "fallocate --keep-size"
+[ "$(stat -c %s "$MNT/keep")" = 0 ] && [ "$(stat -c %b "$MNT/keep")" -ge 8192 ] ||
+	fail "fallocate --keep-size: size $(stat -c %s "$MNT/keep"), blocks $(stat -c %b "$MNT/keep")"
+bytes=$(fill_stream "$WORK/src" "$MNT/fill")
+dd if="$WORK/src" of="$MNT/pre" bs=1M count=16 conv=notrunc,fsync status=none ||
+	fail "fallocate: writing the allocated range on a full filesystem"
+dd if="$WORK/src" of="$MNT/keep" bs=64k count=64 conv=fsync status=none ||
+	fail "fallocate --keep-size: writing the allocated range on a full filesystem"
+cmp -n 16777216 "$MNT/pre" "$WORK/src" || fail "fallocate: data written into the allocated range"
+kill9
+lfs_mount writethrough
+[ "$(stat -c %b "$MNT/pre")" -ge $((16 * 2048)) ] || fail "fallocate: allocation lost in a crash"
+cmp -n 16777216 "$MNT/pre" "$WORK/src" || fail "fallocate: fsynced data lost in a crash"
+rm "$MNT/fill" "$MNT/keep"
+: > "$MNT/pre"
+[ "$(avail_kib)" -gt $((total_kib * 9 / 10)) ] || fail "fallocate: space not given back ($(avail_kib) KiB)"
+lfs_umount
+check_fsck fallocate
+echo "fallocate: 16 MiB allocated at once (st_blocks, df), written on a full filesystem after $bytes bytes filled it, kept across kill -9, given back by truncate"
+
 # ---- parallel writers
 rm -f "$IMG"
 mkfs_img $SIZE
