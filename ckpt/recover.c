@@ -60,13 +60,17 @@ account_block(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk)
 }
 
 /* Count (sign +1) or uncount (-1) the blocks a record references.  A
- * block map that cannot be read is logged and counted as far as it can
- * be: it fails only its own inode, when that is used. */
+ * corrupt block map is logged and counted as far as it can be: it fails
+ * only its own inode, when that is used.  A read the device failed fails
+ * the mount instead, so that nothing recovered is miscounted. */
 static int
 account_inode(struct lfs_fs *fs, const struct lfs_dinode *di, int sign)
 {
 	struct account a = { fs, sign };
+	uint64_t read_errors = fs->dev.read_errors;
 	int err = lfs_bmap_walk_disk(fs, di, account_block, &a);
+	if (err == -EIO && fs->dev.read_errors != read_errors)
+		return err;
 	if (err == -EFSCORRUPTED || err == -EIO) {
 		lfs_log("roll-forward: inode %u: block map unreadable (%s); usage counted in part", di->ino,
 			strerror(-err));

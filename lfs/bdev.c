@@ -60,14 +60,17 @@ int
 lfs_bdev_pread(struct lfs_bdev *dev, uint64_t off, uint64_t len, void *buf)
 {
 	int fault = lfs_fault_check(LFS_FAULT_PREAD);
-	if (fault)
+	if (fault) {
+		dev->read_errors++;
 		return fault;
+	}
 	uint8_t *p = buf;
 	while (len > 0) {
 		ssize_t n = pread(dev->fd, p, len, (off_t)off);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
+			dev->read_errors++;
 			return -errno;
 		}
 		if (n == 0)             /* past the end of a truncated image */

@@ -25,6 +25,7 @@ struct lfs_bdev {
 	uint64_t size_bytes;        /* of the file or device */
 	uint64_t bytes_written;     /* since open */
 	uint64_t bytes_read;
+	uint64_t read_errors;       /* reads the device failed (not bad checksums) */
 	int trace_fd;               /* -1: no trace */
 	bool failed;                /* a write or flush failed: no more of either */
 };

@@ -51,7 +51,7 @@ int lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out
 int lfs_unmount(struct lfs_fs *fs);
 /* The unmount's work without freeing: the final checkpoint, after which
  * the filesystem refuses changes (EROFS); lfs_unmount then only frees.
- * Returns the checkpoint's error; a second call returns 0. */
+ * Returns the checkpoint's error, again on a second call. */
 int lfs_quiesce(struct lfs_fs *fs);
 /* 1, with the mount point, if the image at path is mounted by lfs. */
 int lfs_image_mounted_at(const char *path, char *where, size_t len);

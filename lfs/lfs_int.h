@@ -137,6 +137,7 @@ struct lfs_fs {
 	uint64_t move_age_ns;
 	bool cleaning;              /* in lfs_clean_flush */
 	bool admitting;             /* in lfs_space_admit: the caller holds inodes */
+	int quiesce_err;            /* of the final checkpoint (lfs_quiesce) */
 	struct u64map *clean_victims; /* its victim segments: frees there are moves */
 	/* Bytes freed outside the segments being cleaned: by users (deletes,
 	 * overwrites), and by cleaning in other segments (the old copies of

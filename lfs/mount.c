@@ -158,10 +158,14 @@ lfs_image_busy(int fd, const char *path, char *where, size_t len)
 static int
 lock_image(struct lfs_bdev *dev, const char *path, bool readonly)
 {
-	/* readers share the image with readers; the one writer alone */
+	/* the one writer holds the image alone; a reader only checks that
+	 * no writer does (fsck.lfs -y takes the lock itself to repair) */
 	for (int i = 0; i < 600; i++) {
-		if (flock(dev->fd, (readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0)
+		if (flock(dev->fd, (readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0) {
+			if (readonly)
+				flock(dev->fd, LOCK_UN);
 			return 0;
+		}
 		if (errno != EWOULDBLOCK)
 			return -errno;
 		char where[4096];
@@ -263,7 +267,7 @@ int
 lfs_quiesce(struct lfs_fs *fs)
 {
 	pthread_mutex_lock(&fs->lock);
-	int err = 0;
+	int err = fs->quiesce_err;
 	if (!fs->dev.readonly) {
 		/* the kernel is gone: nobody holds unlinked inodes any more */
 		size_t n = fs->icache.count;
@@ -286,8 +290,10 @@ lfs_quiesce(struct lfs_fs *fs)
 				"recovers the last durable state");
 		else if (err)
 			lfs_log("unmount: final checkpoint failed: %s", strerror(-err));
-		/* nothing may follow the final checkpoint */
+		/* nothing may follow the final checkpoint; a second call
+		 * (lfs_unmount after FUSE_DESTROY) reports the same */
 		fs->dev.readonly = true;
+		fs->quiesce_err = err;
 	}
 	pthread_mutex_unlock(&fs->lock);
 	return err;

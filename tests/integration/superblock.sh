@@ -58,8 +58,8 @@ echo "ok fsck -n reports, -b names the backup"
 
 # -y refuses to write under a mounted filesystem, then repairs
 lfs_mount
-fsck_rc 4 -y
-grep -q "in use by a mounted lfs" "$WORK/fsck" || { cat "$WORK/fsck"; fail "fsck -y under a mount"; }
+fsck_rc 8 -y
+grep -q "already mounted at $MNT" "$WORK/fsck" || { cat "$WORK/fsck"; fail "fsck -y under a mount"; }
 lfs_umount
 fsck_rc 1 -y
 grep -q "rewrote the superblock copy at block 0" "$WORK/fsck" || { cat "$WORK/fsck"; fail "fsck -y"; }
