@@ -24,7 +24,7 @@ command -v clang >/dev/null || { echo "fuzz.sh: clang is missing (apt-get instal
 out=${FUZZ_BUILD:-$top/build-fuzz}
 mkdir -p "$out/corpus"
 srcs=$(ls "$top"/lfs/*.c "$top"/ckpt/ckpt.c "$top"/ckpt/recover.c "$top"/ckpt/fsck_core.c |
-       grep -v -e fuse_main.c -e mkfs.c -e ctl_server.c)
+       grep -v -e /fuse_ -e mkfs.c -e ctl_server.c)
 clang -std=c11 -D_GNU_SOURCE -DPACKAGE_VERSION='"fuzz"' -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -I"$top/lfs" -I"$top/ckpt" -I"$top/tests/lib" \
 	$srcs "$top/tests/lib/imgedit.c" "$top/tests/fuzz/fuzz_mount.c" -lz -lpthread -o "$out/fuzz_mount"
