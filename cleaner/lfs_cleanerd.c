@@ -45,9 +45,10 @@ struct cleaner {
 	uint64_t reserved;          /* segments writers never get */
 	struct lfs_ctl_seg *usage;  /* nsegs entries, refreshed each pass */
 	bool cleaning;              /* between the min and max thresholds */
-	/* A pass after which fewer segments were clean than before gained
-	 * nothing; the next waits until users have freed a segment's worth
-	 * (the daemon's bytes_freed), since before that none can be gained. */
+	/* A pass after which no more segments were clean than before, and
+	 * that freed less than a segment elsewhere, gained nothing; the next
+	 * waits until something more is freed (the daemon's bytes_freed):
+	 * an idle filesystem then sees no passes. */
 	bool futile;
 	uint64_t futile_at;
 	bool said_idle, said_no_room; /* each reason is logged once */
@@ -289,10 +290,10 @@ run(struct cleaner *c)
 		else if (pct >= c->cfg.max_clean_pct)
 			c->cleaning = false;
 		size_t nv = 0;
-		bool waiting = c->cleaning && c->futile && st.bytes_freed - c->futile_at < c->seg_bytes;
+		bool waiting = c->cleaning && c->futile && st.bytes_freed == c->futile_at;
 		if (waiting && !c->said_idle) {
 			say(LOG_INFO, "not cleaning: the last pass gained no segment (%llu of %llu clean); "
-			    "waiting until a segment's worth of data is deleted or overwritten",
+			    "waiting until data is deleted or overwritten",
 			    (unsigned long long)all_clean, (unsigned long long)c->nsegs);
 			c->said_idle = true;
 		}

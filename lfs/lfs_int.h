@@ -142,9 +142,9 @@ struct lfs_fs {
 	/* Bytes freed outside the segments being cleaned: by users (deletes,
 	 * overwrites), and by cleaning in other segments (the old copies of
 	 * the leaves and records moved blocks drag along).  Cleaning that
-	 * gained nothing is not tried again before a segment's worth more
-	 * has been freed: it could not gain a segment (space.c). */
-	uint64_t freed_bytes, futile_at;
+	 * gained nothing is not tried again before more has been freed, or
+	 * a second has passed (space.c). */
+	uint64_t freed_bytes, futile_at, futile_ns;
 	bool futile;
 	uint64_t full_logged_ns;
 

@@ -22,8 +22,9 @@
  * When an operation does not fit: flush (the estimate of dirty state is
  * pessimistic), checkpoint if that frees segments, then clean the
  * emptiest segments.  Cleaning that gained nothing is not tried again
- * until a segment's worth was freed since (fs->freed_bytes), so a stream of
- * writes into a full filesystem costs no cleaning at all.
+ * until something was freed since (fs->freed_bytes), or a second later
+ * (the cleaner may have made room to move), so a stream of writes into a
+ * full filesystem costs at most one attempt a second.
  */
 #include "lfs_int.h"
 
@@ -132,7 +133,10 @@ make_room(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 		return err;
 	uint64_t seg_bytes = (uint64_t)fs->sb.seg_blocks * fs->bsize;
 	for (int round = 0; round < 64 && !lfs_space_fits(fs, cls, bytes); round++) {
-		if (fs->futile && fs->freed_bytes - fs->futile_at < seg_bytes)
+		/* after cleaning that gained nothing, try again once anything
+		 * was freed, or a second later (the cleaner may have moved) */
+		if (fs->futile && fs->freed_bytes == fs->futile_at &&
+		    lfs_now_ns() - fs->futile_ns < 1000000000ull)
 			break;
 		uint64_t moved = 0, before = lfs_seg_clean_blocks(fs), freed = fs->freed_bytes;
 		err = lfs_clean_reclaim(fs, &moved);
@@ -144,6 +148,7 @@ make_room(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 		if (err == -ENOSPC || (!gained && fs->freed_bytes - freed < seg_bytes)) {
 			fs->futile = true;
 			fs->futile_at = fs->freed_bytes;
+			fs->futile_ns = lfs_now_ns();
 			break;
 		}
 		fs->futile = false;
