@@ -266,83 +266,147 @@ move_if_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, c
 	return lfs_clean_move_block(fs, e, addr, blk);
 }
 
-int
-lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved)
+/*
+ * Clean the victims segs[0..n) together: one flush for all of them, so
+ * the block-map leaves and inode records their blocks drag along are
+ * written once however many victims hold blocks of the same file.  Only
+ * the leading victims whose cost, counted together, the space allows are
+ * cleaned (at least segs[0], or none: -ENOSPC); *taken says how many.
+ */
+static int
+clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, size_t *taken, uint64_t *moved)
 {
-	if (seg >= fs->sb.nsegs || fs->segs[seg].state != LFS_SEG_DIRTY)
-		return -EINVAL;
+	*taken = 0;
 	int err = lfs_flush(fs);
 	if (err)
 		return err;
-	/* all or nothing, as for the cleaner's requests (ctl_ops.c) */
+	/* all or nothing per victim, as for the cleaner's requests (ctl_ops.c) */
 	struct lfs_clean_cost cost;
 	lfs_clean_cost_init(&cost);
-	err = lfs_seg_scan(fs, seg, count_live, &cost);
-	bool ok = lfs_clean_affordable(fs, lfs_clean_cost_blocks(&cost, fs), 1);
+	size_t k = 0;
+	for (; k < n && !err; k++) {
+		if (segs[k] >= fs->sb.nsegs || fs->segs[segs[k]].state != LFS_SEG_DIRTY) {
+			err = -EINVAL;
+			break;
+		}
+		err = lfs_seg_scan(fs, segs[k], count_live, &cost);
+		if (!err && !lfs_clean_affordable(fs, lfs_clean_cost_blocks(&cost, fs), k + 1))
+			break;
+	}
 	lfs_clean_cost_free(&cost);
+	if (err && k == 0)
+		return err;
+	if (k == 0)
+		return -ENOSPC;
+	err = 0;
+	struct u64map victims;
+	u64map_init(&victims);
+	uint64_t m = 0;
+	bool partial = false;
+	size_t i = 0;
+	for (; i < k && !err && !partial; i++) {
+		uint64_t before = m;
+		err = lfs_seg_scan(fs, segs[i], move_if_live, &m);
+		partial = err == -ENOSPC;
+		if (partial && m > before)
+			err = 0;
+		if (!err)
+			err = u64map_put(&victims, segs[i], (void *)1);
+	}
+	if (partial && err == -ENOSPC && i > 1)
+		err = 0; /* the victims before this one were moved whole */
+	uint64_t age = UINT64_MAX;
+	for (size_t j = 0; j < i; j++)
+		if (fs->segs[segs[j]].mtime_ns < age)
+			age = fs->segs[segs[j]].mtime_ns;
+	if (!err)
+		err = lfs_clean_flush(fs, age, &victims);
+	u64map_free(&victims);
 	if (err)
 		return err;
-	if (!ok)
-		return -ENOSPC;
-	uint64_t n = 0;
-	err = lfs_seg_scan(fs, seg, move_if_live, &n);
-	bool partial = err == -ENOSPC;
-	if (partial && n > 0)
-		err = 0;
-	struct u64map victim;
-	u64map_init(&victim);
-	if (!err)
-		err = u64map_put(&victim, seg, (void *)1);
-	if (!err)
-		err = lfs_clean_flush(fs, fs->segs[seg].mtime_ns, &victim);
-	u64map_free(&victim);
-	if (!err) {
-		fs->stats.blocks_cleaned += n;
-		*moved += n;
-		if (fs->segs[seg].live_bytes && !partial)
+	fs->stats.blocks_cleaned += m;
+	*moved += m;
+	*taken = i;
+	for (size_t j = 0; j < i && !partial; j++)
+		if (fs->segs[segs[j]].live_bytes)
 			lfs_log("cleaner: segment %llu still has %u live bytes after cleaning",
-				(unsigned long long)seg, fs->segs[seg].live_bytes);
-	}
-	return err;
+				(unsigned long long)segs[j], fs->segs[segs[j]].live_bytes);
+	return 0;
 }
+
+int
+lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved)
+{
+	size_t taken;
+	return clean_batch(fs, &seg, 1, &taken, moved);
+}
+
+/* Dirty segments by live bytes, emptiest first. */
+static int
+by_live(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/*
+ * Greedy, in one batch: the emptiest dirty segments, as many as their
+ * cost counted together allows (at most RECLAIM_MAX_BYTES of live data,
+ * which the flush holds in memory), then a checkpoint frees them.
+ * Cleaning victims one at a time would rewrite the leaves and inode
+ * records of every file they share once per victim: under random
+ * overwrites of a nearly full filesystem that costs as much as a victim
+ * frees, and cleaning would never gain.
+ */
+#define RECLAIM_MAX_VICTIMS 64
+#define RECLAIM_MAX_BYTES (32ull << 20)
 
 int
 lfs_clean_reclaim(struct lfs_fs *fs, uint64_t *moved)
 {
 	uint64_t segbytes = (uint64_t)fs->sb.seg_blocks * fs->bsize;
-	int cleaned = 0;
-	for (int round = 0; round < 4; round++) {
-		uint64_t best = UINT64_MAX, best_live = segbytes;
-		bool empty = false;
-		for (uint64_t s = 0; s < fs->sb.nsegs; s++) {
-			if (fs->segs[s].state != LFS_SEG_DIRTY)
-				continue;
-			uint64_t live = lfs_seg_live(fs, s);
-			if (live == 0)
-				empty = true; /* freed by the checkpoint below */
-			else if (live < best_live) {
-				best = s;
-				best_live = live;
-			}
+	uint64_t (*cand)[2] = lfs_calloc(fs->sb.nsegs ? fs->sb.nsegs : 1, sizeof(*cand));
+	if (!cand)
+		return -ENOMEM;
+	size_t nc = 0;
+	bool empty = false;
+	for (uint64_t s = 0; s < fs->sb.nsegs; s++) {
+		if (fs->segs[s].state != LFS_SEG_DIRTY)
+			continue;
+		uint64_t live = lfs_seg_live(fs, s);
+		if (live == 0)
+			empty = true; /* freed by the checkpoint below */
+		else if (live < segbytes) {
+			cand[nc][0] = live;
+			cand[nc][1] = s;
+			nc++;
 		}
-		if (empty && !cleaned) {
-			cleaned++;
-			break;
-		}
-		if (best == UINT64_MAX)
-			break;
-		uint64_t read0 = fs->dev.bytes_read;
-		int err = lfs_clean_segment(fs, best, moved);
-		fs->stats.cleaner_bytes_read += fs->dev.bytes_read - read0;
-		if (err == -ENOSPC)
-			break;
-		if (err)
-			return err;
-		fs->stats.victim_hist[lfs_ctl_bin(best_live, segbytes)]++;
-		fs->stats.segs_cleaned++;
-		cleaned++;
 	}
-	if (!cleaned)
+	int err = 0;
+	size_t cleaned = 0;
+	if (!empty && nc) {
+		qsort(cand, nc, sizeof(*cand), by_live);
+		uint64_t segs[RECLAIM_MAX_VICTIMS], bytes = 0;
+		size_t n = 0;
+		for (; n < nc && n < RECLAIM_MAX_VICTIMS && (n == 0 || bytes + cand[n][0] <= RECLAIM_MAX_BYTES); n++) {
+			segs[n] = cand[n][1];
+			bytes += cand[n][0];
+		}
+		/* less than a segment dead in all of them: nothing to gain */
+		if (n * segbytes - bytes < segbytes)
+			n = 0;
+		uint64_t read0 = fs->dev.bytes_read;
+		err = n ? clean_batch(fs, segs, n, &cleaned, moved) : -ENOSPC;
+		fs->stats.cleaner_bytes_read += fs->dev.bytes_read - read0;
+		for (size_t i = 0; i < cleaned; i++) {
+			fs->stats.victim_hist[lfs_ctl_bin(cand[i][0], segbytes)]++;
+			fs->stats.segs_cleaned++;
+		}
+	}
+	free(cand);
+	if (err && err != -ENOSPC)
+		return err;
+	if (!cleaned && !empty)
 		return -ENOSPC;
 	return lfs_ckpt_write(fs, false);
 }
