@@ -280,8 +280,22 @@ lfs_file_allocate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_
 	return err;
 }
 
+/* Admission of a write; notes when cached data came within a headroom
+ * of what plain writers may use (fuse_cache.c then checks the writer's
+ * every write()). */
+static int
+admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
+{
+	int err = lfs_space_admit(fs, cls, bytes);
+	if (!err && cls == LFS_SPACE_WRITEBACK &&
+	    !lfs_space_fits(fs, LFS_SPACE_WRITE, bytes + fs->headroom_blocks * fs->bsize))
+		fs->near_full = true;
+	return err;
+}
+
 ssize_t
-lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, const void *buf, size_t size, uint64_t off)
+lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, enum lfs_space_class cls, const void *buf, size_t size,
+	       uint64_t off)
 {
 	if (size == 0)
 		return 0;
@@ -291,7 +305,7 @@ lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, const void *buf, size_t 
 	int err;
 	if (ip->di.flags & LFS_DI_INLINE) {
 		if (end <= lfs_inline_max(fs->bsize)) {
-			err = lfs_space_admit(fs, LFS_SPACE_WRITE, 0);
+			err = admit(fs, cls, 0);
 			if (!err)
 				err = lfs_inode_inline_buf(fs, ip);
 			if (err)
@@ -308,13 +322,12 @@ lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, const void *buf, size_t 
 	}
 	/* overwriting what fallocate gave frees as much as it takes: the
 	 * promise of fallocate holds on a full filesystem too */
-	enum lfs_space_class cls = (ip->di.flags & LFS_DI_PREALLOC) && range_allocated(fs, ip, off, size)
-					   ? LFS_SPACE_DELETE : LFS_SPACE_WRITE;
-	err = lfs_space_admit(fs, cls, size);
+	err = admit(fs, (ip->di.flags & LFS_DI_PREALLOC) && range_allocated(fs, ip, off, size)
+				? LFS_SPACE_DELETE : cls, size);
 	if (err == -ENOSPC) {
 		/* as much as fits, in whole blocks: a short write, as ext4
 		 * gives, so a stream stops within a block of the end */
-		uint64_t fit = lfs_space_avail_blocks(fs, LFS_SPACE_WRITE);
+		uint64_t fit = lfs_space_avail_blocks(fs, cls);
 		uint64_t room = fit ? fit * fs->bsize - off % fs->bsize : 0;
 		if (room == 0)
 			return -ENOSPC;

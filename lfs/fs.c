@@ -312,7 +312,7 @@ new_node(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, dev_t r
 	if (S_ISCHR(mode) || S_ISBLK(mode))
 		ip->di.rdev = lfs_rdev_encode(rdev);
 	if (target) {
-		ssize_t n = lfs_file_write(fs, ip, target, tlen, 0);
+		ssize_t n = lfs_file_write(fs, ip, LFS_SPACE_WRITE, target, tlen, 0);
 		err = n < 0 ? (int)n : 0;
 	}
 	if (!err)
@@ -690,8 +690,9 @@ lfs_read(struct lfs_fs *fs, uint64_t ino, void *buf, size_t size, off_t off)
 	return n;
 }
 
-ssize_t
-lfs_write(struct lfs_fs *fs, uint64_t ino, const void *buf, size_t size, off_t off, bool *allocated)
+static ssize_t
+write_as(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t ino, const void *buf, size_t size, off_t off,
+	 bool *allocated, bool *in_headroom)
 {
 	lock(fs);
 	struct lfs_inode *ip;
@@ -706,15 +707,51 @@ lfs_write(struct lfs_fs *fs, uint64_t ino, const void *buf, size_t size, off_t o
 		return unlock(fs, -EINVAL);
 	/* inline growth is not worth a kernel round trip; blocks are */
 	uint64_t before = ip->di.blocks + ip->pending_new;
-	ssize_t n = lfs_file_write(fs, ip, buf, size, (uint64_t)off);
+	fs->near_full = false;
+	ssize_t n = lfs_file_write(fs, ip, cls, buf, size, (uint64_t)off);
 	if (allocated)
 		*allocated = ip->di.blocks + ip->pending_new != before;
 	if (n > 0) {
 		lfs_inode_touch(ip, true, true);
 		after_write(fs);
 	}
+	if (in_headroom)
+		*in_headroom = fs->near_full;
 	pthread_mutex_unlock(&fs->lock);
 	return n;
+}
+
+ssize_t
+lfs_write(struct lfs_fs *fs, uint64_t ino, const void *buf, size_t size, off_t off, bool *allocated)
+{
+	return write_as(fs, LFS_SPACE_WRITE, ino, buf, size, off, allocated, NULL);
+}
+
+ssize_t
+lfs_write_cached(struct lfs_fs *fs, uint64_t ino, const void *buf, size_t size, off_t off, bool *allocated,
+		 bool *in_headroom)
+{
+	return write_as(fs, LFS_SPACE_WRITEBACK, ino, buf, size, off, allocated, in_headroom);
+}
+
+void
+lfs_set_cache_headroom(struct lfs_fs *fs, uint64_t bytes)
+{
+	lock(fs);
+	fs->headroom_blocks = (bytes + fs->bsize - 1) / fs->bsize;
+	pthread_mutex_unlock(&fs->lock);
+}
+
+int
+lfs_space_check(struct lfs_fs *fs)
+{
+	lock(fs);
+	int err = writable(fs);
+	if (!err)
+		err = lfs_space_admit(fs, LFS_SPACE_WRITE, fs->bsize);
+	if (!err)
+		err = !lfs_space_fits(fs, LFS_SPACE_WRITE, (fs->headroom_blocks + 1) * fs->bsize);
+	return unlock(fs, err);
 }
 
 int
@@ -849,7 +886,10 @@ lfs_statfs(struct lfs_fs *fs, struct statvfs *st)
 {
 	lock(fs);
 	memset(st, 0, sizeof(*st));
+	/* what the kernel's page cache may still hand us is spoken for, as
+	 * the reserve is */
 	uint64_t usable = (fs->sb.nsegs - fs->sb.reserved_segs) * (uint64_t)fs->sb.seg_blocks;
+	usable = usable > fs->headroom_blocks ? usable - fs->headroom_blocks : 0;
 	uint64_t live = 0;
 	for (uint64_t s = 0; s < fs->sb.nsegs; s++)
 		live += lfs_seg_live(fs, s);

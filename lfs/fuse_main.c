@@ -12,6 +12,7 @@
 #define FUSE_USE_VERSION 34
 #include "ctl_server.h"
 #include "format.h"
+#include "fuse_cache.h"
 #include "fuse_io.h"
 #include "loopdev.h"
 #include "lfs.h"
@@ -41,6 +42,8 @@ struct lfs_daemon {
 	struct lfs_ctl_server *ctl; /* NULL: no control socket */
 	bool no_open;               /* the kernel opens files without asking us */
 	bool writeback;             /* the kernel buffers writes (not -o writethrough) */
+	struct lfs_fuse_cache cache; /* what those buffered writes may need */
+	uint64_t usable;            /* bytes the filesystem holds, for the cache's bound */
 	struct lfs_fuse_io io;
 	bool quiesced;              /* DESTROY: the final checkpoint is written */
 };
@@ -89,10 +92,14 @@ op_init(void *userdata, struct fuse_conn_info *conn)
 	 * own and a full filesystem is noticed only at writeback, reported at
 	 * fsync or close (lfs(8), BUGS); without it (-o writethrough) every
 	 * write() reaches the daemon, which can refuse it with ENOSPC. */
-	if (d->writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
+	if (d->writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE)) {
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
-	else
+		/* room for what the cache holds (fuse_cache.c) */
+		lfs_set_cache_headroom(d->fs, lfs_fuse_cache_headroom(&d->cache, d->usable));
+	} else {
+		d->writeback = false;
 		conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+	}
 	/* An open holds nothing the kernel's lookup reference does not:
 	 * answering the first OPEN with ENOSYS saves a round trip per open
 	 * and its RELEASE.  O_TRUNC then must come as a SETATTR, since the
@@ -143,13 +150,29 @@ op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
 static void
 op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void)fi;
 	struct stat st;
-	int err = lfs_getattr(FS(req), ino, &st);
+	int err = 0;
+	double timeout = D(req)->timeout;
+	/* A file handle comes with the kernel's check before a buffered
+	 * write() (fuse_cache.c).  Near full, a file written back is marked:
+	 * its writer's next write() is told ENOSPC if writers have no room
+	 * (once: a reader at the end of the file may be the one told), and
+	 * while the room left is below the headroom, the attributes are
+	 * given for no time, so that every write() asks again. */
+	if (fi && D(req)->writeback && lfs_fuse_cache_take(&D(req)->cache, ino)) {
+		err = lfs_space_check(FS(req));
+		if (err == 1) {
+			lfs_fuse_cache_mark(&D(req)->cache, ino);
+			timeout = 0;
+			err = 0;
+		}
+	}
+	if (!err)
+		err = lfs_getattr(FS(req), ino, &st);
 	if (err)
 		fuse_reply_err(req, -err);
 	else
-		fuse_reply_attr(req, &st, D(req)->timeout);
+		fuse_reply_attr(req, &st, timeout);
 }
 
 static bool
@@ -345,8 +368,13 @@ op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off
 		fuse_reply_err(req, -dropped);
 		return;
 	}
-	ssize_t n = lfs_write(FS(req), ino, buf, size, off, &allocated);
+	bool headroom = false;
+	ssize_t n = fi->writepage ? lfs_write_cached(FS(req), ino, buf, size, off, &allocated, &headroom)
+				  : lfs_write(FS(req), ino, buf, size, off, &allocated);
 	allocated |= dropped > 0;
+	if (headroom)
+		lfs_fuse_cache_mark(&D(req)->cache, ino);
+	allocated |= headroom;
 	/* st_blocks changed under the kernel's attribute cache: drop the
 	 * cached attributes (offset -1 leaves the page cache alone) */
 	if (allocated)
@@ -595,10 +623,14 @@ static void *
 ticker(void *arg)
 {
 	struct lfs_daemon *d = arg;
-	while (!d->stop) {
+	for (unsigned n = 0; !d->stop; n++) {
 		usleep(200 * 1000);
 		if (!d->stop)
 			lfs_tick(d->fs);
+		/* the kernel keeps the bound as a share of a dirty limit that
+		 * follows free memory */
+		if (d->writeback && n % 25 == 0)
+			lfs_set_cache_headroom(d->fs, lfs_fuse_cache_headroom(&d->cache, d->usable));
 	}
 	return NULL;
 }
@@ -713,34 +745,6 @@ usage(FILE *f)
 	       "    -o fault=OP:N:ERR    make the Nth pread/pwrite/fdatasync/alloc fail (tests)\n"
 	       "    -f                   stay in the foreground\n"
 	       "and the generic FUSE mount options (ro, allow_other, ...).\n");
-}
-
-/*
- * The kernel lets a FUSE mount hold only 1% of the dirty page limit
- * (/sys/class/bdi/<dev>/max_ratio), so writers are throttled to the
- * speed of single-page FUSE writes long before lfs would batch them.
- * Raise it for this mount; needs root, and is best effort.
- */
-static void
-set_max_ratio(const char *mountpoint, unsigned ratio, bool explicit)
-{
-	FILE *mi = fopen("/proc/self/mountinfo", "r");
-	char line[8192], dev[64] = "", mnt[4096];
-	while (mi && fgets(line, sizeof(line), mi))
-		if (sscanf(line, "%*s %*s %63s %*s %4095s", dev, mnt) == 2 && strcmp(mnt, mountpoint) == 0)
-			break;
-		else
-			dev[0] = '\0';
-	if (mi)
-		fclose(mi);
-	char path[128];
-	snprintf(path, sizeof(path), "/sys/class/bdi/%s/max_ratio", dev);
-	FILE *f = dev[0] ? fopen(path, "w") : NULL;
-	bool ok = f && fprintf(f, "%u\n", ratio) > 0;
-	if (f && fclose(f) != 0)
-		ok = false;
-	if (!ok && explicit)
-		lfs_log("max_ratio: cannot set %s", dev[0] ? path : "(mount not found)");
 }
 
 /* The cleaner: next to this program in a build tree, else where
@@ -873,9 +877,11 @@ main(int argc, char *argv[])
 	o.readonly = c.ro;
 
 	struct lfs_daemon d = { .timeout = c.timeout, .writeback = !c.writethrough };
+	lfs_fuse_cache_init(&d.cache);
 	int err = lfs_mount(c.image, &o, &d.fs);
 	if (err) {
 		fprintf(stderr, "lfs: cannot mount %s: %s\n", c.image, strerror(-err));
+		lfs_fuse_cache_free(&d.cache);
 		cmdline_free(&c, &args);
 		return 1;
 	}
@@ -922,7 +928,10 @@ main(int argc, char *argv[])
 	if ((err = lfs_fuse_io_attach(se, &d.io)))
 		lfs_log("fuse: own request handling unavailable (%s): the kernel will ask for "
 			"security.capability before every write", strerror(err < 0 ? -err : err));
-	set_max_ratio(c.mountpoint, c.max_ratio == UINT_MAX ? 40 : c.max_ratio, c.max_ratio != UINT_MAX);
+	struct statvfs sv;
+	if (lfs_statfs(d.fs, &sv) == 0)
+		d.usable = (uint64_t)sv.f_blocks * sv.f_frsize;
+	lfs_fuse_cache_setup(&d.cache, c.mountpoint, d.usable, c.max_ratio);
 	if ((err = choose_log(&c))) {
 		ret = 1;
 		goto out_unmount;
@@ -957,6 +966,7 @@ out_se:
 out_fs:
 	if (lfs_unmount(d.fs))
 		ret = 1;
+	lfs_fuse_cache_free(&d.cache);
 	cmdline_free(&c, &args);
 	return ret;
 }

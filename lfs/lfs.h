@@ -97,6 +97,19 @@ ssize_t lfs_read(struct lfs_fs *fs, uint64_t ino, void *buf, size_t size, off_t 
 /* *allocated (may be NULL) tells whether st_blocks changed. */
 ssize_t lfs_write(struct lfs_fs *fs, uint64_t ino, const void *buf, size_t size, off_t off,
 		  bool *allocated);
+/* The same for data a page cache already acknowledged to the application
+ * (FUSE writeback): it may use the cache headroom that plain writes leave
+ * free; *in_headroom (may be NULL) tells that less than a headroom is left
+ * above what plain writes may use. */
+ssize_t lfs_write_cached(struct lfs_fs *fs, uint64_t ino, const void *buf, size_t size, off_t off,
+			 bool *allocated, bool *in_headroom);
+/* Keep `bytes` free below plain writers for lfs_write_cached (the most the
+ * kernel's page cache can hold unwritten); df's Avail excludes it. */
+void lfs_set_cache_headroom(struct lfs_fs *fs, uint64_t bytes);
+/* Whether a plain write of one block can be admitted now (after cleaning
+ * if need be): 0 yes, 1 yes but less than the cache headroom is left,
+ * else -ENOSPC or the filesystem's error. */
+int lfs_space_check(struct lfs_fs *fs);
 int lfs_fsync(struct lfs_fs *fs, uint64_t ino, bool datasync);
 /* Before a write, truncate or chown: remove the file capability and, for
  * a caller without CAP_FSETID (who != NULL), clear set-user-ID and

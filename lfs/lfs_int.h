@@ -137,6 +137,9 @@ struct lfs_fs {
 	uint64_t move_age_ns;
 	bool cleaning;              /* in lfs_clean_flush */
 	bool admitting;             /* in lfs_space_admit: the caller holds inodes */
+	uint64_t headroom_blocks;   /* kept for LFS_SPACE_WRITEBACK (space.c) */
+	bool near_full;             /* the last cached write came within a
+				     * headroom of the writers' floor */
 	int quiesce_err;            /* of the final checkpoint (lfs_quiesce) */
 	struct u64map *clean_victims; /* its victim segments: frees there are moves */
 	/* Bytes freed outside the segments being cleaned: by users (deletes,
@@ -274,8 +277,17 @@ int lfs_bmap_walk_disk(struct lfs_fs *fs, const struct lfs_dinode *di,
 
 /* file.c */
 ssize_t lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, uint64_t off);
-ssize_t lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, const void *buf, size_t size,
-		       uint64_t off);
+/* who may use which part of the clean space (space.c) */
+enum lfs_space_class {
+	LFS_SPACE_WRITE,            /* new content and names: stops at the
+				     * reserve plus the cache headroom */
+	LFS_SPACE_WRITEBACK,        /* content a page cache already took: may
+				     * use the headroom, stops at the reserve */
+	LFS_SPACE_DELETE,           /* frees space: may use most of the reserve */
+	LFS_SPACE_CLEAN_AT_LOSS,    /* cleaning that moves more than it frees */
+};
+ssize_t lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, enum lfs_space_class cls,
+		       const void *buf, size_t size, uint64_t off);
 int lfs_file_truncate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t size);
 int lfs_file_punch(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_t len);
 /* fallocate: a block of zeros for every hole in [off, off+len), admitted
@@ -312,11 +324,6 @@ int lfs_xattr_remove(struct lfs_fs *fs, struct lfs_inode *ip, const char *name);
 int lfs_flush(struct lfs_fs *fs);
 
 /* space.c: admission control against the reserve */
-enum lfs_space_class {
-	LFS_SPACE_WRITE,            /* new content and names: stops at the reserve */
-	LFS_SPACE_DELETE,           /* frees space: may use most of the reserve */
-	LFS_SPACE_CLEAN_AT_LOSS,    /* cleaning that moves more than it frees */
-};
 /* 0 when `bytes` more of content (and the dirty state) fit, after
  * flushing, checkpointing and cleaning if need be; else -ENOSPC. */
 int lfs_space_admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes);

@@ -6,8 +6,11 @@
  * depends on what the operation is.  From the top of the clean space
  * down (lfs(5), "Space and the reserve", states the invariant):
  *
- *   writers  (new data, new names)        stop at the reserve,
- *                                          reserved_segs segments;
+ *   writers  (new data, new names)        stop at the reserve plus the
+ *                                          cache headroom;
+ *   writeback of data a page cache        may use the headroom: stops at
+ *   already acknowledged                  the reserve, reserved_segs
+ *                                          segments;
  *   deletes  (unlink, rmdir, truncate,     may go on to the delete floor,
  *             punch, rename over, chmod…)  half way into the reserve;
  *   cleaning and the checkpoint            may go on to the checkpoint
@@ -66,6 +69,8 @@ lfs_space_floor(const struct lfs_fs *fs, enum lfs_space_class cls)
 	 * may go half way from there to the checkpoint's floor */
 	uint64_t loss = reserve / 2 > ckpt ? reserve / 2 : ckpt;
 	if (cls == LFS_SPACE_WRITE)
+		return reserve + fs->headroom_blocks;
+	if (cls == LFS_SPACE_WRITEBACK)
 		return reserve;
 	if (cls == LFS_SPACE_CLEAN_AT_LOSS)
 		return loss;
@@ -163,7 +168,8 @@ make_room(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 	if (now - fs->full_logged_ns >= 60ull * 1000000000ull) {
 		fs->full_logged_ns = now;
 		lfs_log("full: %s refused (%llu of %llu segments clean, %llu reserved); cleaning can free "
-			"nothing more until something is deleted", cls == LFS_SPACE_WRITE ? "a write" : "a delete",
+			"nothing more until something is deleted",
+			cls == LFS_SPACE_WRITE ? "a write" : cls == LFS_SPACE_WRITEBACK ? "a cached write" : "a delete",
 			(unsigned long long)fs->nclean, (unsigned long long)fs->sb.nsegs,
 			(unsigned long long)fs->sb.reserved_segs);
 	}

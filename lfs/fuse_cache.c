@@ -1,0 +1,165 @@
+/*
+ * fuse_cache.c — ENOSPC at write() under the kernel's writeback cache.
+ *
+ * With the writeback cache the kernel accepts a buffered write() without
+ * asking lfs, and hands the data over later; a full filesystem could only
+ * refuse it then, after write() had returned success.  So lfs keeps room
+ * for everything the kernel can hold unwritten:
+ *
+ *   - the kernel bounds the dirty pages of one FUSE mount (its backing
+ *     device info, /sys/class/bdi/DEV/max_bytes, under strict_limit); as
+ *     root lfs sets that bound to follow the filesystem's size;
+ *   - plain writers stop that much (the headroom) above the reserve, and
+ *     df's Avail leaves it out; only writeback of data the kernel already
+ *     accepted may use it (lfs_write_cached);
+ *   - once writeback had to use it, the file is marked and its cached
+ *     attributes dropped: the kernel then asks (GETATTR with the file
+ *     handle) before its next buffered write(), and that request is
+ *     answered ENOSPC while writers still have no room.
+ *
+ * What remains is named in lfs(8), BUGS.
+ */
+#include "fuse_cache.h"
+#include "lfs.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MIB (1ull << 20)
+
+static uint64_t
+read_limit(const struct lfs_fuse_cache *c)
+{
+	FILE *f = c->max_bytes_path[0] ? fopen(c->max_bytes_path, "r") : NULL;
+	unsigned long long v = 0;
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+static bool
+write_value(const char *path, unsigned long long v)
+{
+	FILE *f = fopen(path, "w");
+	bool ok = f && fprintf(f, "%llu\n", v) > 0;
+	if (f && fclose(f) != 0)
+		ok = false;
+	return ok;
+}
+
+/* The mount's device number from mountinfo, without touching the mount
+ * (a stat would be a request to this very daemon). */
+static bool
+mount_dev(const char *mountpoint, char *dev, size_t len)
+{
+	FILE *mi = fopen("/proc/self/mountinfo", "r");
+	char line[8192], d[64], mnt[4096];
+	bool found = false;
+	while (mi && !found && fgets(line, sizeof(line), mi))
+		if (sscanf(line, "%*s %*s %63s %*s %4095s", d, mnt) == 2 && strcmp(mnt, mountpoint) == 0) {
+			snprintf(dev, len, "%s", d);
+			found = true;
+		}
+	if (mi)
+		fclose(mi);
+	return found;
+}
+
+uint64_t
+lfs_fuse_cache_setup(struct lfs_fuse_cache *c, const char *mountpoint, uint64_t usable, unsigned ratio)
+{
+	char dev[64], dir[128];
+	if (mount_dev(mountpoint, dev, sizeof(dev))) {
+		/* a fuseblk mount's bdi carries a suffix (fs/fuse/inode.c) */
+		const char *suffix[] = { "-fuseblk", "" };
+		for (int i = 0; i < 2 && !c->max_bytes_path[0]; i++) {
+			snprintf(dir, sizeof(dir), "/sys/class/bdi/%s%s", dev, suffix[i]);
+			if (access(dir, F_OK) == 0)
+				snprintf(c->max_bytes_path, sizeof(c->max_bytes_path), "%s/max_bytes", dir);
+		}
+	}
+	if (!c->max_bytes_path[0]) {
+		lfs_log("cache: no backing device info for %s: the kernel's cache is not bounded by lfs, "
+			"and a full filesystem may fail writes only at fsync or close", mountpoint);
+		return 0;
+	}
+	if (getuid() == 0) {
+		bool ok;
+		if (ratio != UINT_MAX) {
+			char path[160];
+			snprintf(path, sizeof(path), "%.*s/max_ratio",
+				 (int)(strlen(c->max_bytes_path) - strlen("/max_bytes")), c->max_bytes_path);
+			ok = write_value(path, ratio);
+		} else {
+			uint64_t want = usable / 64;
+			want = want < 2 * MIB ? 2 * MIB : want > 256 * MIB ? 256 * MIB : want;
+			ok = write_value(c->max_bytes_path, want);
+		}
+		if (!ok)
+			lfs_log("cache: cannot set the dirty page limit in %s", c->max_bytes_path);
+	}
+	return lfs_fuse_cache_headroom(c, usable);
+}
+
+uint64_t
+lfs_fuse_cache_headroom(struct lfs_fuse_cache *c, uint64_t usable)
+{
+	uint64_t limit = read_limit(c);
+	if (!limit)
+		return 0;
+	/* Writers are throttled only after they pass the limit, and a
+	 * write() under way when the room runs out is taken whole: a margin
+	 * for both, for a few writers of a MiB at a time. */
+	uint64_t need = limit + limit / 4, h = need + 8 * MIB;
+	if (h > usable / 8) {
+		if (need > usable / 8 && limit != c->limit)
+			lfs_log("cache: the kernel may hold %llu MiB of writes for this mount; only %llu MiB "
+				"(an eighth of the filesystem) are kept for them", (unsigned long long)(limit / MIB),
+				(unsigned long long)(usable / 8 / MIB));
+		h = usable / 8;
+	}
+	c->limit = limit;
+	return h;
+}
+
+void
+lfs_fuse_cache_init(struct lfs_fuse_cache *c)
+{
+	pthread_mutex_init(&c->lock, NULL);
+	u64map_init(&c->full);
+	c->max_bytes_path[0] = '\0';
+	c->limit = 0;
+}
+
+void
+lfs_fuse_cache_mark(struct lfs_fuse_cache *c, uint64_t ino)
+{
+	pthread_mutex_lock(&c->lock);
+	/* a failed put leaves the file unmarked: its writer learns at
+	 * the next writeback instead */
+	(void)u64map_put(&c->full, ino, (void *)1);
+	pthread_mutex_unlock(&c->lock);
+}
+
+bool
+lfs_fuse_cache_take(struct lfs_fuse_cache *c, uint64_t ino)
+{
+	pthread_mutex_lock(&c->lock);
+	bool was = c->full.count && u64map_get(&c->full, ino);
+	if (was)
+		u64map_del(&c->full, ino);
+	pthread_mutex_unlock(&c->lock);
+	return was;
+}
+
+void
+lfs_fuse_cache_free(struct lfs_fuse_cache *c)
+{
+	u64map_free(&c->full);
+	pthread_mutex_destroy(&c->lock);
+}

@@ -1,0 +1,37 @@
+/*
+ * fuse_cache.h — what the kernel's page cache may hold of writes lfs has
+ * not seen yet (FUSE writeback), and the files whose writers must be told
+ * ENOSPC at their next write() (fuse_cache.c).
+ */
+#ifndef LFS_FUSE_CACHE_H
+#define LFS_FUSE_CACHE_H
+
+#include "u64map.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct lfs_fuse_cache {
+	char max_bytes_path[160];   /* the mount's bdi max_bytes; "" if unknown */
+	uint64_t limit;             /* its value when last read */
+	pthread_mutex_t lock;
+	struct u64map full;         /* inodes whose next write() gets ENOSPC */
+};
+
+void lfs_fuse_cache_init(struct lfs_fuse_cache *c);
+/* Find the mount's backing device info and, as root, bound the dirty
+ * pages the kernel keeps for it: `ratio` percent of the dirty limit if
+ * given (not UINT_MAX), else a size that follows the filesystem's.
+ * Returns the headroom to keep for them (lfs_set_cache_headroom). */
+uint64_t lfs_fuse_cache_setup(struct lfs_fuse_cache *c, const char *mountpoint, uint64_t usable,
+			      unsigned ratio);
+/* The headroom again, after the kernel's limit may have moved (it is
+ * kept as a share of a dirty limit that follows free memory). */
+uint64_t lfs_fuse_cache_headroom(struct lfs_fuse_cache *c, uint64_t usable);
+void lfs_fuse_cache_mark(struct lfs_fuse_cache *c, uint64_t ino);
+/* Whether ino was marked; unmarks it. */
+bool lfs_fuse_cache_take(struct lfs_fuse_cache *c, uint64_t ino);
+void lfs_fuse_cache_free(struct lfs_fuse_cache *c);
+
+#endif
