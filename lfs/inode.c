@@ -23,17 +23,14 @@ lfs_now_ns(void)
 }
 
 int
-lfs_inode_read_record(struct lfs_fs *fs, uint64_t daddr, uint16_t slot, struct lfs_dinode *di,
-		      uint8_t **inl, const char **why)
+lfs_inode_decode_record(struct lfs_fs *fs, const uint8_t *blk, uint64_t daddr, uint16_t slot,
+			struct lfs_dinode *di, uint8_t **inl, const char **why)
 {
 	const char *problem = NULL;
+	int err = 0;
 	memset(di, 0, sizeof(*di));
-	uint8_t *blk = malloc(fs->bsize);
-	if (!blk)
-		return -ENOMEM;
-	int err = lfs_read_block(fs, daddr, blk);
 	uint32_t off = (uint32_t)slot * LFS_INODE_ALIGN;
-	if (!err && off >= fs->bsize) {
+	if (off >= fs->bsize) {
 		problem = "slot past the end of the block";
 		err = -EFSCORRUPTED;
 	}
@@ -55,6 +52,22 @@ lfs_inode_read_record(struct lfs_fs *fs, uint64_t daddr, uint16_t slot, struct l
 			di->ino, problem);
 	if (why)
 		*why = problem;
+	return err;
+}
+
+int
+lfs_inode_read_record(struct lfs_fs *fs, uint64_t daddr, uint16_t slot, struct lfs_dinode *di,
+		      uint8_t **inl, const char **why)
+{
+	memset(di, 0, sizeof(*di));
+	if (why)
+		*why = NULL;
+	uint8_t *blk = malloc(fs->bsize);
+	if (!blk)
+		return -ENOMEM;
+	int err = lfs_read_block(fs, daddr, blk);
+	if (!err)
+		err = lfs_inode_decode_record(fs, blk, daddr, slot, di, inl, why);
 	free(blk);
 	return err;
 }

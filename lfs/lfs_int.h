@@ -252,6 +252,9 @@ void lfs_inode_evict_all(struct lfs_fs *fs);
  * inline content. */
 int lfs_inode_read_record(struct lfs_fs *fs, uint64_t daddr, uint16_t slot,
 			  struct lfs_dinode *di, uint8_t **inl, const char **why);
+/* The same, of the INODE block blk already read from daddr. */
+int lfs_inode_decode_record(struct lfs_fs *fs, const uint8_t *blk, uint64_t daddr, uint16_t slot,
+			    struct lfs_dinode *di, uint8_t **inl, const char **why);
 int lfs_inode_inline_buf(struct lfs_fs *fs, struct lfs_inode *ip);
 
 /* bmap.c */

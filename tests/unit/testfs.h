@@ -35,6 +35,26 @@ testfs_mount(void)
 	return fs;
 }
 
+static inline struct lfs_fs *
+testfs_mount_ro(void)
+{
+	struct lfs_opts o;
+	lfs_opts_default(&o);
+	o.readonly = true;
+	struct lfs_fs *fs = NULL;
+	ck_assert_int_eq(lfs_mount(testfs_path, &o, &fs), 0);
+	return fs;
+}
+
+/* fsck finds nothing wrong with the mounted fs (the usage table included) */
+static inline void
+testfs_fsck_clean(struct lfs_fs *fs)
+{
+	uint64_t problems = 1;
+	ck_assert_int_eq(lfs_fsck(fs, &problems), 0);
+	ck_assert_uint_eq(problems, 0);
+}
+
 /* n bytes of a pseudo-random pattern named by seed */
 static inline void
 fill_pattern(uint8_t *buf, size_t n, unsigned seed)
