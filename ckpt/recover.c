@@ -118,7 +118,7 @@ apply_record(struct lfs_rf *rf, uint64_t addr, uint32_t off, const struct lfs_di
 	}
 	/* the version it replaces; a corrupt one was never trusted, so its
 	 * blocks were never counted */
-	struct lfs_imap_entry *e = &fs->imap[di->ino];
+	const struct lfs_imap_entry *e = lfs_imap_get(fs, di->ino);
 	struct lfs_dinode old;
 	bool have_old = false;
 	if ((e->flags & LFS_IMAP_INUSE) && e->daddr) {
@@ -133,13 +133,10 @@ apply_record(struct lfs_rf *rf, uint64_t addr, uint32_t off, const struct lfs_di
 	if (have_old)
 		lfs_seg_unuse(fs, e->daddr, lfs_inode_reclen(old.inline_len));
 	if (di->mode == 0) {
-		lfs_imap_release(fs, di->ino);
-		fs->imap[di->ino].version = di->version;
-		return 0;
+		return lfs_imap_release(fs, di->ino, di->version);
 	}
 	lfs_seg_use(fs, addr, len);
-	lfs_imap_set(fs, di->ino, addr, (uint16_t)(off / LFS_INODE_ALIGN), di->version, di->nlink == 0);
-	return 0;
+	return lfs_imap_set(fs, di->ino, addr, (uint16_t)(off / LFS_INODE_ALIGN), di->version, di->nlink == 0);
 }
 
 static int
@@ -329,11 +326,8 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 	/* Segments the log ran through hold what the old checkpoint needs
 	 * until the next one commits: none of them may be reused before. */
 	for (uint64_t s = 0; s < fs->sb.nsegs; s++) {
-		if (!visited[s])
-			continue;
-		if (fs->segs[s].state == LFS_SEG_CLEAN)
-			fs->nclean--;
-		fs->segs[s].state = LFS_SEG_DIRTY;
+		if (visited[s])
+			lfs_seg_set_state(fs, s, LFS_SEG_DIRTY);
 	}
 	free(visited);
 	fs->pseg_seq = a_seq;

@@ -36,22 +36,6 @@ fill_file(struct lfs_fs *fs, uint64_t ino, uint64_t len, unsigned seed)
 	free(buf);
 }
 
-static uint64_t
-bytes_read(struct lfs_fs *fs)
-{
-	struct lfs_stats st;
-	lfs_get_stats(fs, &st);
-	return st.bytes_read;
-}
-
-static uint64_t
-bytes_written(struct lfs_fs *fs)
-{
-	struct lfs_stats st;
-	lfs_get_stats(fs, &st);
-	return st.bytes_written;
-}
-
 /* A crash after fsynced one-byte writes all over a 256 MiB file: the
  * mount reads about what was logged (each group: the data block, the
  * path of nodes above it, the record, a summary), plus at most one old
@@ -68,9 +52,9 @@ START_TEST(large_file_reads_what_was_logged)
 
 	/* the mount of the same image with nothing after the checkpoint */
 	fs = testfs_mount();
-	uint64_t base = bytes_read(fs);
+	uint64_t base = testfs_read(fs);
 	ck_assert_int_eq(lfs_checkpoint(fs), 0);
-	uint64_t w0 = bytes_written(fs);
+	uint64_t w0 = testfs_written(fs);
 	enum { N = 300 };
 	uint64_t offs[N];
 	uint32_t x = 12345;
@@ -81,7 +65,7 @@ START_TEST(large_file_reads_what_was_logged)
 		ck_assert_int_eq(lfs_write(fs, ino, &c, 1, (off_t)offs[i], NULL), 1);
 		ck_assert_int_eq(lfs_fsync(fs, ino, false), 0);
 	}
-	uint64_t logged = bytes_written(fs) - w0;
+	uint64_t logged = testfs_written(fs) - w0;
 	struct lfs_stats st;
 	lfs_get_stats(fs, &st);
 	uint64_t seq = st.ckpt_seq;
@@ -90,7 +74,7 @@ START_TEST(large_file_reads_what_was_logged)
 	uint64_t t0 = lfs_now_ns();
 	fs = testfs_mount();
 	double ms = (double)(lfs_now_ns() - t0) / 1e6;
-	uint64_t got = bytes_read(fs);
+	uint64_t got = testfs_read(fs);
 	fprintf(stderr, "roll-forward of %d fsynced writes to a %llu MiB file: %.1f ms, read %.1f MiB "
 		"(clean mount %.1f MiB; logged since the checkpoint %.1f MiB)\n", N,
 		(unsigned long long)(BIG >> 20), ms, got / 1048576.0, base / 1048576.0, logged / 1048576.0);
@@ -184,15 +168,6 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("recover");
-	TCase *tc = tcase_create("roll-forward");
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, large_file_reads_what_was_logged);
-	tcase_add_test(tc, frees_are_accounted);
-	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	const TTest *tests[] = { large_file_reads_what_was_logged, frees_are_accounted };
+	return testfs_run("recover", "roll-forward", 300, tests, sizeof(tests) / sizeof(tests[0]));
 }
