@@ -7,10 +7,13 @@
  *   seg.c                  segment writer, segment usage table
  *   imap.c                 inode map, inode number allocation
  *   inode.c, bmap.c        inode cache, block maps
+ *   cache.c                the inode cache's budget (LRU eviction)
  *   file.c, dir.c, xattr.c content, directories, extended attributes
  *   flush.c                turn dirty state into one log group
  *   fs.c                   the API of lfs.h
- *   ckpt/ckpt.c, recover.c checkpoints and roll-forward, beside seg/imap
+ *   ckpt/ckpt.c, recover.c checkpoints and roll-forward, beside seg/imap;
+ *   ckpt/region.c          the checkpoint regions, written by changed block
+ *   ckpt/rf_account.c      roll-forward's usage accounting
  *
  * Lock: everything here is protected by fs->lock, taken by the lfs.h entry
  * points; internal functions assume it is held.
