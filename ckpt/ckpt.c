@@ -338,11 +338,6 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 	fs->segs[fs->cur_seg].state = fs->segs[fs->next_seg].state = LFS_SEG_ACTIVE;
 	lfs_seg_recount(fs);
 	lfs_seg_mark_unwritten_sut(fs);
-	/* what the regions hold, so that checkpoints write only what
-	 * changes (region.c) */
-	for (int w = 0; w < 2 && !fs->dev.readonly; w++)
-		if (!err[w] && (e = lfs_region_adopt(fs, w)))
-			return e;
 	fs->pseg_seq = out->next_pseg_seq;
 	fs->ckpt_seq = out->ckpt_seq;
 	fs->ckpt_time_ns = out->timestamp_ns;

@@ -11,9 +11,9 @@
  * crc (it covers the whole region), and the other region is used.
  *
  * lfs_region_mark() is called whenever an address in the tables changes
- * (ckpt.c).  At mount each valid region is read once more and compared
- * with the tables loaded (lfs_region_adopt); a region that is not valid
- * is written whole the first time.
+ * (ckpt.c).  At mount, after roll-forward, each region is read once more
+ * and compared with the tables (lfs_region_adopt); a region that does not
+ * verify is written whole the first time.
  */
 #include "lfs_int.h"
 
@@ -125,7 +125,11 @@ lfs_region_adopt(struct lfs_fs *fs, int w)
 		lfs_region_free(fs);
 		fs->region[!w] = other;
 	}
-	return err == -ENOMEM ? err : 0;
+	/* a region that does not verify is only written whole; a read the
+	 * device failed fails the mount, as every read of the mount does */
+	if (err == -EIO)
+		lfs_log("checkpoint region %d: %s; mount refused", w, strerror(-err));
+	return err == -EFSCORRUPTED ? 0 : err;
 }
 
 int

@@ -391,7 +391,8 @@ int lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *hdr);
 int lfs_region_write(struct lfs_fs *fs, int w, struct lfs_ckpt_hdr *h);
 void lfs_region_mark(struct lfs_fs *fs, size_t i);
 /* At mount, once the tables are loaded: take region w as it is on disk
- * (not valid: it will be written whole).  0 or -ENOMEM. */
+ * (one that does not verify will be written whole).  0, or -EIO, -ENOMEM:
+ * the mount fails. */
 int lfs_region_adopt(struct lfs_fs *fs, int w);
 void lfs_region_free(struct lfs_fs *fs);
 int lfs_ckpt_read_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which,

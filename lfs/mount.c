@@ -246,6 +246,10 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 		lfs_log("the root directory is missing from the inode map");
 		err = -EFSCORRUPTED;
 	}
+	/* what the regions hold, so that checkpoints write only what
+	 * changes (region.c) */
+	for (int w = 0; w < 2 && !err && !opts->readonly; w++)
+		err = lfs_region_adopt(fs, w);
 	if (!err && !opts->readonly) {
 		if (found || !(hdr.flags & LFS_CKPT_CLEAN)) {
 			/* Continue in fresh segments, so psegs left after the end
