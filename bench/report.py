@@ -103,6 +103,16 @@ WORKLOAD_TEXT = {
         "same size, the same files written through the kernel's ext2, unmounted, caches dropped, "
         "and `e2fsck -f -n` timed (what a crash costs a non-journaling file system)."
     ),
+    "scale": (
+        "What grows with the size of the file system (issue 11). lfs only, on sparse images of each "
+        "size on a loop device of its own, the same work at every size: `mkfs.lfs -f`, a clean mount, "
+        "2,000 files of 4 KiB written and read (`smallfile`; the daemon's VmRSS after), 500 more "
+        "files then `lfs-ckpt -c` timed (a checkpoint of the same dirty metadata), 300 files each "
+        "fsynced and `kill -9` of the daemon, a timed mount (caches dropped; start of `lfs -f` until "
+        "`mountpoint -q`), then one large file written and checkpointed, 1,000 random 4 KiB writes "
+        "each fsynced, `kill -9`, a timed mount. Roll-forward times are the daemon's log lines. "
+        "`fsck.lfs` checks the image at the end."
+    ),
     "cleanlat": (
         "Foreground latency while the cleaner runs: `tests/cleaner/overwrite -m 1` overwrites the files with random "
         "4 KiB pwrite()s (uniform, 4 KiB-aligned, {cl_times} × the capacity, fsync of the file "
@@ -499,7 +509,44 @@ def section_cleanlat(res, rows, env, plots, plot_rel):
     return o
 
 
-CUSTOM_SECTIONS = {"cleaning": section_cleaning, "recovery": section_recovery, "cleanlat": section_cleanlat}
+def section_scale(res, rows, env, plots, plot_rel):
+    """What grows with the size of the file system: one row per image size."""
+    w = "scale"
+    o = []
+    sizes = sorted({r["metric"].split(".", 1)[1] for r in rows
+                    if r["workload"] == w and "." in r["metric"]}, key=size_key)
+    if not sizes:
+        return o
+    cols = [("mkfs_ms", "mkfs (ms)"), ("mount_clean_ms", "clean mount (ms)"),
+            ("rss_kib", "RSS after the files (KiB)"), ("ckpt_ms", "checkpoint (ms)"),
+            ("mount_crash_small_ms", "mount after kill -9, small files (ms)"),
+            ("rollforward_small_ms", "of which roll-forward (ms)"),
+            ("bigfile_mib", "large file (MiB)"),
+            ("mount_crash_bigfile_ms", "mount after kill -9, large file (ms)"),
+            ("rollforward_bigfile_ms", "of which roll-forward (ms)")]
+    trs = [[s] + [res.cell(w, f"{m}.{s}", "lfs") for m, _ in cols] for s in sizes]
+    o.append(md_table(["file system size"] + [c[1] for c in cols], trs) + "\n")
+    small, big = sizes[0], sizes[-1]
+    for m, label in (("ckpt_ms", "checkpoint"), ("mount_crash_bigfile_ms", "mount after a crash with one large file")):
+        a, b = res.median(w, f"{m}.{small}", "lfs"), res.median(w, f"{m}.{big}", "lfs")
+        if a and b:
+            o.append(f"{label}: {fmt(b)} ms at {big} against {fmt(a)} ms at {small} ({fmt_ratio(b / a)}).\n")
+    png = os.path.join(plots, "scale.png")
+    series = []
+    for m, name, style in (("mount_clean_ms", "clean mount", "lc rgb '#1f77b4' pt 7"),
+                           ("ckpt_ms", "checkpoint", "lc rgb '#2ca02c' pt 5"),
+                           ("mount_crash_small_ms", "mount after crash (small files)", "lc rgb '#d62728' pt 9"),
+                           ("mount_crash_bigfile_ms", "mount after crash (one large file)", "lc rgb '#9467bd' pt 11")):
+        pts = [(size_mib(s), res.median(w, f"{m}.{s}", "lfs")) for s in sizes]
+        series.append((name, [(x, y) for x, y in pts if y is not None and y > 0], style))
+    if gnuplot_lines(png, "lfs: time against file system size", "file system size (MiB)", "milliseconds",
+                     series, logx=True, logy=True):
+        o.append(f"![scale]({plot_rel}/{os.path.basename(png)})\n")
+    return o
+
+
+CUSTOM_SECTIONS = {"cleaning": section_cleaning, "recovery": section_recovery, "cleanlat": section_cleanlat,
+                   "scale": section_scale}
 
 
 def section_targets(res, env):

@@ -17,6 +17,30 @@
 #include <string.h>
 
 static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Keep on a dirty list the blocks still dirty, each once. */
+static void
+compact(uint32_t *list, uint32_t *n, uint8_t *dirty)
+{
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < *n; i++)
+		if (dirty[list[i]] == 1) {
+			dirty[list[i]] = 2;
+			list[kept++] = list[i];
+		}
+	for (uint32_t i = 0; i < kept; i++)
+		dirty[list[i]] = 1;
+	*n = kept;
+}
+
+/* Write the inode-map and usage-table blocks that changed, found on the
+ * dirty lists (imap.c, seg.c) rather than by a scan of all the tables. */
+static int
 write_table_blocks(struct lfs_fs *fs)
 {
 	uint8_t *blk = lfs_malloc(fs->bsize);
@@ -24,45 +48,49 @@ write_table_blocks(struct lfs_fs *fs)
 		return -ENOMEM;
 	int err = 0;
 	uint32_t per = fs->bsize / LFS_IMAP_ENTRY_SIZE;
-	for (uint32_t b = 0; b < fs->n_imap_blocks && !err; b++) {
-		if (!fs->imap_dirty[b])
-			continue;
-		memset(blk, 0, fs->bsize);
-		for (uint32_t i = 0; i < per; i++)
-			lfs_imap_entry_encode(&fs->imap[(size_t)b * per + i], blk + i * LFS_IMAP_ENTRY_SIZE);
+	qsort(fs->imap_dirty_list, fs->imap_ndirty, sizeof(uint32_t), cmp_u32);
+	for (uint32_t i = 0; i < fs->imap_ndirty && !err; i++) {
+		uint32_t b = fs->imap_dirty_list[i];
+		lfs_imap_encode_block(fs, b, blk);
 		uint64_t addr;
 		err = lfs_seg_append(fs, LFS_BK_IMAP, 0, 0, b, blk, &addr);
 		if (err)
 			break;
 		if (fs->imap_addr[b])
-			fs->segs[lfs_addr_seg(fs, fs->imap_addr[b])].meta_blocks--;
-		fs->segs[lfs_addr_seg(fs, addr)].meta_blocks++;
+			lfs_seg_meta(fs, fs->imap_addr[b], -1);
+		lfs_seg_meta(fs, addr, +1);
 		fs->imap_addr[b] = addr;
+		lfs_region_mark(fs, b);
 		fs->imap_dirty[b] = 0;
-		fs->imap_ndirty--;
 	}
+	compact(fs->imap_dirty_list, &fs->imap_ndirty, fs->imap_dirty);
 	/* SUT entries hold live bytes without IMAP/SUT blocks, so writing
 	 * these blocks does not change what they say. */
 	per = fs->bsize / LFS_SUT_ENTRY_SIZE;
-	for (uint32_t b = 0; b < fs->n_sut_blocks && !err; b++) {
-		if (!fs->sut_dirty[b] && fs->sut_addr[b])
-			continue;
+	/* the psegs these blocks go in dirty SUT blocks again: those wait
+	 * for the next checkpoint, as they always have */
+	qsort(fs->sut_dirty_list, fs->sut_ndirty, sizeof(uint32_t), cmp_u32);
+	uint32_t n = fs->sut_ndirty;
+	for (uint32_t i = 0; i < n && !err; i++) {
+		uint32_t b = fs->sut_dirty_list[i];
 		memset(blk, 0, fs->bsize);
-		for (uint32_t i = 0; i < per && (uint64_t)b * per + i < fs->sb.nsegs; i++) {
-			const struct lfs_seginfo *si = &fs->segs[(size_t)b * per + i];
+		for (uint32_t j = 0; j < per && (uint64_t)b * per + j < fs->sb.nsegs; j++) {
+			const struct lfs_seginfo *si = &fs->segs[(size_t)b * per + j];
 			struct lfs_sut_entry e = { .live_bytes = si->live_bytes, .mtime_ns = si->mtime_ns };
-			lfs_sut_entry_encode(&e, blk + i * LFS_SUT_ENTRY_SIZE);
+			lfs_sut_entry_encode(&e, blk + j * LFS_SUT_ENTRY_SIZE);
 		}
 		uint64_t addr;
 		err = lfs_seg_append(fs, LFS_BK_SUT, 0, 0, b, blk, &addr);
 		if (err)
 			break;
 		if (fs->sut_addr[b])
-			fs->segs[lfs_addr_seg(fs, fs->sut_addr[b])].meta_blocks--;
-		fs->segs[lfs_addr_seg(fs, addr)].meta_blocks++;
+			lfs_seg_meta(fs, fs->sut_addr[b], -1);
+		lfs_seg_meta(fs, addr, +1);
 		fs->sut_addr[b] = addr;
+		lfs_region_mark(fs, (size_t)fs->n_imap_blocks + b);
 		fs->sut_dirty[b] = 0;
 	}
+	compact(fs->sut_dirty_list, &fs->sut_ndirty, fs->sut_dirty);
 	free(blk);
 	return err;
 }
@@ -84,10 +112,6 @@ lfs_ckpt_write(struct lfs_fs *fs, bool clean)
 	if (err)
 		return err;
 
-	size_t len = (size_t)fs->sb.ckpt_blocks * fs->bsize;
-	uint8_t *region = lfs_calloc(1, len);
-	if (!region)
-		return -ENOMEM;
 	struct lfs_ckpt_hdr h = {
 		.magic = LFS_CKPT_MAGIC,
 		.ckpt_seq = fs->ckpt_seq + 1,
@@ -100,20 +124,17 @@ lfs_ckpt_write(struct lfs_fs *fs, bool clean)
 		.n_imap_blocks = fs->n_imap_blocks,
 		.n_sut_blocks = fs->n_sut_blocks,
 		.inodes_used = fs->inodes_used,
-		.bytes_written = fs->base_bytes_written + fs->dev.bytes_written + len,
+		/* lfs_region_write adds what it writes */
+		.bytes_written = fs->base_bytes_written + fs->dev.bytes_written,
 	};
-	lfs_ckpt_hdr_encode(&h, region);
-	for (uint32_t b = 0; b < fs->n_imap_blocks; b++)
-		lfs_ckpt_addr_put(region, b, fs->imap_addr[b]);
-	for (uint32_t b = 0; b < fs->n_sut_blocks; b++)
-		lfs_ckpt_addr_put(region, (size_t)fs->n_imap_blocks + b, fs->sut_addr[b]);
-	lfs_ckpt_seal(region, len, fs->seed);
 
 	/* The commit point: after this write is durable, the new state is
-	 * the one every later mount starts from. */
+	 * the one every later mount starts from.  Only the blocks of the
+	 * region that changed are written (region.c). */
 	int which = (int)(h.ckpt_seq % 2);
-	err = lfs_bdev_write(&fs->dev, fs->sb.ckpt_addr[which], fs->sb.ckpt_blocks, region);
-	free(region);
+	err = lfs_region_write(fs, which, &h);
+	if (err == -ENOMEM)
+		return err;
 	if (err)
 		return lfs_fail(fs, err, "checkpoint %llu: writing region %d", (unsigned long long)h.ckpt_seq,
 				which);
@@ -173,6 +194,29 @@ read_table_block(struct lfs_fs *fs, uint64_t addr, uint8_t *blk)
 	return lfs_read_block(fs, addr, blk);
 }
 
+#define TABLE_RUN 64
+
+/* Read the table blocks addrs[b], addrs[b+1], ... that lie one after
+ * another on disk, up to TABLE_RUN of them, with one read: mkfs writes the
+ * usage table of a TiB (4,096 blocks) in a row, and a mount reads it all.
+ * Returns how many were read into buf (at least 1), or -errno. */
+static int
+read_table_run(struct lfs_fs *fs, const uint64_t *addrs, uint32_t b, uint32_t n, uint8_t *buf)
+{
+	uint32_t r = 1;
+	while (r < TABLE_RUN && b + r < n && addrs[b + r] == addrs[b] + r && lfs_addr_valid(fs, addrs[b] + r))
+		r++;
+	if (!lfs_addr_valid(fs, addrs[b]))
+		return read_table_block(fs, addrs[b], buf);
+	int err = lfs_bdev_read(&fs->dev, addrs[b], r, buf);
+	if (err)
+		lfs_log("checkpoint: reading %u table blocks at %llu: %s", r, (unsigned long long)addrs[b],
+			strerror(-err));
+	else
+		err = lfs_verify_blocks(fs, addrs[b], r, buf);
+	return err ? err : (int)r;
+}
+
 int
 lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 {
@@ -224,9 +268,13 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 			continue;
 		if ((e = read_table_block(fs, fs->imap_addr[b], blk)))
 			break;
-		for (uint32_t i = 0; i < per; i++) {
+		for (uint32_t i = 0; i < per && !e; i++) {
 			size_t ino = (size_t)b * per + i;
-			struct lfs_imap_entry *en = &fs->imap[ino];
+			struct lfs_imap_entry *en = lfs_imap_ent(fs, (uint32_t)ino);
+			if (!en) {
+				e = -ENOMEM;
+				break;
+			}
 			const char *why;
 			lfs_imap_entry_decode(en, blk + i * LFS_IMAP_ENTRY_SIZE);
 			if ((e = lfs_imap_entry_check(en, ino, &fs->sb, &why))) {
@@ -239,11 +287,23 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 		}
 	}
 	per = fs->bsize / LFS_SUT_ENTRY_SIZE;
+	uint8_t *run = lfs_malloc((size_t)TABLE_RUN * fs->bsize);
+	uint32_t have = 0, first = 0; /* run holds blocks first .. first+have-1 */
+	if (!run)
+		e = -ENOMEM;
 	for (uint32_t b = 0; b < fs->n_sut_blocks && !e; b++) {
 		if (!fs->sut_addr[b])
 			continue;
-		if ((e = read_table_block(fs, fs->sut_addr[b], blk)))
-			break;
+		if (b >= first + have) {
+			int r = read_table_run(fs, fs->sut_addr, b, fs->n_sut_blocks, run);
+			if (r < 0) {
+				e = r;
+				break;
+			}
+			first = b;
+			have = (uint32_t)r;
+		}
+		const uint8_t *blk = run + (size_t)(b - first) * fs->bsize;
 		for (uint32_t i = 0; i < per && (uint64_t)b * per + i < fs->sb.nsegs; i++) {
 			struct lfs_sut_entry en;
 			const char *why;
@@ -258,6 +318,7 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 			si->mtime_ns = en.mtime_ns;
 		}
 	}
+	free(run);
 	free(blk);
 	if (e)
 		return e;
@@ -267,22 +328,16 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 	for (uint32_t b = 0; b < fs->n_sut_blocks; b++)
 		if (fs->sut_addr[b])
 			fs->segs[lfs_addr_seg(fs, fs->sut_addr[b])].meta_blocks++;
-	fs->nclean = 0;
 	for (uint64_t s = 0; s < fs->sb.nsegs; s++) {
 		struct lfs_seginfo *si = &fs->segs[s];
 		si->state = (si->live_bytes || si->meta_blocks) ? LFS_SEG_DIRTY : LFS_SEG_CLEAN;
-		if (si->state == LFS_SEG_CLEAN)
-			fs->nclean++;
 	}
 	fs->cur_seg = out->head_seg;
 	fs->cur_off = out->head_off;
 	fs->next_seg = out->next_seg;
-	for (int i = 0; i < 2; i++) {
-		uint64_t s = i ? fs->next_seg : fs->cur_seg;
-		if (fs->segs[s].state == LFS_SEG_CLEAN)
-			fs->nclean--;
-		fs->segs[s].state = LFS_SEG_ACTIVE;
-	}
+	fs->segs[fs->cur_seg].state = fs->segs[fs->next_seg].state = LFS_SEG_ACTIVE;
+	lfs_seg_recount(fs);
+	lfs_seg_mark_unwritten_sut(fs);
 	fs->pseg_seq = out->next_pseg_seq;
 	fs->ckpt_seq = out->ckpt_seq;
 	fs->ckpt_time_ns = out->timestamp_ns;

@@ -145,6 +145,27 @@ check_entry(void *ctx, const struct lfs_dirent *d, uint64_t pos)
 
 static int fsck_run(struct fsck *f);
 
+/* The running counts seg.c keeps (a mounted filesystem's, when called
+ * from the library) agree with the segments. */
+static void
+check_counts(struct fsck *f, const struct lfs_fs *fs)
+{
+	uint64_t clean = 0, live = 0, freeable = 0;
+	for (uint64_t s = 0; s < fs->sb.nsegs; s++) {
+		const struct lfs_seginfo *si = &fs->segs[s];
+		clean += si->state == LFS_SEG_CLEAN;
+		live += lfs_seg_live(fs, s);
+		freeable += si->state == LFS_SEG_DIRTY && !si->live_bytes && !si->meta_blocks;
+		if (si->state == LFS_SEG_DIRTY && !si->live_bytes && !si->meta_blocks && !si->listed)
+			problem(f, "segment %llu is freeable but not listed", (unsigned long long)s);
+	}
+	if (clean != fs->nclean || live != fs->live_total || freeable != fs->nfreeable)
+		problem(f, "running counts: %llu clean, %llu live bytes, %llu freeable segments; the segments "
+			"say %llu, %llu, %llu", (unsigned long long)fs->nclean, (unsigned long long)fs->live_total,
+			(unsigned long long)fs->nfreeable, (unsigned long long)clean, (unsigned long long)live,
+			(unsigned long long)freeable);
+}
+
 int
 lfs_fsck(struct lfs_fs *fs, uint64_t *problems)
 {
@@ -213,14 +234,14 @@ fsck_run(struct fsck *f)
 			 * (lfs_dinode_check): say which one failed */
 			const char *why = NULL;
 			struct lfs_dinode di;
-			const struct lfs_imap_entry *e = &fs->imap[ino];
+			const struct lfs_imap_entry *e = lfs_imap_get(fs, ino);
 			if (err == -EFSCORRUPTED && e->daddr)
 				lfs_inode_read_record(fs, e->daddr, e->slot, &di, NULL, &why);
 			problem(f, "inode %u cannot be read (%s)%s%s", ino, strerror(-err), why ? ": " : "",
 				why ? why : "");
 			continue;
 		}
-		bool orphan = (fs->imap[ino].flags & LFS_IMAP_ORPHAN) && ip->di.nlink == 0;
+		bool orphan = (lfs_imap_get(fs, ino)->flags & LFS_IMAP_ORPHAN) && ip->di.nlink == 0;
 		if (!f->seen[ino] && !orphan)
 			problem(f, "inode %u (mode %o, %u links) is in use but not reachable from the root", ino,
 				ip->di.mode, ip->di.nlink);
@@ -228,7 +249,7 @@ fsck_run(struct fsck *f)
 		if (!orphan && ip->di.nlink != want)
 			problem(f, "inode %u has link count %u, but %u names refer to it%s", ino, ip->di.nlink, want,
 				S_ISDIR(ip->di.mode) ? " (counting subdirectories)" : "");
-		const struct lfs_imap_entry *e = &fs->imap[ino];
+		const struct lfs_imap_entry *e = lfs_imap_get(fs, ino);
 		claim(f, e->daddr, LFS_BK_INODE, ino, lfs_inode_reclen(ip->di.inline_len));
 		struct owner_ctx o = { f, ino };
 		uint64_t before = f->owner.count;
@@ -255,6 +276,7 @@ fsck_run(struct fsck *f)
 		if (fs->segs[s].state == LFS_SEG_CLEAN && f->live[s])
 			problem(f, "segment %llu is marked clean but holds live blocks", (unsigned long long)s);
 	}
+	check_counts(f, fs);
 	free(queue);
 	return 0;
 }

@@ -7,7 +7,9 @@
  * block matches its crc.  Psegs are collected until one marked END closes
  * the group; then the group is applied: each inode record in it replaces
  * the inode map entry, and the usage table trades the old version's blocks
- * for the new one's.  The first pseg that fails any test ends the log.
+ * for the new one's, reading only the parts of the two block maps that
+ * differ (rf_account.c): a mount costs what was logged since the
+ * checkpoint, not the size of the files it touched.  The first pseg that fails any test ends the log.
  *
  * Only what was read and fails verification ends the log.  A read that
  * fails, or memory that cannot be had, says nothing about where the log
@@ -19,6 +21,7 @@
  * log ended where it did.
  */
 #include "lfs_int.h"
+#include "rf_account.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -79,28 +82,32 @@ account_inode(struct lfs_fs *fs, const struct lfs_dinode *di, int sign)
 	return err;
 }
 
-/* Take the current version of ino out of the usage table. */
+/* Trade the blocks of `old` (NULL: none counted) for those of `cur`
+ * (NULL: a tombstone) in the usage table.  Only the parts of the two
+ * block maps that differ are read (rf_account.c); if either map turns
+ * out corrupt, both are walked whole as far as they can be, so a
+ * corrupt map costs its own inode and nothing else. */
 static int
-unaccount_current(struct lfs_fs *fs, uint32_t ino)
+account_change(struct lfs_rf *rf, const struct lfs_dinode *old, const struct lfs_dinode *cur)
 {
-	struct lfs_imap_entry *e = &fs->imap[ino];
-	if (!(e->flags & LFS_IMAP_INUSE) || !e->daddr)
-		return 0;
-	struct lfs_dinode old;
-	int err = lfs_inode_read_record(fs, e->daddr, e->slot, &old, NULL, NULL);
-	if (err == -EFSCORRUPTED)
-		return 0; /* logged; its blocks were never trusted, so never counted */
-	if (err)
+	struct lfs_fs *fs = rf->fs;
+	uint64_t read_errors = fs->dev.read_errors;
+	int err = lfs_rf_account(rf, old, cur);
+	if (err == -EIO && fs->dev.read_errors != read_errors)
 		return err;
-	err = account_inode(fs, &old, -1);
-	lfs_seg_unuse(fs, e->daddr, lfs_inode_reclen(old.inline_len));
+	if (err != -EFSCORRUPTED && err != -EIO)
+		return err;
+	err = old ? account_inode(fs, old, -1) : 0;
+	if (!err && cur)
+		err = account_inode(fs, cur, +1);
 	return err;
 }
 
 /* Make the record at blk+off, `len` bytes, the inode's current version. */
 static int
-apply_record(struct lfs_fs *fs, uint64_t addr, uint32_t off, const struct lfs_dinode *di, uint32_t len)
+apply_record(struct lfs_rf *rf, uint64_t addr, uint32_t off, const struct lfs_dinode *di, uint32_t len)
 {
+	struct lfs_fs *fs = rf->fs;
 	/* A record that breaks an invariant is not applied: the inode keeps
 	 * its previous version, and only it is affected. */
 	const char *why;
@@ -109,25 +116,33 @@ apply_record(struct lfs_fs *fs, uint64_t addr, uint32_t off, const struct lfs_di
 			(unsigned long long)addr, off, why);
 		return 0;
 	}
-	int err = unaccount_current(fs, di->ino);
-	if (err)
-		return err;
-	if (di->mode == 0) {
-		lfs_imap_release(fs, di->ino);
-		fs->imap[di->ino].version = di->version;
-		return 0;
+	/* the version it replaces; a corrupt one was never trusted, so its
+	 * blocks were never counted */
+	const struct lfs_imap_entry *e = lfs_imap_get(fs, di->ino);
+	struct lfs_dinode old;
+	bool have_old = false;
+	if ((e->flags & LFS_IMAP_INUSE) && e->daddr) {
+		int err = lfs_rf_old_record(rf, e->daddr, e->slot, &old);
+		if (err && err != -EFSCORRUPTED)
+			return err;
+		have_old = !err;
 	}
-	err = account_inode(fs, di, +1);
+	int err = account_change(rf, have_old ? &old : NULL, di->mode ? di : NULL);
 	if (err)
 		return err;
+	if (have_old)
+		lfs_seg_unuse(fs, e->daddr, lfs_inode_reclen(old.inline_len));
+	if (di->mode == 0) {
+		return lfs_imap_release(fs, di->ino, di->version);
+	}
 	lfs_seg_use(fs, addr, len);
-	lfs_imap_set(fs, di->ino, addr, (uint16_t)(off / LFS_INODE_ALIGN), di->version, di->nlink == 0);
-	return 0;
+	return lfs_imap_set(fs, di->ino, addr, (uint16_t)(off / LFS_INODE_ALIGN), di->version, di->nlink == 0);
 }
 
 static int
-apply_inode_block(struct lfs_fs *fs, uint64_t addr, const uint8_t *blk, uint64_t *count)
+apply_inode_block(struct lfs_rf *rf, uint64_t addr, const uint8_t *blk, uint64_t *count)
 {
+	struct lfs_fs *fs = rf->fs;
 	for (uint32_t off = lfs_inode_block_next(blk, fs->bsize, 0); off < fs->bsize;) {
 		struct lfs_dinode di;
 		int r = lfs_dinode_decode(&di, blk + off, fs->bsize - off);
@@ -138,7 +153,7 @@ apply_inode_block(struct lfs_fs *fs, uint64_t addr, const uint8_t *blk, uint64_t
 			off = lfs_inode_block_next(blk, fs->bsize, off + LFS_INODE_ALIGN);
 			continue;
 		}
-		int err = apply_record(fs, addr, off, &di, (uint32_t)r);
+		int err = apply_record(rf, addr, off, &di, (uint32_t)r);
 		if (err)
 			return err;
 		(*count)++;
@@ -148,22 +163,37 @@ apply_inode_block(struct lfs_fs *fs, uint64_t addr, const uint8_t *blk, uint64_t
 }
 
 static int
-apply_group(struct lfs_fs *fs, struct pending *g, size_t n, uint64_t *inodes)
+apply_group(struct lfs_rf *rf, struct pending *g, size_t n, uint64_t *inodes)
 {
-	for (size_t i = 0; i < n; i++) {
+	struct lfs_fs *fs = rf->fs;
+	/* the group's nodes and records are in memory, verified: the new
+	 * versions are compared from here, not read again */
+	for (size_t i = 0; i < n; i++)
+		for (uint32_t j = 0; j < g[i].n; j++) {
+			struct lfs_pseg_entry e;
+			lfs_pseg_entry_decode(&e, g[i].buf, j);
+			if (e.kind != LFS_BK_INDIR && e.kind != LFS_BK_INODE)
+				continue;
+			int err = lfs_rf_group_add(rf, g[i].start + 1 + j, g[i].buf + (size_t)(j + 1) * fs->bsize);
+			if (err)
+				return err;
+		}
+	int err = 0;
+	for (size_t i = 0; i < n && !err; i++) {
 		fs->segs[lfs_addr_seg(fs, g[i].start)].mtime_ns = g[i].timestamp;
 		for (uint32_t j = 0; j < g[i].n; j++) {
 			struct lfs_pseg_entry e;
 			lfs_pseg_entry_decode(&e, g[i].buf, j);
 			if (e.kind != LFS_BK_INODE)
 				continue;
-			int err = apply_inode_block(fs, g[i].start + 1 + j, g[i].buf + (size_t)(j + 1) * fs->bsize,
-						    inodes);
+			err = apply_inode_block(rf, g[i].start + 1 + j, g[i].buf + (size_t)(j + 1) * fs->bsize,
+						inodes);
 			if (err)
-				return err;
+				break;
 		}
 	}
-	return 0;
+	lfs_rf_group_done(rf);
+	return err;
 }
 
 /* Read and verify the pseg at (seg, off): 0 and *why, a verdict (STOP_NONE:
@@ -240,6 +270,11 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 	uint64_t t0 = lfs_now_ns();
 	if (!visited)
 		return -ENOMEM;
+	struct lfs_rf rf;
+	if ((err = lfs_rf_init(&rf, fs))) {
+		free(visited);
+		return err;
+	}
 	visited[seg] = visited[next] = 1;
 	/* where the log continues after the last applied group */
 	uint64_t a_seq = seq;
@@ -269,7 +304,7 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 		off += 1 + h.nblocks;
 		seq++;
 		if (h.flags & LFS_PSEG_END) {
-			err = apply_group(fs, g, gn, &inodes);
+			err = apply_group(&rf, g, gn, &inodes);
 			free_pending(g, gn);
 			gn = 0;
 			if (err)
@@ -280,6 +315,8 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 	}
 	free_pending(g, gn);
 	free(g);
+	uint64_t node_reads = rf.node_reads;
+	lfs_rf_free(&rf);
 	if (err) {
 		lfs_log("roll-forward failed after %llu groups: %s; mount refused, the image is unchanged",
 			(unsigned long long)groups, strerror(-err));
@@ -289,18 +326,16 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 	/* Segments the log ran through hold what the old checkpoint needs
 	 * until the next one commits: none of them may be reused before. */
 	for (uint64_t s = 0; s < fs->sb.nsegs; s++) {
-		if (!visited[s])
-			continue;
-		if (fs->segs[s].state == LFS_SEG_CLEAN)
-			fs->nclean--;
-		fs->segs[s].state = LFS_SEG_DIRTY;
+		if (visited[s])
+			lfs_seg_set_state(fs, s, LFS_SEG_DIRTY);
 	}
 	free(visited);
 	fs->pseg_seq = a_seq;
 	*found = psegs;
 	if (psegs || !(hdr->flags & LFS_CKPT_CLEAN))
-		lfs_log("recovery: rolled forward %llu groups (%llu psegs, %llu inode records) in %.1f ms; log ends: %s",
+		lfs_log("recovery: rolled forward %llu groups (%llu psegs, %llu inode records, %llu older "
+			"blocks read) in %.1f ms; log ends: %s",
 			(unsigned long long)groups, (unsigned long long)psegs, (unsigned long long)inodes,
-			(double)(lfs_now_ns() - t0) / 1e6, stop_names[why]);
+			(unsigned long long)node_reads, (double)(lfs_now_ns() - t0) / 1e6, stop_names[why]);
 	return 0;
 }

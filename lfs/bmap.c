@@ -136,6 +136,7 @@ lfs_bmap_get_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool cre
 		free(n);
 		return -ENOMEM;
 	}
+	fs->cache_nodes++;
 	*out = n;
 	return 0;
 }
@@ -208,6 +209,7 @@ release_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, struct lfs_no
 		lfs_seg_unuse(fs, n->addr, fs->bsize);
 	ip->di.blocks--;
 	u64map_del(&ip->nodes, id);
+	fs->cache_nodes--;
 	free(n);
 	uint64_t *slot;
 	struct lfs_node *parent;
@@ -367,33 +369,35 @@ static int
 free_if_clean(uint64_t id, void *val, void *ctx)
 {
 	struct lfs_node *nd = val;
+	struct lfs_fs *fs = ctx;
 	(void)id;
-	(void)ctx;
 	if (nd->dirty)
 		return 0;
 	free(nd);
+	fs->cache_nodes--;
 	return 1;
 }
 
 void
-lfs_bmap_drop_clean_nodes(struct lfs_inode *ip)
+lfs_bmap_drop_clean_nodes(struct lfs_fs *fs, struct lfs_inode *ip)
 {
-	u64map_remove_if(&ip->nodes, free_if_clean, NULL);
+	u64map_remove_if(&ip->nodes, free_if_clean, fs);
 }
 
 static int
 free_any(uint64_t id, void *val, void *ctx)
 {
+	struct lfs_fs *fs = ctx;
 	(void)id;
-	(void)ctx;
 	free(val);
+	fs->cache_nodes--;
 	return 1;
 }
 
 void
-lfs_bmap_free_nodes(struct lfs_inode *ip)
+lfs_bmap_free_nodes(struct lfs_fs *fs, struct lfs_inode *ip)
 {
-	u64map_remove_if(&ip->nodes, free_any, NULL);
+	u64map_remove_if(&ip->nodes, free_any, fs);
 	u64map_free(&ip->nodes);
 }
 

@@ -26,7 +26,7 @@ record_live(struct lfs_fs *fs, uint64_t addr, const uint8_t *blk, uint32_t off, 
 	if (lfs_dinode_decode(&di, blk + off, fs->bsize - off) < 0 || di.mode == 0 ||
 	    di.ino >= fs->sb.max_inodes)
 		return false;
-	const struct lfs_imap_entry *e = &fs->imap[di.ino];
+	const struct lfs_imap_entry *e = lfs_imap_get(fs, di.ino);
 	*ino = di.ino;
 	return (e->flags & LFS_IMAP_INUSE) && e->daddr == addr && e->slot == off / LFS_INODE_ALIGN;
 }
@@ -51,7 +51,7 @@ lfs_clean_block_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t
 	default:
 		break;
 	}
-	if (!lfs_imap_valid_ino(fs, e->ino) || fs->imap[e->ino].version != e->version)
+	if (!lfs_imap_valid_ino(fs, e->ino) || lfs_imap_get(fs, e->ino)->version != e->version)
 		return false;
 	if (lfs_iget(fs, e->ino, &ip))
 		return false;
@@ -86,7 +86,7 @@ lfs_clean_move_block(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t
 		lfs_imap_mark_block(fs, (uint32_t)e->lblk);
 		return 0;
 	case LFS_BK_SUT:
-		fs->sut_dirty[e->lblk] = 1;
+		lfs_seg_sut_mark(fs, (uint32_t)e->lblk);
 		return 0;
 	case LFS_BK_INODE:
 		for (uint32_t off = lfs_inode_block_next(blk, fs->bsize, 0); off < fs->bsize;

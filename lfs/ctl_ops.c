@@ -61,6 +61,7 @@ lfs_ctl_live(struct lfs_fs *fs, struct lfs_ctl_blk *b, uint32_t n)
 	for (uint32_t i = 0; i < n; i++)
 		b[i].live = check_live(fs, &b[i], blk);
 	fs->stats.cleaner_bytes_read += fs->dev.bytes_read - read0;
+	lfs_cache_trim(fs); /* the inodes liveness checks loaded */
 	pthread_mutex_unlock(&fs->lock);
 	free(blk);
 	return 0;
@@ -134,6 +135,7 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 	u64map_free(&victims);
 	fs->stats.blocks_cleaned += m;
 	fs->stats.cleaner_bytes_read += cleaner_read + (fs->dev.bytes_read - read0);
+	lfs_cache_trim(fs);
 	pthread_mutex_unlock(&fs->lock);
 	free(blk);
 	*moved = m;

@@ -141,6 +141,7 @@ uninline(struct lfs_fs *fs, struct lfs_inode *ip)
 		if (err)
 			return err;
 	}
+	fs->cache_inl -= ip->inl != NULL;
 	free(ip->inl);
 	ip->inl = NULL;
 	ip->di.inline_len = 0;

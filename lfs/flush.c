@@ -40,11 +40,15 @@ write_record(struct lfs_fs *fs, struct lfs_inode *ip)
 	if (err)
 		return err;
 	lfs_dinode_encode(&ip->di, ip->inl, p);
-	struct lfs_imap_entry *e = &fs->imap[ip->ino];
-	if (e->daddr)
-		lfs_seg_unuse(fs, e->daddr, ip->disk_reclen);
+	const struct lfs_imap_entry *e = lfs_imap_get(fs, ip->ino);
+	uint64_t old = e->daddr;
+	/* the entry exists (the inode was allocated or read through it), so
+	 * this cannot fail for want of memory */
+	if ((err = lfs_imap_set(fs, ip->ino, addr, slot, ip->di.version, ip->di.nlink == 0)))
+		return err;
+	if (old)
+		lfs_seg_unuse(fs, old, ip->disk_reclen);
 	lfs_seg_use(fs, addr, reclen);
-	lfs_imap_set(fs, ip->ino, addr, slot, ip->di.version, ip->di.nlink == 0);
 	ip->disk_reclen = reclen;
 	ip->dirty = false;
 	return 0;
@@ -126,7 +130,7 @@ lfs_flush(struct lfs_fs *fs)
 			if (!ip->nlookup && !ip->nopen && ip->ino != LFS_ROOT_INO && ip->di.nlink)
 				lfs_inode_evict(fs, ip);
 			else if (ip->nodes.count > 4096)
-				lfs_bmap_drop_clean_nodes(ip);
+				lfs_bmap_drop_clean_nodes(fs, ip);
 		}
 	}
 	free(inos);

@@ -25,6 +25,18 @@ lfs_crc(uint32_t seed, const void *buf, size_t len)
 	return (uint32_t)c;
 }
 
+uint32_t
+lfs_crc_combine_gen(uint64_t len2)
+{
+	return (uint32_t)crc32_combine_gen((z_off_t)len2);
+}
+
+uint32_t
+lfs_crc_combine(uint32_t crc1, uint32_t crc2, uint32_t op)
+{
+	return (uint32_t)crc32_combine_op(crc1, crc2, op);
+}
+
 /* ---------------------------------------------------------------- */
 
 void

@@ -171,6 +171,11 @@ uint32_t lfs_sut_nblocks(uint64_t nsegs, uint32_t block_size);
 /* Checksums.                                                       */
 
 uint32_t lfs_crc(uint32_t seed, const void *buf, size_t len);
+/* Combining crcs: lfs_crc(seed, A || B) is lfs_crc_combine(lfs_crc(seed, A),
+ * lfs_crc(0, B), op) with op = lfs_crc_combine_gen(length of B), so a
+ * large checksummed area can be re-sealed from per-block crcs. */
+uint32_t lfs_crc_combine_gen(uint64_t len2);
+uint32_t lfs_crc_combine(uint32_t crc1, uint32_t crc2, uint32_t op);
 
 /* ---------------------------------------------------------------- */
 /* Checkpoint region: header then the addresses of every imap and   */

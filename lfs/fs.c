@@ -24,9 +24,21 @@ lock(struct lfs_fs *fs)
 	pthread_mutex_lock(&fs->lock);
 }
 
+/* Every operation ends here: nothing holds an inode, so the cache may be
+ * trimmed to its budget. */
 static int
 unlock(struct lfs_fs *fs, int ret)
 {
+	lfs_cache_trim(fs);
+	pthread_mutex_unlock(&fs->lock);
+	return ret;
+}
+
+/* The same, for operations that return a byte count. */
+static ssize_t
+unlock_n(struct lfs_fs *fs, ssize_t ret)
+{
+	lfs_cache_trim(fs);
 	pthread_mutex_unlock(&fs->lock);
 	return ret;
 }
@@ -150,6 +162,13 @@ lfs_forget(struct lfs_fs *fs, uint64_t ino, uint64_t nlookup)
 		else if (!ip->nlookup && !ip->nopen && !ip->dirty && ip->ino != LFS_ROOT_INO &&
 			 !ip->ndirty_pages && !ip->xattr_dirty)
 			lfs_inode_evict(fs, ip);
+	} else {
+		/* evicted while referenced (cache.c): only its count is kept */
+		uintptr_t n = (uintptr_t)u64map_get(&fs->irefs, ino);
+		if (n > nlookup)
+			u64map_put(&fs->irefs, ino, (void *)(n - nlookup)); /* replaces: cannot fail */
+		else if (n)
+			u64map_del(&fs->irefs, ino);
 	}
 	unlock(fs, 0);
 }
@@ -686,8 +705,7 @@ lfs_read(struct lfs_fs *fs, uint64_t ino, void *buf, size_t size, off_t off)
 	ssize_t n = lfs_file_read(fs, ip, buf, size, (uint64_t)off);
 	if (n > 0)
 		touch_atime(fs, ip);
-	pthread_mutex_unlock(&fs->lock);
-	return n;
+	return unlock_n(fs, n);
 }
 
 static ssize_t
@@ -717,8 +735,7 @@ write_as(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t ino, const void *
 	}
 	if (in_headroom)
 		*in_headroom = fs->near_full;
-	pthread_mutex_unlock(&fs->lock);
-	return n;
+	return unlock_n(fs, n);
 }
 
 ssize_t
@@ -890,10 +907,7 @@ lfs_statfs(struct lfs_fs *fs, struct statvfs *st)
 	 * the reserve is */
 	uint64_t usable = (fs->sb.nsegs - fs->sb.reserved_segs) * (uint64_t)fs->sb.seg_blocks;
 	usable = usable > fs->headroom_blocks ? usable - fs->headroom_blocks : 0;
-	uint64_t live = 0;
-	for (uint64_t s = 0; s < fs->sb.nsegs; s++)
-		live += lfs_seg_live(fs, s);
-	uint64_t used = (live + fs->dirty_bytes) / fs->bsize;
+	uint64_t used = (fs->live_total + fs->dirty_bytes) / fs->bsize;
 	st->f_bsize = fs->bsize;
 	st->f_frsize = fs->bsize;
 	st->f_blocks = usable;
@@ -928,8 +942,7 @@ lfs_getxattr(struct lfs_fs *fs, uint64_t ino, const char *name, void *value, siz
 	ssize_t r = lfs_iget(fs, ino, &ip);
 	if (!r)
 		r = lfs_xattr_get(fs, ip, name, value, size);
-	pthread_mutex_unlock(&fs->lock);
-	return r;
+	return unlock_n(fs, r);
 }
 
 ssize_t
@@ -940,8 +953,7 @@ lfs_listxattr(struct lfs_fs *fs, uint64_t ino, char *list, size_t size)
 	ssize_t r = lfs_iget(fs, ino, &ip);
 	if (!r)
 		r = lfs_xattr_list(fs, ip, list, size);
-	pthread_mutex_unlock(&fs->lock);
-	return r;
+	return unlock_n(fs, r);
 }
 
 int

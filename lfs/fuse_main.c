@@ -646,6 +646,7 @@ struct cmdline {
 	unsigned flush_ms;
 	unsigned dirty_mb;
 	char *trace;
+	char *cache;                /* -o cache=SIZE */
 	char *fault;
 	int no_cleaner;
 	char *cleaner_conf;
@@ -663,6 +664,7 @@ static const struct fuse_opt lfs_fuse_opts[] = {
 	OPT("ckpt_segs=%u", ckpt_segs),
 	OPT("flush_ms=%u", flush_ms),
 	OPT("dirty_mb=%u", dirty_mb),
+	OPT("cache=%s", cache),
 	OPT("trace=%s", trace),
 	OPT("fault=%s", fault),
 	OPT("nocleaner", no_cleaner),
@@ -717,6 +719,7 @@ cmdline_free(struct cmdline *c, struct fuse_args *args)
 	free(c->image);
 	free(c->mountpoint);
 	free(c->trace);
+	free(c->cache);
 	free(c->fault);
 	free(c->cleaner_conf);
 	free(c->log);
@@ -731,6 +734,7 @@ usage(FILE *f)
 	       "    -o ckpt_segs=M       checkpoint after M segments written (default 32, 0 = off)\n"
 	       "    -o flush_ms=N        write buffered data to the log every N ms (default 5000)\n"
 	       "    -o dirty_mb=N        flush when N MiB are buffered (default 64)\n"
+	       "    -o cache=SIZE        inode cache budget, K/M/G suffix (default 32M, 0 = no limit)\n"
 	       "    -o nocleaner         do not start lfs_cleanerd\n"
 	       "    -o cleaner_conf=F    config file for lfs_cleanerd\n"
 	       "    -o cache_timeout=S   kernel entry/attribute cache time (default 1.0)\n"
@@ -872,6 +876,11 @@ main(int argc, char *argv[])
 		o.flush_interval_ms = c.flush_ms ? c.flush_ms : 1;
 	if (c.dirty_mb != UINT_MAX)
 		o.dirty_limit = c.dirty_mb ? (uint64_t)c.dirty_mb << 20 : 1;
+	if (c.cache && lfs_parse_size(c.cache, &o.cache_bytes)) {
+		fprintf(stderr, "lfs: cache=%s: not a size (a number, with K, M, G or T)\n", c.cache);
+		cmdline_free(&c, &args);
+		return 2;
+	}
 	o.trace_path = c.trace;
 	o.fault = c.fault ? c.fault : getenv("LFS_FAULT");
 	o.readonly = c.ro;

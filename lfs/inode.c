@@ -23,17 +23,14 @@ lfs_now_ns(void)
 }
 
 int
-lfs_inode_read_record(struct lfs_fs *fs, uint64_t daddr, uint16_t slot, struct lfs_dinode *di,
-		      uint8_t **inl, const char **why)
+lfs_inode_decode_record(struct lfs_fs *fs, const uint8_t *blk, uint64_t daddr, uint16_t slot,
+			struct lfs_dinode *di, uint8_t **inl, const char **why)
 {
 	const char *problem = NULL;
+	int err = 0;
 	memset(di, 0, sizeof(*di));
-	uint8_t *blk = malloc(fs->bsize);
-	if (!blk)
-		return -ENOMEM;
-	int err = lfs_read_block(fs, daddr, blk);
 	uint32_t off = (uint32_t)slot * LFS_INODE_ALIGN;
-	if (!err && off >= fs->bsize) {
+	if (off >= fs->bsize) {
 		problem = "slot past the end of the block";
 		err = -EFSCORRUPTED;
 	}
@@ -55,6 +52,22 @@ lfs_inode_read_record(struct lfs_fs *fs, uint64_t daddr, uint16_t slot, struct l
 			di->ino, problem);
 	if (why)
 		*why = problem;
+	return err;
+}
+
+int
+lfs_inode_read_record(struct lfs_fs *fs, uint64_t daddr, uint16_t slot, struct lfs_dinode *di,
+		      uint8_t **inl, const char **why)
+{
+	memset(di, 0, sizeof(*di));
+	if (why)
+		*why = NULL;
+	uint8_t *blk = malloc(fs->bsize);
+	if (!blk)
+		return -ENOMEM;
+	int err = lfs_read_block(fs, daddr, blk);
+	if (!err)
+		err = lfs_inode_decode_record(fs, blk, daddr, slot, di, inl, why);
 	free(blk);
 	return err;
 }
@@ -77,6 +90,7 @@ inode_alloc(struct lfs_fs *fs, uint32_t ino)
 		free(ip);
 		return NULL;
 	}
+	lfs_cache_touch(fs, ip);
 	return ip;
 }
 
@@ -85,12 +99,13 @@ lfs_iget(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **out)
 {
 	struct lfs_inode *ip = u64map_get(&fs->icache, ino);
 	if (ip) {
+		lfs_cache_touch(fs, ip);
 		*out = ip;
 		return 0;
 	}
 	if (!lfs_imap_valid_ino(fs, ino))
 		return -ESTALE;
-	struct lfs_imap_entry *e = &fs->imap[ino];
+	const struct lfs_imap_entry *e = lfs_imap_get(fs, ino);
 	if (!e->daddr) {
 		lfs_log("inode %llu is in use but has no record", (unsigned long long)ino);
 		return -EFSCORRUPTED;
@@ -106,11 +121,15 @@ lfs_iget(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **out)
 	}
 	if (err) {
 		u64map_del(&fs->icache, ino);
+		lfs_cache_lru_unlink(fs, ip);
 		free(ip->inl);
 		free(ip);
 		return err;
 	}
+	fs->cache_inl += ip->inl != NULL;
 	ip->disk_reclen = lfs_inode_reclen(ip->di.inline_len);
+	/* the kernel's references, if it was evicted while it had some */
+	ip->nlookup = (uintptr_t)u64map_del(&fs->irefs, ino);
 	*out = ip;
 	return 0;
 }
@@ -120,8 +139,11 @@ lfs_iget(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **out)
 int
 lfs_inode_inline_buf(struct lfs_fs *fs, struct lfs_inode *ip)
 {
-	if (!ip->inl && !(ip->inl = lfs_calloc(1, lfs_inline_max(fs->bsize))))
+	if (ip->inl)
+		return 0;
+	if (!(ip->inl = lfs_calloc(1, lfs_inline_max(fs->bsize))))
 		return -ENOMEM;
+	fs->cache_inl++;
 	return 0;
 }
 
@@ -185,7 +207,7 @@ lfs_inode_init(struct lfs_fs *fs, uint32_t ino, uint32_t version, mode_t mode,
 {
 	struct lfs_inode *ip = inode_alloc(fs, ino);
 	if (!ip) {
-		lfs_imap_release(fs, ino);
+		lfs_imap_release(fs, ino, lfs_imap_get(fs, ino)->version);
 		return -ENOMEM;
 	}
 	struct lfs_dinode *di = &ip->di;
@@ -262,20 +284,25 @@ inode_destroy(struct lfs_fs *fs, struct lfs_inode *ip)
 {
 	lfs_file_drop_pages(fs, ip, 0, UINT64_MAX);
 	u64map_free(&ip->pages);
-	lfs_bmap_free_nodes(ip);
+	lfs_bmap_free_nodes(fs, ip);
 	lfs_dir_free_index(ip);
 	if (u64map_del(&fs->dirty, ip->ino))
 		fs->dirty_units -= ip->units;
+	lfs_cache_lru_unlink(fs, ip);
+	fs->cache_inl -= ip->inl != NULL;
 	free(ip->xattr);
 	free(ip->inl);
 	free(ip);
 }
 
-void
+int
 lfs_inode_evict(struct lfs_fs *fs, struct lfs_inode *ip)
 {
+	if (ip->nlookup && u64map_put(&fs->irefs, ip->ino, (void *)(uintptr_t)ip->nlookup))
+		return -ENOMEM;
 	u64map_del(&fs->icache, ip->ino);
 	inode_destroy(fs, ip);
+	return 0;
 }
 
 static int
@@ -301,7 +328,7 @@ lfs_inode_maybe_free(struct lfs_fs *fs, struct lfs_inode *ip)
 	 * and log a tombstone so roll-forward frees the number too.  When
 	 * either cannot be done (no memory, an unreadable block map) the
 	 * inode stays, an orphan that the next unmount or mount frees. */
-	struct lfs_imap_entry *e = &fs->imap[ip->ino];
+	const struct lfs_imap_entry *e = lfs_imap_get(fs, ip->ino);
 	if (lfs_bmap_free_range(fs, ip, 0, lfs_bmap_max_blocks(fs)) ||
 	    (e->daddr &&
 	     u64map_put(&fs->tombstones, ip->ino, (void *)(uintptr_t)(ip->di.version | 0x100000000ull))))
@@ -311,7 +338,7 @@ lfs_inode_maybe_free(struct lfs_fs *fs, struct lfs_inode *ip)
 		lfs_seg_unuse(fs, ip->di.xattr, fs->bsize);
 	if (e->daddr)
 		lfs_seg_unuse(fs, e->daddr, ip->disk_reclen);
-	lfs_imap_release(fs, ip->ino);
+	lfs_imap_release(fs, ip->ino, ip->di.version);
 	fs->changed_since_ckpt = true;
 	lfs_inode_evict(fs, ip);
 }

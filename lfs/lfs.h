@@ -23,12 +23,16 @@ struct lfs_opts {
 	unsigned ckpt_segs;         /* checkpoint after M segments written (0: never) */
 	unsigned flush_interval_ms; /* write dirty data to the log this often */
 	uint64_t dirty_limit;       /* flush when this many dirty bytes are buffered */
+	uint64_t cache_bytes;       /* inode cache budget (cache.c); 0: no limit */
 	const char *trace_path;     /* record block writes for crash tests */
 	const char *fault;          /* fault rules to arm at mount (fault.h), a testing aid */
 	bool readonly;
 	bool verbose;
 	uint64_t sb_block;          /* 0: block 0, else its backup; N: the superblock at block N only */
 };
+#define LFS_CACHE_DEFAULT (32ull << 20)
+/* "64M" -> 67108864 (K, M, G, T; an optional i and B); 0 or -EINVAL. */
+int lfs_parse_size(const char *s, uint64_t *out);
 void lfs_opts_default(struct lfs_opts *o);
 /* Send log lines to syslog (daemonized) instead of stderr. */
 void lfs_log_use_syslog(bool on);
@@ -159,6 +163,8 @@ struct lfs_stats {
 	/* segments cleaned, by their live share when chosen, in the bins of
 	 * lfs_ctl_bin (ctl_proto.h) */
 	uint64_t victim_hist[10];
+	/* the inode cache: evicted to stay within its budget (cache.c) */
+	uint64_t inodes_evicted, nodes_dropped;
 };
 void lfs_get_stats(struct lfs_fs *fs, struct lfs_stats *st);
 

@@ -7,10 +7,13 @@
  *   seg.c                  segment writer, segment usage table
  *   imap.c                 inode map, inode number allocation
  *   inode.c, bmap.c        inode cache, block maps
+ *   cache.c                the inode cache's budget (LRU eviction)
  *   file.c, dir.c, xattr.c content, directories, extended attributes
  *   flush.c                turn dirty state into one log group
  *   fs.c                   the API of lfs.h
- *   ckpt/ckpt.c, recover.c checkpoints and roll-forward, beside seg/imap
+ *   ckpt/ckpt.c, recover.c checkpoints and roll-forward, beside seg/imap;
+ *   ckpt/region.c          the checkpoint regions, written by changed block
+ *   ckpt/rf_account.c      roll-forward's usage accounting
  *
  * Lock: everything here is protected by fs->lock, taken by the lfs.h entry
  * points; internal functions assume it is held.
@@ -86,6 +89,7 @@ struct lfs_inode {
 	bool xattr_loaded;
 	bool xattr_dirty;
 	struct lfs_dir *dir;        /* built on first use */
+	struct lfs_inode *lru_prev, *lru_next; /* fs->lru_head: most recently used */
 };
 
 enum lfs_seg_state { LFS_SEG_CLEAN = 0, LFS_SEG_DIRTY = 1, LFS_SEG_ACTIVE = 2 };
@@ -95,6 +99,7 @@ struct lfs_seginfo {
 	uint32_t meta_blocks;       /* live IMAP/SUT blocks here */
 	uint64_t mtime_ns;
 	uint8_t state;
+	uint8_t listed;             /* in fs->freeable_list */
 };
 
 struct lfs_fs {
@@ -109,10 +114,12 @@ struct lfs_fs {
 	int fatal;                  /* after a failed write or flush: -EIO forever (fail.c) */
 
 	/* inode map: protected by lock */
-	struct lfs_imap_entry *imap;
+	struct lfs_imap_entry **imap;  /* per IMAP block: its entries, or NULL
+					  while every one is zero (imap.c) */
 	uint32_t n_imap_blocks;
 	uint64_t *imap_addr;        /* current address of each imap block */
 	uint8_t *imap_dirty;
+	uint32_t *imap_dirty_list;  /* the blocks imap_dirty marks (room for 2x) */
 	uint32_t imap_ndirty;
 	uint64_t inodes_used;
 	uint32_t ino_hint;
@@ -122,7 +129,17 @@ struct lfs_fs {
 	uint32_t n_sut_blocks;
 	uint64_t *sut_addr;
 	uint8_t *sut_dirty;
+	uint32_t *sut_dirty_list;   /* the blocks sut_dirty marks (room for 2x:
+				       a written one is listed again before
+				       the list is compacted, ckpt.c) */
+	uint32_t sut_ndirty;
+	struct lfs_region *region[2]; /* ckpt/region.c */
+	/* running counts (seg.c): never a scan of the segments per operation */
 	uint64_t nclean;
+	uint64_t live_total;        /* sum of lfs_seg_live() */
+	uint64_t nfreeable;         /* DIRTY, nothing live, no table block */
+	uint32_t *freeable_list;    /* segments that may be freeable, each once */
+	uint64_t nlisted;
 
 	/* log head */
 	uint64_t cur_seg, next_seg;
@@ -161,6 +178,11 @@ struct lfs_fs {
 
 	/* caches */
 	struct u64map icache;       /* ino -> struct lfs_inode */
+	struct lfs_inode *lru_head, *lru_tail; /* every cached inode (cache.c) */
+	struct u64map irefs;        /* ino -> nlookup of inodes evicted while the
+				       kernel references them (cache.c) */
+	uint64_t cache_nodes;       /* block-map nodes cached, all inodes */
+	uint64_t cache_inl;         /* inline buffers allocated */
 	struct u64map dirty;        /* ino -> struct lfs_inode with dirty state */
 	struct u64map tombstones;   /* ino -> version of freed inodes to log */
 	uint64_t dirty_bytes;
@@ -207,6 +229,16 @@ int lfs_seg_append(struct lfs_fs *fs, uint8_t kind, uint32_t ino, uint32_t versi
 int lfs_seg_inode_slot(struct lfs_fs *fs, uint32_t reclen, uint8_t **p, uint64_t *addr,
 		       uint16_t *slot);
 int lfs_seg_end_group(struct lfs_fs *fs);
+/* The only ways to change a segment's state, live bytes and table
+ * blocks: they keep the running counts. */
+void lfs_seg_set_state(struct lfs_fs *fs, uint64_t seg, uint8_t state);
+void lfs_seg_meta(struct lfs_fs *fs, uint64_t addr, int delta);
+/* Mark usage-table block `block` to be written at the next checkpoint;
+ * and every one never written (after mkfs). */
+void lfs_seg_sut_mark(struct lfs_fs *fs, uint32_t block);
+void lfs_seg_mark_unwritten_sut(struct lfs_fs *fs);
+/* Compute the running counts from the segments (once, at mount). */
+void lfs_seg_recount(struct lfs_fs *fs);
 void lfs_seg_use(struct lfs_fs *fs, uint64_t addr, uint32_t bytes);
 void lfs_seg_unuse(struct lfs_fs *fs, uint64_t addr, uint32_t bytes);
 /* Blocks in clean segments and the rest of the current one, reserve
@@ -229,11 +261,20 @@ void lfs_verify_note_pseg(struct lfs_fs *fs, uint64_t seg, uint32_t off, const u
 int lfs_imap_init(struct lfs_fs *fs);
 int lfs_imap_alloc(struct lfs_fs *fs, uint32_t *ino, uint32_t *version);
 int lfs_imap_alloc_at(struct lfs_fs *fs, uint32_t ino, uint32_t *version);
-void lfs_imap_set(struct lfs_fs *fs, uint32_t ino, uint64_t daddr, uint16_t slot, uint32_t version,
-		  bool orphan);
-void lfs_imap_release(struct lfs_fs *fs, uint32_t ino);
+int lfs_imap_set(struct lfs_fs *fs, uint32_t ino, uint64_t daddr, uint16_t slot, uint32_t version,
+		 bool orphan);
+/* Free ino's entry, keeping `version` for its next user. */
+int lfs_imap_release(struct lfs_fs *fs, uint32_t ino, uint32_t version);
 void lfs_imap_mark_block(struct lfs_fs *fs, uint32_t block);
+/* The IMAP block `block` as it is to be written. */
+void lfs_imap_encode_block(const struct lfs_fs *fs, uint32_t block, uint8_t *blk);
 bool lfs_imap_valid_ino(const struct lfs_fs *fs, uint64_t ino);
+/* The entry of ino (all zero for one never used, or out of range). */
+const struct lfs_imap_entry *lfs_imap_get(const struct lfs_fs *fs, uint64_t ino);
+/* The entry of ino to change: its block's entries allocated if need be;
+ * NULL without memory. */
+struct lfs_imap_entry *lfs_imap_ent(struct lfs_fs *fs, uint32_t ino);
+void lfs_imap_free(struct lfs_fs *fs);
 
 /* inode.c */
 int lfs_iget(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **out);
@@ -246,7 +287,9 @@ uint32_t lfs_rdev_encode(dev_t d);
 void lfs_inode_touch(struct lfs_inode *ip, bool mtime, bool ctime);
 void lfs_inode_stat(const struct lfs_fs *fs, const struct lfs_inode *ip, struct stat *st);
 void lfs_inode_maybe_free(struct lfs_fs *fs, struct lfs_inode *ip);
-void lfs_inode_evict(struct lfs_fs *fs, struct lfs_inode *ip);
+/* Drop a clean inode from the cache; the kernel's references (nlookup)
+ * are kept in fs->irefs for its next load.  0, or -ENOMEM (still cached). */
+int lfs_inode_evict(struct lfs_fs *fs, struct lfs_inode *ip);
 /* Free every cached inode, with whatever dirty state it holds. */
 void lfs_inode_evict_all(struct lfs_fs *fs);
 /* Read, decode and check a record (lfs_dinode_check); a corrupt one is
@@ -255,7 +298,18 @@ void lfs_inode_evict_all(struct lfs_fs *fs);
  * inline content. */
 int lfs_inode_read_record(struct lfs_fs *fs, uint64_t daddr, uint16_t slot,
 			  struct lfs_dinode *di, uint8_t **inl, const char **why);
+/* The same, of the INODE block blk already read from daddr. */
+int lfs_inode_decode_record(struct lfs_fs *fs, const uint8_t *blk, uint64_t daddr, uint16_t slot,
+			    struct lfs_dinode *di, uint8_t **inl, const char **why);
 int lfs_inode_inline_buf(struct lfs_fs *fs, struct lfs_inode *ip);
+
+/* cache.c: the inode cache's budget (opts.cache_bytes) */
+uint64_t lfs_cache_bytes(const struct lfs_fs *fs);
+void lfs_cache_touch(struct lfs_fs *fs, struct lfs_inode *ip);
+void lfs_cache_lru_unlink(struct lfs_fs *fs, struct lfs_inode *ip);
+/* Between operations only: evict from the least recently used end until
+ * within budget. */
+void lfs_cache_trim(struct lfs_fs *fs);
 
 /* bmap.c */
 int lfs_bmap_get(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, uint64_t *addr);
@@ -265,9 +319,9 @@ int lfs_bmap_free_range(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first,
 int lfs_bmap_flush_nodes(struct lfs_fs *fs, struct lfs_inode *ip);
 int lfs_bmap_get_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool create,
 		      struct lfs_node **out);
-void lfs_bmap_drop_clean_nodes(struct lfs_inode *ip);
+void lfs_bmap_drop_clean_nodes(struct lfs_fs *fs, struct lfs_inode *ip);
 /* Free every cached node, dirty or not (the inode is going away). */
-void lfs_bmap_free_nodes(struct lfs_inode *ip);
+void lfs_bmap_free_nodes(struct lfs_fs *fs, struct lfs_inode *ip);
 uint64_t lfs_bmap_max_blocks(const struct lfs_fs *fs);
 /* The nodes that map lblk, leaf first; 0 for a direct block. */
 unsigned lfs_bmap_path(const struct lfs_fs *fs, uint64_t lblk, uint64_t ids[LFS_NINDIRECT]);
@@ -339,6 +393,15 @@ uint64_t lfs_space_for_cleaning(const struct lfs_fs *fs);
 /* ckpt/ckpt.c and ckpt/recover.c */
 int lfs_ckpt_write(struct lfs_fs *fs, bool clean);
 int lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *hdr);
+/* ckpt/region.c: write checkpoint region w (header h) by the blocks that
+ * changed since it was last written; mark table address i changed. */
+int lfs_region_write(struct lfs_fs *fs, int w, struct lfs_ckpt_hdr *h);
+void lfs_region_mark(struct lfs_fs *fs, size_t i);
+/* At mount, once the tables are loaded: take region w as it is on disk
+ * (one that does not verify will be written whole).  0, or -EIO, -ENOMEM:
+ * the mount fails. */
+int lfs_region_adopt(struct lfs_fs *fs, int w);
+void lfs_region_free(struct lfs_fs *fs);
 int lfs_ckpt_read_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which,
 			 struct lfs_ckpt_hdr *hdr, uint64_t **addrs);
 /* Roll forward; afterwards the head is NOT usable: the caller moves it to

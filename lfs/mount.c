@@ -19,6 +19,7 @@ lfs_opts_default(struct lfs_opts *o)
 	o->ckpt_segs = 32; /* bounds roll-forward at mount to 32 segments of log */
 	o->flush_interval_ms = 5000;
 	o->dirty_limit = 64u << 20;
+	o->cache_bytes = LFS_CACHE_DEFAULT;
 }
 
 static void
@@ -28,15 +29,20 @@ fs_free(struct lfs_fs *fs)
 		return;
 	lfs_inode_evict_all(fs);
 	u64map_free(&fs->icache);
+	u64map_free(&fs->irefs);
 	u64map_free(&fs->dirty);
 	u64map_free(&fs->tombstones);
-	free(fs->imap);
+	lfs_imap_free(fs);
 	free(fs->imap_addr);
 	free(fs->imap_dirty);
 	free(fs->segs);
 	free(fs->sut_addr);
 	free(fs->sut_dirty);
+	free(fs->sut_dirty_list);
+	free(fs->imap_dirty_list);
+	lfs_region_free(fs);
 	free(fs->pbuf);
+	free(fs->freeable_list);
 	lfs_verify_free(fs);
 	lfs_bdev_close(&fs->dev);
 	pthread_mutex_destroy(&fs->lock);
@@ -64,10 +70,14 @@ fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs 
 	fs->segs = lfs_calloc(sb->nsegs, sizeof(*fs->segs));
 	fs->sut_addr = lfs_calloc(fs->n_sut_blocks, sizeof(uint64_t));
 	fs->sut_dirty = lfs_calloc(fs->n_sut_blocks, 1);
+	/* twice: a block written at a checkpoint may be dirtied again (by the
+	 * pseg it went into) before the list is compacted (ckpt.c) */
+	fs->sut_dirty_list = lfs_malloc(2 * (size_t)fs->n_sut_blocks * sizeof(uint32_t));
 	u64map_init(&fs->icache);
+	u64map_init(&fs->irefs);
 	u64map_init(&fs->dirty);
 	u64map_init(&fs->tombstones);
-	int err = (!fs->segs || !fs->sut_addr || !fs->sut_dirty) ? -ENOMEM : 0;
+	int err = (!fs->segs || !fs->sut_addr || !fs->sut_dirty || !fs->sut_dirty_list) ? -ENOMEM : 0;
 	if (!err)
 		err = lfs_imap_init(fs);
 	if (!err)
@@ -85,8 +95,15 @@ fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs 
 static void
 free_orphans(struct lfs_fs *fs)
 {
+	/* only IMAP blocks in memory hold inodes in use */
+	uint32_t per = fs->bsize / LFS_IMAP_ENTRY_SIZE;
 	for (uint32_t ino = LFS_ROOT_INO + 1; ino < fs->sb.max_inodes; ino++) {
-		if ((fs->imap[ino].flags & (LFS_IMAP_INUSE | LFS_IMAP_ORPHAN)) != (LFS_IMAP_INUSE | LFS_IMAP_ORPHAN))
+		if (!fs->imap[ino / per]) {
+			ino = (ino / per + 1) * per - 1;
+			continue;
+		}
+		if ((lfs_imap_get(fs, ino)->flags & (LFS_IMAP_INUSE | LFS_IMAP_ORPHAN)) !=
+		    (LFS_IMAP_INUSE | LFS_IMAP_ORPHAN))
 			continue;
 		struct lfs_inode *ip;
 		if (lfs_iget(fs, ino, &ip) == 0 && ip->di.nlink == 0) {
@@ -229,6 +246,10 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 		lfs_log("the root directory is missing from the inode map");
 		err = -EFSCORRUPTED;
 	}
+	/* what the regions hold, so that checkpoints write only what
+	 * changes (region.c) */
+	for (int w = 0; w < 2 && !err && !opts->readonly; w++)
+		err = lfs_region_adopt(fs, w);
 	if (!err && !opts->readonly) {
 		if (found || !(hdr.flags & LFS_CKPT_CLEAN)) {
 			/* Continue in fresh segments, so psegs left after the end
@@ -238,8 +259,9 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 				err = lfs_seg_pick_next(fs, &fs->next_seg);
 			fs->cur_off = 0;
 		} else {
-			fs->segs[fs->cur_seg].state = LFS_SEG_ACTIVE;
-			fs->segs[fs->next_seg].state = LFS_SEG_ACTIVE;
+			/* roll-forward marked them dirty: the log goes on in them */
+			lfs_seg_set_state(fs, fs->cur_seg, LFS_SEG_ACTIVE);
+			lfs_seg_set_state(fs, fs->next_seg, LFS_SEG_ACTIVE);
 		}
 		if (!err)
 			free_orphans(fs);
@@ -303,6 +325,10 @@ int
 lfs_unmount(struct lfs_fs *fs)
 {
 	int err = lfs_quiesce(fs);
+	if (fs->stats.inodes_evicted || fs->stats.nodes_dropped)
+		lfs_log("inode cache: %llu inodes evicted and %llu block-map nodes dropped to stay within %llu KiB",
+			(unsigned long long)fs->stats.inodes_evicted, (unsigned long long)fs->stats.nodes_dropped,
+			(unsigned long long)(fs->opts.cache_bytes >> 10));
 	fs_free(fs);
 	return err;
 }
@@ -416,6 +442,7 @@ lfs_format(const char *path, const struct lfs_super *sb, uid_t uid, gid_t gid)
 		return err;
 	}
 	fs->nclean = sb->nsegs;
+	lfs_seg_mark_unwritten_sut(fs);
 	fs->cur_seg = sb->nsegs - 1;
 	err = lfs_seg_pick_next(fs, &fs->cur_seg);
 	if (!err)
@@ -450,9 +477,6 @@ lfs_get_stats(struct lfs_fs *fs, struct lfs_stats *st)
 	st->segs_total = fs->sb.nsegs;
 	st->segs_clean = fs->nclean;
 	st->ckpt_seq = fs->ckpt_seq;
-	uint64_t live = 0;
-	for (uint64_t s = 0; s < fs->sb.nsegs; s++)
-		live += lfs_seg_live(fs, s);
-	st->live_bytes = live;
+	st->live_bytes = fs->live_total;
 	pthread_mutex_unlock(&fs->lock);
 }

@@ -12,6 +12,12 @@
  * DIRTY (holds blocks).  A DIRTY segment whose live count drops to zero
  * becomes CLEAN only after the next checkpoint commits: until then the
  * previous checkpoint, or roll-forward from it, may still read it.
+ *
+ * Running counts, so that nothing per operation scans the segments (a
+ * TiB has a million): nclean, the live bytes of all segments, and the
+ * segments the next checkpoint frees (a count, and a list of those that
+ * may be, each listed once).  Every change of a segment's state, live
+ * bytes or table blocks goes through the functions below to keep them.
  */
 #include "lfs_int.h"
 
@@ -19,10 +25,90 @@
 #include <stdlib.h>
 #include <string.h>
 
+void
+lfs_seg_sut_mark(struct lfs_fs *fs, uint32_t block)
+{
+	if (!fs->sut_dirty[block]) {
+		fs->sut_dirty[block] = 1;
+		fs->sut_dirty_list[fs->sut_ndirty++] = block;
+	}
+}
+
+void
+lfs_seg_mark_unwritten_sut(struct lfs_fs *fs)
+{
+	for (uint32_t b = 0; b < fs->n_sut_blocks; b++)
+		if (!fs->sut_addr[b])
+			lfs_seg_sut_mark(fs, b);
+}
+
 static void
 sut_dirty(struct lfs_fs *fs, uint64_t seg)
 {
-	fs->sut_dirty[seg / (fs->bsize / LFS_SUT_ENTRY_SIZE)] = 1;
+	lfs_seg_sut_mark(fs, (uint32_t)(seg / (fs->bsize / LFS_SUT_ENTRY_SIZE)));
+}
+
+static bool
+freeable(const struct lfs_seginfo *si)
+{
+	return si->state == LFS_SEG_DIRTY && si->live_bytes == 0 && si->meta_blocks == 0;
+}
+
+/* Keep the count and list of freeable segments after seg changed; `was`:
+ * whether it was freeable before. */
+static void
+note_change(struct lfs_fs *fs, uint64_t seg, bool was)
+{
+	struct lfs_seginfo *si = &fs->segs[seg];
+	bool now = freeable(si);
+	if (was == now)
+		return;
+	if (!now) {
+		fs->nfreeable--;
+		return;
+	}
+	fs->nfreeable++;
+	if (!si->listed) {
+		si->listed = 1;
+		fs->freeable_list[fs->nlisted++] = (uint32_t)seg;
+	}
+}
+
+void
+lfs_seg_set_state(struct lfs_fs *fs, uint64_t seg, uint8_t state)
+{
+	struct lfs_seginfo *si = &fs->segs[seg];
+	bool was = freeable(si);
+	if (si->state == LFS_SEG_CLEAN && state != LFS_SEG_CLEAN)
+		fs->nclean--;
+	else if (si->state != LFS_SEG_CLEAN && state == LFS_SEG_CLEAN)
+		fs->nclean++;
+	si->state = state;
+	note_change(fs, seg, was);
+}
+
+void
+lfs_seg_meta(struct lfs_fs *fs, uint64_t addr, int delta)
+{
+	uint64_t seg = lfs_addr_seg(fs, addr);
+	struct lfs_seginfo *si = &fs->segs[seg];
+	bool was = freeable(si);
+	si->meta_blocks += (uint32_t)delta;
+	fs->live_total += (int64_t)delta * fs->bsize;
+	note_change(fs, seg, was);
+}
+
+void
+lfs_seg_recount(struct lfs_fs *fs)
+{
+	fs->nclean = fs->nfreeable = fs->nlisted = fs->live_total = 0;
+	for (uint64_t s = 0; s < fs->sb.nsegs; s++) {
+		struct lfs_seginfo *si = &fs->segs[s];
+		si->listed = 0;
+		fs->nclean += si->state == LFS_SEG_CLEAN;
+		fs->live_total += lfs_seg_live(fs, s);
+		note_change(fs, s, false);
+	}
 }
 
 bool
@@ -37,7 +123,9 @@ int
 lfs_seg_init(struct lfs_fs *fs)
 {
 	fs->pbuf = lfs_calloc(1 + fs->max_pseg, fs->bsize);
-	if (!fs->pbuf)
+	/* nsegs <= 2^32 (lfs_super_check) */
+	fs->freeable_list = lfs_malloc(fs->sb.nsegs * sizeof(uint32_t));
+	if (!fs->pbuf || !fs->freeable_list)
 		return -ENOMEM;
 	fs->pn = 0;
 	fs->pstart = 0;
@@ -52,8 +140,7 @@ lfs_seg_pick_next(struct lfs_fs *fs, uint64_t *out)
 	for (uint64_t i = 1; i <= n; i++) {
 		uint64_t s = (fs->cur_seg + i) % n;
 		if (fs->segs[s].state == LFS_SEG_CLEAN) {
-			fs->segs[s].state = LFS_SEG_ACTIVE;
-			fs->nclean--;
+			lfs_seg_set_state(fs, s, LFS_SEG_ACTIVE);
 			*out = s;
 			return 0;
 		}
@@ -71,7 +158,7 @@ pseg_begin(struct lfs_fs *fs)
 			lfs_log("segment writer: no clean segment left");
 			return err;
 		}
-		fs->segs[fs->cur_seg].state = LFS_SEG_DIRTY;
+		lfs_seg_set_state(fs, fs->cur_seg, LFS_SEG_DIRTY);
 		fs->cur_seg = fs->next_seg;
 		fs->next_seg = next;
 		fs->cur_off = 0;
@@ -203,14 +290,16 @@ lfs_seg_use(struct lfs_fs *fs, uint64_t addr, uint32_t bytes)
 {
 	if (!addr || !lfs_addr_valid(fs, addr))
 		return;
-	struct lfs_seginfo *s = &fs->segs[lfs_addr_seg(fs, addr)];
-	sut_dirty(fs, lfs_addr_seg(fs, addr));
+	uint64_t seg = lfs_addr_seg(fs, addr);
+	struct lfs_seginfo *s = &fs->segs[seg];
+	bool was = freeable(s);
+	sut_dirty(fs, seg);
 	s->live_bytes += bytes;
-	if (s->state == LFS_SEG_CLEAN) {
-		/* only roll-forward lands here: the log ran through it */
-		s->state = LFS_SEG_DIRTY;
-		fs->nclean--;
-	}
+	fs->live_total += bytes;
+	note_change(fs, seg, was);
+	/* only roll-forward lands here: the log ran through it */
+	if (s->state == LFS_SEG_CLEAN)
+		lfs_seg_set_state(fs, seg, LFS_SEG_DIRTY);
 }
 
 void
@@ -220,16 +309,18 @@ lfs_seg_unuse(struct lfs_fs *fs, uint64_t addr, uint32_t bytes)
 		return;
 	uint64_t seg = lfs_addr_seg(fs, addr);
 	struct lfs_seginfo *s = &fs->segs[seg];
+	bool was = freeable(s);
 	sut_dirty(fs, seg);
 	if (!fs->cleaning || !fs->clean_victims || !u64map_get(fs->clean_victims, seg))
 		fs->freed_bytes += bytes;
 	if (s->live_bytes < bytes) {
 		lfs_log("usage table: segment %llu live count below zero (%u - %u)",
 			(unsigned long long)seg, s->live_bytes, bytes);
-		s->live_bytes = 0;
-	} else {
-		s->live_bytes -= bytes;
+		bytes = s->live_bytes;
 	}
+	s->live_bytes -= bytes;
+	fs->live_total -= bytes;
+	note_change(fs, seg, was);
 }
 
 uint64_t
@@ -243,23 +334,20 @@ lfs_seg_clean_blocks(const struct lfs_fs *fs)
 uint64_t
 lfs_seg_freeable(const struct lfs_fs *fs)
 {
-	uint64_t n = 0;
-	for (uint64_t s = 0; s < fs->sb.nsegs; s++) {
-		const struct lfs_seginfo *si = &fs->segs[s];
-		n += si->state == LFS_SEG_DIRTY && si->live_bytes == 0 && si->meta_blocks == 0;
-	}
-	return n;
+	return fs->nfreeable;
 }
 
 void
 lfs_seg_after_checkpoint(struct lfs_fs *fs)
 {
-	for (uint64_t s = 0; s < fs->sb.nsegs; s++) {
-		struct lfs_seginfo *si = &fs->segs[s];
-		if (si->state == LFS_SEG_DIRTY && si->live_bytes == 0 && si->meta_blocks == 0) {
-			si->state = LFS_SEG_CLEAN;
-			fs->nclean++;
-		}
+	/* only listed segments can be freeable; one that stopped being so
+	 * since it was listed is just unlisted */
+	for (uint64_t i = 0; i < fs->nlisted; i++) {
+		uint64_t s = fs->freeable_list[i];
+		fs->segs[s].listed = 0;
+		if (freeable(&fs->segs[s]))
+			lfs_seg_set_state(fs, s, LFS_SEG_CLEAN);
 	}
+	fs->nlisted = 0;
 	fs->segs_since_ckpt = 0;
 }

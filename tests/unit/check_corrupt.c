@@ -49,8 +49,8 @@ record_of(uint64_t ino, uint64_t *daddr, uint16_t *slot)
 	struct lfs_fs *fs;
 	ck_assert_int_eq(lfs_mount(testfs_path, &o, &fs), 0);
 	ck_assert(lfs_imap_valid_ino(fs, ino));
-	*daddr = fs->imap[ino].daddr;
-	*slot = fs->imap[ino].slot;
+	*daddr = lfs_imap_get(fs, ino)->daddr;
+	*slot = lfs_imap_get(fs, ino)->slot;
 	lfs_abandon(fs);
 }
 
@@ -263,7 +263,7 @@ START_TEST(rolled_forward_records)
 	ck_assert_int_eq(lfs_fsync(fs, LFS_ROOT_INO, false), 0);
 	ck_assert_int_eq(lfs_fsync(fs, a, false), 0);
 	ck_assert_int_eq(lfs_fsync(fs, b, false), 0);
-	struct lfs_imap_entry ea = fs->imap[a], eb = fs->imap[b];
+	struct lfs_imap_entry ea = *lfs_imap_get(fs, a), eb = *lfs_imap_get(fs, b);
 	lfs_abandon(fs); /* a crash: the new records are only in the log */
 
 	size_t len;

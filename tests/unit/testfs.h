@@ -35,6 +35,26 @@ testfs_mount(void)
 	return fs;
 }
 
+static inline struct lfs_fs *
+testfs_mount_ro(void)
+{
+	struct lfs_opts o;
+	lfs_opts_default(&o);
+	o.readonly = true;
+	struct lfs_fs *fs = NULL;
+	ck_assert_int_eq(lfs_mount(testfs_path, &o, &fs), 0);
+	return fs;
+}
+
+/* fsck finds nothing wrong with the mounted fs (the usage table included) */
+static inline void
+testfs_fsck_clean(struct lfs_fs *fs)
+{
+	uint64_t problems = 1;
+	ck_assert_int_eq(lfs_fsck(fs, &problems), 0);
+	ck_assert_uint_eq(problems, 0);
+}
+
 /* n bytes of a pseudo-random pattern named by seed */
 static inline void
 fill_pattern(uint8_t *buf, size_t n, unsigned seed)
@@ -46,6 +66,40 @@ fill_pattern(uint8_t *buf, size_t n, unsigned seed)
 		x ^= x << 5;
 		buf[i] = (uint8_t)x;
 	}
+}
+
+/* Counters of the mounted fs: bytes written (lifetime) and read. */
+static inline uint64_t
+testfs_written(struct lfs_fs *fs)
+{
+	struct lfs_stats st;
+	lfs_get_stats(fs, &st);
+	return st.bytes_written;
+}
+
+static inline uint64_t
+testfs_read(struct lfs_fs *fs)
+{
+	struct lfs_stats st;
+	lfs_get_stats(fs, &st);
+	return st.bytes_read;
+}
+
+/* Run one test case of the given tests; the exit status for main(). */
+static inline int
+testfs_run(const char *suite, const char *tcase, int timeout, const TTest **tests, size_t n)
+{
+	Suite *s = suite_create(suite);
+	TCase *tc = tcase_create(tcase);
+	tcase_set_timeout(tc, timeout);
+	for (size_t i = 0; i < n; i++)
+		tcase_add_test(tc, tests[i]);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
 static inline void

@@ -1,0 +1,185 @@
+/*
+ * region.c — the two checkpoint regions as they are on disk, kept in
+ * memory, so that a checkpoint writes only the blocks of its region that
+ * changed since that region was last written, and seals it from per-block
+ * crcs instead of checksumming it whole.
+ *
+ * A region names every inode-map and usage-table block: 2 MiB at 1 TiB
+ * (262,144 + 4,096 addresses), of which a checkpoint changes as many as
+ * it wrote table blocks.  What reaches the disk is the same region as
+ * before, byte for byte; a write torn anywhere still fails the region's
+ * crc (it covers the whole region), and the other region is used.
+ *
+ * lfs_region_mark() is called whenever an address in the tables changes
+ * (ckpt.c).  At mount, after roll-forward, each region is read once more
+ * and compared with the tables (lfs_region_adopt); a region that does not
+ * verify is written whole the first time.
+ */
+#include "lfs_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct lfs_region {
+	uint8_t *buf;               /* as on disk; NULL: not known, write whole */
+	uint32_t *bcrc;             /* per block >= 1: lfs_crc(0, block) */
+	uint8_t *stale;             /* per block: an address in it changed */
+};
+
+static size_t
+nentries(const struct lfs_fs *fs)
+{
+	return (size_t)fs->n_imap_blocks + fs->n_sut_blocks;
+}
+
+static uint64_t
+entry(const struct lfs_fs *fs, size_t i)
+{
+	return i < fs->n_imap_blocks ? fs->imap_addr[i] : fs->sut_addr[i - fs->n_imap_blocks];
+}
+
+/* Encode the addresses that fall in block k of the region. */
+static void
+encode_block(const struct lfs_fs *fs, uint8_t *buf, uint32_t k)
+{
+	size_t lo = 0, hi = ((size_t)(k + 1) * fs->bsize - LFS_CKPT_HDR_SIZE) / 8;
+	if (k > 0)
+		lo = ((size_t)k * fs->bsize - LFS_CKPT_HDR_SIZE) / 8;
+	if (hi > nentries(fs))
+		hi = nentries(fs);
+	for (size_t i = lo; i < hi; i++)
+		lfs_ckpt_addr_put(buf, i, entry(fs, i));
+}
+
+void
+lfs_region_free(struct lfs_fs *fs)
+{
+	for (int w = 0; w < 2; w++) {
+		struct lfs_region *r = fs->region[w];
+		if (!r)
+			continue;
+		free(r->buf);
+		free(r->bcrc);
+		free(r->stale);
+		free(r);
+		fs->region[w] = NULL;
+	}
+}
+
+void
+lfs_region_mark(struct lfs_fs *fs, size_t i)
+{
+	uint32_t k = (uint32_t)((LFS_CKPT_HDR_SIZE + 8 * i) / fs->bsize);
+	for (int w = 0; w < 2; w++)
+		if (fs->region[w])
+			fs->region[w]->stale[k] = 1;
+}
+
+/* A region known to hold nothing yet: everything stale. */
+static int
+region_new(struct lfs_fs *fs, int w)
+{
+	uint32_t nb = fs->sb.ckpt_blocks;
+	struct lfs_region *r = lfs_calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->buf = lfs_calloc(nb, fs->bsize);
+	r->bcrc = lfs_calloc(nb, sizeof(uint32_t));
+	r->stale = lfs_malloc(nb);
+	fs->region[w] = r;
+	if (!r->buf || !r->bcrc || !r->stale) {
+		lfs_region_free(fs);
+		return -ENOMEM;
+	}
+	memset(r->stale, 1, nb);
+	return 0;
+}
+
+int
+lfs_region_adopt(struct lfs_fs *fs, int w)
+{
+	uint32_t nb = fs->sb.ckpt_blocks, bs = fs->bsize;
+	size_t len = (size_t)nb * bs;
+	int err = region_new(fs, w);
+	if (err)
+		return err;
+	struct lfs_region *r = fs->region[w];
+	/* the tables as a region would hold them now */
+	uint8_t *cur = lfs_calloc(nb, bs);
+	err = cur ? lfs_bdev_read(&fs->dev, fs->sb.ckpt_addr[w], nb, r->buf) : -ENOMEM;
+	if (!err && lfs_ckpt_verify(r->buf, len, fs->seed))
+		err = -EFSCORRUPTED;
+	for (uint32_t k = 0; k < nb && !err; k++)
+		encode_block(fs, cur, k);
+	for (uint32_t k = 1; k < nb && !err; k++) {
+		/* stale where the tables now say otherwise */
+		r->stale[k] = memcmp(cur + (size_t)k * bs, r->buf + (size_t)k * bs, bs) != 0;
+		r->bcrc[k] = lfs_crc(0, r->buf + (size_t)k * bs, bs);
+	}
+	free(cur);
+	if (err) {
+		/* not known: written whole the first time */
+		struct lfs_region *other = fs->region[!w];
+		fs->region[!w] = NULL;
+		lfs_region_free(fs);
+		fs->region[!w] = other;
+	}
+	/* a region that does not verify is only written whole; a read the
+	 * device failed fails the mount, as every read of the mount does */
+	if (err == -EIO)
+		lfs_log("checkpoint region %d: %s; mount refused", w, strerror(-err));
+	return err == -EFSCORRUPTED ? 0 : err;
+}
+
+int
+lfs_region_write(struct lfs_fs *fs, int w, struct lfs_ckpt_hdr *h)
+{
+	int err;
+	if (!fs->region[w] && (err = region_new(fs, w)))
+		return err;
+	struct lfs_region *r = fs->region[w];
+	uint32_t nb = fs->sb.ckpt_blocks, bs = fs->bsize, nstale = 0;
+	for (uint32_t k = 1; k < nb; k++) {
+		if (!r->stale[k])
+			continue;
+		encode_block(fs, r->buf, k);
+		r->bcrc[k] = lfs_crc(0, r->buf + (size_t)k * bs, bs);
+		nstale++;
+	}
+	/* block 0: the header (its crc field zero while sealing) and the
+	 * first addresses */
+	h->bytes_written += (uint64_t)(1 + nstale) * bs;
+	h->crc = 0;
+	lfs_ckpt_hdr_encode(h, r->buf);
+	encode_block(fs, r->buf, 0);
+	uint32_t crc = lfs_crc(fs->seed, r->buf, bs), op = lfs_crc_combine_gen(bs);
+	for (uint32_t k = 1; k < nb; k++)
+		crc = lfs_crc_combine(crc, r->bcrc[k], op);
+	h->crc = crc;
+	lfs_ckpt_hdr_encode(h, r->buf);
+	/* the changed blocks in runs, then the header */
+	err = 0;
+	for (uint32_t k = 1; k < nb && !err;) {
+		if (!r->stale[k]) {
+			k++;
+			continue;
+		}
+		uint32_t e = k;
+		while (e < nb && r->stale[e])
+			r->stale[e++] = 0;
+		err = lfs_bdev_write(&fs->dev, fs->sb.ckpt_addr[w] + k, e - k, r->buf + (size_t)k * bs);
+		k = e;
+	}
+	if (!err)
+		err = lfs_bdev_write(&fs->dev, fs->sb.ckpt_addr[w], 1, r->buf);
+	if (err) {
+		/* what the region holds is not known any more */
+		free(r->buf);
+		free(r->bcrc);
+		free(r->stale);
+		free(r);
+		fs->region[w] = NULL;
+	}
+	return err;
+}

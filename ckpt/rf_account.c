@@ -1,0 +1,259 @@
+/*
+ * rf_account.c — roll-forward's usage accounting: what replacing one
+ * version of an inode by the next changes in the segment usage table.
+ *
+ * The two block maps are compared top down.  Equal pointers name the
+ * same block and, for a node, the same subtree: nothing under them
+ * changed, and nothing under them is read.  Where they differ the old
+ * block is uncounted and the new one counted, and for nodes both are
+ * read and compared slot by slot.  Worked example, nptr = 512, a 4 GiB
+ * file with one block rewritten: the record's ind[2] differs, so the two
+ * roots are read; one slot differs, so two interior nodes; one slot, so
+ * two leaves; one slot: the data block.  Six node reads (most of them
+ * from this group's buffers or from the cache of recent groups), where
+ * walking both maps whole read 4,100.
+ *
+ * The changes are collected and applied only when both maps could be
+ * compared to the end: a corrupt map leaves the table untouched and the
+ * caller counts as well as it can (recover.c).
+ */
+#include "rf_account.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* 4 MiB of 4 KiB blocks: the nodes above the leaves of every file a
+ * group touches stay, and leaves touched again soon. */
+#define RF_CACHE_SLOTS 1024
+#define RF_UNUSE (1ull << 63)
+
+int
+lfs_rf_init(struct lfs_rf *rf, struct lfs_fs *fs)
+{
+	memset(rf, 0, sizeof(*rf));
+	rf->fs = fs;
+	u64map_init(&rf->group);
+	u64map_init(&rf->cached);
+	u64map_init(&rf->seen);
+	rf->cache_slots = RF_CACHE_SLOTS;
+	rf->cache = lfs_malloc((size_t)rf->cache_slots * fs->bsize);
+	rf->cache_addr = lfs_calloc(rf->cache_slots, sizeof(uint64_t));
+	if (!rf->cache || !rf->cache_addr) {
+		lfs_rf_free(rf);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void
+lfs_rf_free(struct lfs_rf *rf)
+{
+	u64map_free(&rf->group);
+	u64map_free(&rf->cached);
+	u64map_free(&rf->seen);
+	free(rf->cache);
+	free(rf->cache_addr);
+	free(rf->ops);
+	rf->cache = NULL;
+	rf->cache_addr = NULL;
+	rf->ops = NULL;
+}
+
+int
+lfs_rf_group_add(struct lfs_rf *rf, uint64_t addr, const uint8_t *blk)
+{
+	return u64map_put(&rf->group, addr, (void *)blk);
+}
+
+/* Keep a copy of the block at addr; a cache that cannot grow its index
+ * just keeps less. */
+static void
+cache_put(struct lfs_rf *rf, uint64_t addr, const uint8_t *blk)
+{
+	uint32_t bs = rf->fs->bsize;
+	uintptr_t have = (uintptr_t)u64map_get(&rf->cached, addr);
+	uint32_t slot = have ? (uint32_t)(have - 1) : rf->cache_next;
+	if (!have) {
+		if (rf->cache_addr[slot])
+			u64map_del(&rf->cached, rf->cache_addr[slot]);
+		rf->cache_addr[slot] = 0;
+		rf->cache_next = (rf->cache_next + 1) % rf->cache_slots;
+		if (u64map_put(&rf->cached, addr, (void *)(uintptr_t)(slot + 1)))
+			return;
+		rf->cache_addr[slot] = addr;
+	}
+	memcpy(rf->cache + (size_t)slot * bs, blk, bs);
+}
+
+static void
+keep_one(uint64_t addr, void *blk, void *ctx)
+{
+	cache_put(ctx, addr, blk);
+}
+
+void
+lfs_rf_group_done(struct lfs_rf *rf)
+{
+	u64map_each(&rf->group, keep_one, rf);
+	u64map_free(&rf->group);
+	u64map_init(&rf->group);
+}
+
+/* The block at addr into out: from the group, the cache, or the device
+ * (verified against its summary's crc by lfs_read_block). */
+static int
+rf_read(struct lfs_rf *rf, uint64_t addr, uint8_t *out)
+{
+	uint32_t bs = rf->fs->bsize;
+	const uint8_t *b = u64map_get(&rf->group, addr);
+	if (!b) {
+		uintptr_t s = (uintptr_t)u64map_get(&rf->cached, addr);
+		if (s)
+			b = rf->cache + (size_t)(s - 1) * bs;
+	}
+	if (b) {
+		memcpy(out, b, bs);
+		return 0;
+	}
+	int err = lfs_read_block(rf->fs, addr, out);
+	if (err)
+		return err;
+	rf->node_reads++;
+	cache_put(rf, addr, out);
+	return 0;
+}
+
+int
+lfs_rf_old_record(struct lfs_rf *rf, uint64_t daddr, uint16_t slot, struct lfs_dinode *di)
+{
+	struct lfs_fs *fs = rf->fs;
+	memset(di, 0, sizeof(*di));
+	uint8_t *blk = lfs_malloc(fs->bsize);
+	if (!blk)
+		return -ENOMEM;
+	int err = lfs_addr_valid(fs, daddr) ? rf_read(rf, daddr, blk) : -EFSCORRUPTED;
+	if (err == -EFSCORRUPTED)
+		lfs_log("inode record at block %llu slot %u: outside the log", (unsigned long long)daddr, slot);
+	if (!err)
+		err = lfs_inode_decode_record(fs, blk, daddr, slot, di, NULL, NULL);
+	free(blk);
+	return err;
+}
+
+static int
+op_push(struct lfs_rf *rf, uint64_t addr, bool unuse)
+{
+	if (!addr)
+		return 0;
+	if (rf->nops == rf->capops) {
+		size_t cap = rf->capops ? 2 * rf->capops : 64;
+		uint64_t *n = lfs_realloc(rf->ops, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		rf->ops = n;
+		rf->capops = cap;
+	}
+	rf->ops[rf->nops++] = addr | (unuse ? RF_UNUSE : 0);
+	return 0;
+}
+
+/* The pointers of the node at addr; side 0 old, 1 new.  A node seen
+ * twice on one side is a crafted map (it would make the walk
+ * exponential): corrupt. */
+static int
+load_node(struct lfs_rf *rf, uint64_t addr, unsigned side, uint64_t **out)
+{
+	struct lfs_fs *fs = rf->fs;
+	uintptr_t bits = (uintptr_t)u64map_get(&rf->seen, addr);
+	if (bits & (1u << side)) {
+		lfs_log("block map: node %llu is referenced twice", (unsigned long long)addr);
+		return -EFSCORRUPTED;
+	}
+	int err = u64map_put(&rf->seen, addr, (void *)(bits | (1u << side)));
+	if (err)
+		return err;
+	uint8_t *blk = lfs_malloc(fs->bsize);
+	uint64_t *ptrs = lfs_malloc((size_t)fs->nptr * sizeof(uint64_t));
+	err = blk && ptrs ? rf_read(rf, addr, blk) : -ENOMEM;
+	if (!err)
+		lfs_node_decode(ptrs, fs->nptr, blk);
+	free(blk);
+	if (err) {
+		free(ptrs);
+		return err;
+	}
+	*out = ptrs;
+	return 0;
+}
+
+/* Compare the subtrees of tree k at level l whose nodes are at a (old)
+ * and b (new); 0 means none. */
+static int
+diff_node(struct lfs_rf *rf, uint64_t a, uint64_t b, unsigned k, unsigned l)
+{
+	struct lfs_fs *fs = rf->fs;
+	if (a == b)
+		return 0;
+	uint64_t *pa = NULL, *pb = NULL;
+	int err = op_push(rf, a, true);
+	if (!err)
+		err = op_push(rf, b, false);
+	if (!err && a)
+		err = load_node(rf, a, 0, &pa);
+	if (!err && b)
+		err = load_node(rf, b, 1, &pb);
+	for (uint32_t s = 0; s < fs->nptr && !err; s++) {
+		uint64_t x = pa ? pa[s] : 0, y = pb ? pb[s] : 0;
+		if (x == y)
+			continue;
+		if ((x && !lfs_addr_valid(fs, x)) || (y && !lfs_addr_valid(fs, y))) {
+			lfs_log("block map: node %llu: pointer %llu outside the log",
+				(unsigned long long)(x && !lfs_addr_valid(fs, x) ? a : b),
+				(unsigned long long)(x && !lfs_addr_valid(fs, x) ? x : y));
+			err = -EFSCORRUPTED;
+		} else if (l == k) {
+			err = op_push(rf, x, true);
+			if (!err)
+				err = op_push(rf, y, false);
+		} else {
+			err = diff_node(rf, x, y, k, l + 1);
+		}
+	}
+	free(pa);
+	free(pb);
+	return err;
+}
+
+int
+lfs_rf_account(struct lfs_rf *rf, const struct lfs_dinode *old, const struct lfs_dinode *cur)
+{
+	static const struct lfs_dinode none;
+	struct lfs_fs *fs = rf->fs;
+	const struct lfs_dinode *o = old ? old : &none, *c = cur ? cur : &none;
+	/* inline content has no direct blocks, whatever the pointers say
+	 * (as lfs_bmap_walk_disk counts) */
+	bool oi = o->flags & LFS_DI_INLINE, ci = c->flags & LFS_DI_INLINE;
+	int err = 0;
+	rf->nops = 0;
+	for (unsigned b = 0; b < LFS_NDIRECT && !err; b++) {
+		uint64_t x = oi ? 0 : o->direct[b], y = ci ? 0 : c->direct[b];
+		if (x != y && !(err = op_push(rf, x, true)))
+			err = op_push(rf, y, false);
+	}
+	for (unsigned k = 0; k < LFS_NINDIRECT && !err; k++)
+		err = diff_node(rf, o->ind[k], c->ind[k], k, 0);
+	if (!err && o->xattr != c->xattr && !(err = op_push(rf, o->xattr, true)))
+		err = op_push(rf, c->xattr, false);
+	u64map_free(&rf->seen);
+	u64map_init(&rf->seen);
+	if (err)
+		return err;
+	for (size_t i = 0; i < rf->nops; i++) {
+		if (rf->ops[i] & RF_UNUSE)
+			lfs_seg_unuse(fs, rf->ops[i] & ~RF_UNUSE, fs->bsize);
+		else
+			lfs_seg_use(fs, rf->ops[i], fs->bsize);
+	}
+	return 0;
+}

@@ -1,0 +1,52 @@
+/*
+ * rf_account.h — roll-forward's usage accounting (rf_account.c).
+ *
+ * Applying an inode record during roll-forward trades the blocks of the
+ * version it replaces for its own in the segment usage table.  Only the
+ * parts of the block map that differ are visited: a node whose address
+ * did not change is the same node with the same subtree (a log never
+ * rewrites a block in place, and segments written since the checkpoint
+ * are not reused before the next one), so the cost follows what was
+ * logged, not the size of the file.
+ *
+ * Use: lfs_rf_init; per group, lfs_rf_group_add for each of its INDIR
+ * and INODE blocks (already verified), lfs_rf_account / lfs_rf_old_record
+ * while applying it, lfs_rf_group_done after; lfs_rf_free at the end.
+ */
+#ifndef LFS_RF_ACCOUNT_H
+#define LFS_RF_ACCOUNT_H
+
+#include "lfs_int.h"
+
+struct lfs_rf {
+	struct lfs_fs *fs;
+	struct u64map group;        /* addr -> block in the group's buffers */
+	/* blocks of groups already applied and blocks read from the device,
+	 * by address, replaced first in first out: the old version of a node
+	 * is most often the new one of a recent group */
+	uint8_t *cache;
+	uint64_t *cache_addr;       /* per slot; 0 empty */
+	uint32_t cache_slots, cache_next;
+	struct u64map cached;       /* addr -> slot + 1 */
+	struct u64map seen;         /* node addresses visited by one lfs_rf_account */
+	uint64_t *ops;              /* changes found, applied when all are */
+	size_t nops, capops;
+	uint64_t node_reads;        /* blocks read from the device */
+};
+
+int lfs_rf_init(struct lfs_rf *rf, struct lfs_fs *fs);
+void lfs_rf_free(struct lfs_rf *rf);
+/* Index a verified block of the group being applied (kept by the caller
+ * until lfs_rf_group_done). */
+int lfs_rf_group_add(struct lfs_rf *rf, uint64_t addr, const uint8_t *blk);
+/* The group is applied: keep copies of its blocks in the cache. */
+void lfs_rf_group_done(struct lfs_rf *rf);
+/* Read and check the record at (daddr, slot): as lfs_inode_read_record. */
+int lfs_rf_old_record(struct lfs_rf *rf, uint64_t daddr, uint16_t slot, struct lfs_dinode *di);
+/* Count what replacing `old` by `cur` changes (either may be NULL: no
+ * version).  Records themselves are not counted here.  A block map found
+ * corrupt is -EFSCORRUPTED with the usage counted in part; a failed
+ * read -EIO. */
+int lfs_rf_account(struct lfs_rf *rf, const struct lfs_dinode *old, const struct lfs_dinode *cur);
+
+#endif

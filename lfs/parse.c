@@ -1,0 +1,36 @@
+/*
+ * parse.c — sizes as users write them ("64M", "1T", "512KiB"), for
+ * mkfs.lfs and the daemon's mount options alike.
+ */
+#include "lfs.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+/* "64M" -> 67108864; returns 0 or -EINVAL */
+int
+lfs_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	unsigned shift = 0;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	case '\0': break;
+	default: return -EINVAL;
+	}
+	if (*end == 'i' || *end == 'B')
+		end++;
+	if (*end == 'B')
+		end++;
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}

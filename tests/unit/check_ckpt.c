@@ -1,0 +1,104 @@
+/*
+ * check_ckpt.c — checkpoints and the running counts they rely on: what a
+ * checkpoint writes follows the metadata that changed, not the size of
+ * the filesystem, and the counts kept instead of scanning the segments
+ * (clean, live bytes, freeable) agree with the segments after deletes,
+ * overwrites, checkpoints and cleaning.
+ */
+#include "testfs.h"
+
+#include <errno.h>
+#include <string.h>
+
+static const struct lfs_cred me = { 1000, 1000 };
+
+/* Bytes the first checkpoint after the mount's own writes for 50 new
+ * small files (the regions as read at mount are compared with the
+ * tables, region.c: neither is written whole). */
+static uint64_t
+ckpt_bytes(uint64_t image_bytes, uint64_t *region_bytes)
+{
+	testfs_make(image_bytes, 1 << 20);
+	struct lfs_fs *fs = testfs_mount();
+	*region_bytes = (uint64_t)fs->sb.ckpt_blocks * fs->bsize;
+	char name[32];
+	for (int i = 0; i < 50; i++) {
+		struct stat st;
+		snprintf(name, sizeof(name), "f%d", i);
+		ck_assert_int_eq(lfs_create(fs, LFS_ROOT_INO, name, 0644, true, &me, &st), 0);
+		ck_assert_int_eq(lfs_write(fs, st.st_ino, name, strlen(name), 0, NULL), (ssize_t)strlen(name));
+	}
+	ck_assert_int_eq(lfs_fsync(fs, LFS_ROOT_INO, false), 0);
+	uint64_t w0 = testfs_written(fs);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	uint64_t n = testfs_written(fs) - w0;
+	testfs_fsck_clean(fs);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount_ro();
+	testfs_fsck_clean(fs);
+	lfs_abandon(fs);
+	testfs_remove();
+	return n;
+}
+
+/* A checkpoint region names every table block: 2 MiB at 1 TiB.  Only
+ * its blocks that changed are written, so the same dirty metadata costs
+ * the same at 1 GiB and 1 TiB. */
+START_TEST(checkpoint_writes_what_changed)
+{
+	uint64_t small_region, big_region;
+	uint64_t small = ckpt_bytes(1ull << 30, &small_region);
+	uint64_t big = ckpt_bytes(1ull << 40, &big_region);
+	fprintf(stderr, "checkpoint of 50 new files: %llu bytes at 1 GiB (region %llu), %llu at 1 TiB (region %llu)\n",
+		(unsigned long long)small, (unsigned long long)small_region, (unsigned long long)big,
+		(unsigned long long)big_region);
+	ck_assert_uint_ge(big_region, 2u << 20);
+	ck_assert_uint_le(big, small + 4 * 4096);
+	ck_assert_uint_lt(big, big_region / 8);
+}
+END_TEST
+
+/* The counts kept instead of scans agree with the segments after a
+ * workload that fills, frees, cleans and checkpoints: fsck compares. */
+START_TEST(running_counts_agree)
+{
+	testfs_make(64 << 20, 1 << 20);
+	struct lfs_fs *fs = testfs_mount();
+	uint8_t *buf = malloc(1 << 20);
+	char name[32];
+	for (int round = 0; round < 6; round++) {
+		for (int i = 0; i < 8; i++) {
+			struct stat st;
+			snprintf(name, sizeof(name), "f%d", i);
+			int err = lfs_create(fs, LFS_ROOT_INO, name, 0644, false, &me, &st);
+			ck_assert_int_eq(err, 0);
+			fill_pattern(buf, 1 << 20, (unsigned)(round * 8 + i));
+			ck_assert_int_eq(lfs_write(fs, st.st_ino, buf, 1 << 20, 0, NULL), 1 << 20);
+			lfs_forget(fs, st.st_ino, 1);
+		}
+		for (int i = round % 2; i < 8; i += 2) {
+			snprintf(name, sizeof(name), "f%d", i);
+			ck_assert_int_eq(lfs_unlink(fs, LFS_ROOT_INO, name), 0);
+		}
+		ck_assert_int_eq(lfs_checkpoint(fs), 0);
+		uint64_t moved;
+		ck_assert_int_ge(lfs_clean_reclaim(fs, &moved), -ENOSPC);
+		testfs_fsck_clean(fs);
+		struct statvfs sv;
+		ck_assert_int_eq(lfs_statfs(fs, &sv), 0);
+		struct lfs_stats st;
+		lfs_get_stats(fs, &st);
+		ck_assert_uint_eq(st.segs_clean, fs->nclean);
+	}
+	free(buf);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	testfs_remove();
+}
+END_TEST
+
+int
+main(void)
+{
+	const TTest *tests[] = { checkpoint_writes_what_changed, running_counts_agree };
+	return testfs_run("ckpt", "checkpoint", 300, tests, sizeof(tests) / sizeof(tests[0]));
+}
