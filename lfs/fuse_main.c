@@ -43,6 +43,7 @@ struct lfs_daemon {
 	bool writeback;             /* the kernel buffers writes (not -o writethrough) */
 	struct lfs_fuse_io io;
 	bool quiesced;              /* DESTROY: the final checkpoint is written */
+	const char *mountpoint;     /* for the syncfs before a shutdown */
 };
 
 static struct lfs_daemon *
@@ -527,6 +528,35 @@ daemon_syncfs(void *ctx)
 	return lfs_syncfs(ctx);
 }
 
+/* FS_IOC_SHUTDOWN or LFS_IOC_SHUTDOWN (ctl_proto.h): 0 or -errno.  A
+ * full sync first has the kernel write back its dirty pages (syncfs on
+ * the mountpoint, answered by the other worker threads), as ext4's
+ * freeze does, then lfs_shutdown writes what the daemon holds. */
+static int
+do_shutdown(fuse_req_t req, unsigned cmd, const void *in_buf, size_t in_bufsz)
+{
+	const struct fuse_ctx *c = fuse_req_ctx(req);
+	if (c->uid != 0 && c->uid != getuid())
+		return -EPERM;
+	uint32_t how = LFS_SHUTDOWN_FULLSYNC;
+	if (cmd == LFS_IOC_SHUTDOWN) {
+		if (in_bufsz < sizeof(how))
+			return -EINVAL;
+		memcpy(&how, in_buf, sizeof(how));
+	}
+	if (how > LFS_SHUTDOWN_NOLOGFLUSH)
+		return -EINVAL;
+	if (how == LFS_SHUTDOWN_FULLSYNC && D(req)->mountpoint) {
+		int fd = open(D(req)->mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0 || syncfs(fd) < 0)
+			lfs_log("shutdown: syncfs of %s: %s; the kernel's dirty pages are lost",
+				D(req)->mountpoint, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
+	return lfs_shutdown(FS(req), how);
+}
+
 /* Only the daemon serving this mount can answer an ioctl on it: that is
  * how a client learns which control socket is ours (ctl_proto.h). */
 static void
@@ -536,8 +566,14 @@ op_ioctl(fuse_req_t req, fuse_ino_t ino, int cmd, void *arg, struct fuse_file_in
 	(void)arg;
 	(void)fi;
 	(void)flags;
-	(void)in_buf;
-	(void)in_bufsz;
+	if ((unsigned)cmd == LFS_IOC_SHUTDOWN || (unsigned)cmd == LFS_FS_IOC_SHUTDOWN) {
+		int err = do_shutdown(req, (unsigned)cmd, in_buf, in_bufsz);
+		if (err)
+			fuse_reply_err(req, -err);
+		else
+			fuse_reply_ioctl(req, 0, NULL, 0);
+		return;
+	}
 	struct lfs_ctl_where w;
 	if ((unsigned)cmd != LFS_IOC_CTL_WHERE || ino != FUSE_ROOT_ID || out_bufsz < sizeof(w)) {
 		fuse_reply_err(req, ENOTTY);
@@ -906,6 +942,7 @@ main(int argc, char *argv[])
 
 	struct fuse_session *se = fuse_session_new(&args, &lfs_ops, sizeof(lfs_ops), &d);
 	d.se = se;
+	d.mountpoint = c.mountpoint;
 	int ret = 1;
 	if (!se)
 		goto out_fs;

@@ -108,6 +108,17 @@ struct lfs_caller {
 };
 int lfs_drop_privs(struct lfs_fs *fs, uint64_t ino, const struct lfs_caller *who);
 int lfs_syncfs(struct lfs_fs *fs);
+/* Stop writing the image now, as ext4's FS_IOC_SHUTDOWN does (fail.c):
+ * FULLSYNC first writes and flushes everything the daemon holds,
+ * METAFLUSH only flushes what is already in the log, NOLOGFLUSH nothing.
+ * Afterwards every write fails with EIO and the next mount recovers as
+ * after a power cut.  -EINVAL for another value of how. */
+enum {
+	LFS_SHUTDOWN_FULLSYNC = 0,
+	LFS_SHUTDOWN_METAFLUSH = 1,
+	LFS_SHUTDOWN_NOLOGFLUSH = 2,
+};
+int lfs_shutdown(struct lfs_fs *fs, unsigned how);
 int lfs_fallocate(struct lfs_fs *fs, uint64_t ino, int mode, off_t off, off_t len);
 
 /* readdir: fill is called per entry with the cookie to resume after it;

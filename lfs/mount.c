@@ -285,7 +285,9 @@ lfs_quiesce(struct lfs_fs *fs)
 			free(inos);
 		}
 		err = lfs_ckpt_write(fs, true);
-		if (err && fs->fatal)
+		if (err && fs->shut_down)
+			err = 0; /* asked for: lfs_shutdown said what the next mount does */
+		else if (err && fs->fatal)
 			lfs_log("unmount: the filesystem had failed, so no final checkpoint; the next mount "
 				"recovers the last durable state");
 		else if (err)
