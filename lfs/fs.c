@@ -371,6 +371,32 @@ lfs_create(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, bool 
 }
 
 int
+lfs_tmpfile(struct lfs_fs *fs, uint64_t dir, mode_t mode, const struct lfs_cred *cred, struct stat *out)
+{
+	lock(fs);
+	struct lfs_inode *dp, *ip;
+	int err = writable(fs);
+	if (!err)
+		err = get_dir(fs, dir, &dp);
+	if (!err && dp->di.nlink == 0)
+		err = -ENOENT;
+	if (!err)
+		err = lfs_space_admit(fs, LFS_SPACE_WRITE, 2 * fs->bsize);
+	if (!err)
+		err = lfs_inode_new(fs, S_IFREG | (mode & 07777), cred, dp, &ip);
+	if (err)
+		return unlock(fs, err);
+	/* no name, so the directory does not change (as on ext4); written
+	 * with nlink 0 the inode is an orphan in the inode map (flush.c) */
+	ip->di.nlink = 0;
+	ip->nlookup++;
+	ip->nopen++;
+	lfs_inode_dirty(fs, ip);
+	lfs_inode_stat(fs, ip, out);
+	return unlock(fs, 0);
+}
+
+int
 lfs_mkdir(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, const struct lfs_cred *cred,
 	  struct stat *out)
 {

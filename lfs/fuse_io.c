@@ -10,7 +10,11 @@
  *     be cleared (the caller lacks CAP_FSETID), for the handler that
  *     the same thread runs next;
  *   - SYNCFS: answered here, since libfuse 3.14 has no operation for it
- *     and would answer ENOSYS (the kernel then stops sending it).
+ *     and would answer ENOSYS (the kernel then stops sending it);
+ *   - TMPFILE (open(2) with O_TMPFILE, kernel 6.1 and later): the same
+ *     arguments and reply as CREATE, with the name "/", so it is handed
+ *     to libfuse as a CREATE and the handler, told so, makes an unnamed
+ *     file (lfs_tmpfile).
  *
  * Every request is read and handled by the same worker thread (libfuse's
  * loop), so a thread-local variable carries what was seen to the handler.
@@ -26,6 +30,7 @@
 #include <unistd.h>
 
 static _Thread_local bool kill_suidgid;
+static _Thread_local bool tmpfile;
 /* one session per process; libfuse hands the callbacks its own userdata */
 static struct lfs_fuse_io *the_io;
 
@@ -33,6 +38,12 @@ bool
 lfs_fuse_io_kill_suidgid(void)
 {
 	return kill_suidgid;
+}
+
+bool
+lfs_fuse_io_tmpfile(void)
+{
+	return tmpfile;
 }
 
 static void
@@ -58,6 +69,7 @@ io_read(int fd, void *buf, size_t len, void *userdata)
 		const uint8_t *arg = (const uint8_t *)buf + sizeof(h);
 		size_t alen = (size_t)n - sizeof(h);
 		kill_suidgid = false;
+		tmpfile = false;
 		switch (h.opcode) {
 		case FUSE_INIT:
 			if (alen >= offsetof(struct fuse_init_in, flags) + sizeof(uint32_t)) {
@@ -83,6 +95,11 @@ io_read(int fd, void *buf, size_t len, void *userdata)
 				memcpy(&valid, arg, sizeof(valid));
 				kill_suidgid = (valid & FATTR_KILL_SUIDGID) != 0;
 			}
+			break;
+		case FUSE_TMPFILE:
+			tmpfile = true;
+			h.opcode = FUSE_CREATE;
+			memcpy(buf, &h, sizeof(h));
 			break;
 		case FUSE_SYNCFS:
 			answer(fd, h.unique, io->syncfs ? io->syncfs(io->ctx) : 0);

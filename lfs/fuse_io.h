@@ -26,5 +26,7 @@ int lfs_fuse_io_attach(struct fuse_session *se, struct lfs_fuse_io *io);
 /* Whether the request this thread is handling asks that set-user-ID and
  * set-group-ID bits be cleared (the caller lacks CAP_FSETID). */
 bool lfs_fuse_io_kill_suidgid(void);
+/* Whether the CREATE this thread is handling was an O_TMPFILE open. */
+bool lfs_fuse_io_tmpfile(void);
 
 #endif

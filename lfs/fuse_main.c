@@ -300,7 +300,8 @@ op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, stru
 {
 	struct lfs_cred c = cred_of(req);
 	struct stat st;
-	int err = lfs_create(FS(req), parent, name, mode, (fi->flags & O_EXCL) != 0, &c, &st);
+	int err = lfs_fuse_io_tmpfile() ? lfs_tmpfile(FS(req), parent, mode, &c, &st)
+				       : lfs_create(FS(req), parent, name, mode, (fi->flags & O_EXCL) != 0, &c, &st);
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;

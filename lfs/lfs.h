@@ -78,6 +78,11 @@ int lfs_mknod(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, de
 	      const struct lfs_cred *cred, struct stat *out);
 int lfs_create(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, bool excl,
 	       const struct lfs_cred *cred, struct stat *out);
+/* O_TMPFILE: a regular file with no name (nlink 0), opened, in dir's
+ * filesystem; it lives while open or until lfs_link names it, and one
+ * left behind by a crash is an orphan the next mount frees. */
+int lfs_tmpfile(struct lfs_fs *fs, uint64_t dir, mode_t mode, const struct lfs_cred *cred,
+		struct stat *out);
 int lfs_mkdir(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode,
 	      const struct lfs_cred *cred, struct stat *out);
 int lfs_symlink(struct lfs_fs *fs, uint64_t dir, const char *name, const char *target,
