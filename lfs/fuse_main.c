@@ -40,6 +40,8 @@ struct lfs_daemon {
 	pid_t cleaner;              /* 0: not started */
 	struct lfs_ctl_server *ctl; /* NULL: no control socket */
 	bool no_open;               /* the kernel opens files without asking us */
+	bool acl;                   /* offer POSIX ACLs (not -o noacl) */
+	bool dont_mask;             /* the umask is ours to apply (FUSE_CAP_DONT_MASK) */
 	bool writeback;             /* the kernel buffers writes (not -o writethrough) */
 	struct lfs_fuse_io io;
 	bool quiesced;              /* DESTROY: the final checkpoint is written */
@@ -78,7 +80,7 @@ static struct lfs_cred
 cred_of(fuse_req_t req)
 {
 	const struct fuse_ctx *c = fuse_req_ctx(req);
-	struct lfs_cred cr = { c->uid, c->gid };
+	struct lfs_cred cr = { c->uid, c->gid, D(req)->dont_mask ? c->umask : 0 };
 	return cr;
 }
 
@@ -108,6 +110,13 @@ op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~(unsigned)FUSE_CAP_FLOCK_LOCKS;
 	if (conn->capable & FUSE_CAP_IOCTL_DIR)
 		conn->want |= FUSE_CAP_IOCTL_DIR; /* LFS_IOC_CTL_WHERE on the mountpoint */
+	/* POSIX ACLs: the kernel checks them (default_permissions) and keeps
+	 * them in system.posix_acl_* attributes; it then leaves the umask to
+	 * us, since a directory's default ACL replaces it (acl.c) */
+	if (d->acl && (conn->capable & FUSE_CAP_POSIX_ACL) && (conn->capable & FUSE_CAP_DONT_MASK)) {
+		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+		d->dont_mask = true;
+	}
 }
 
 static void
@@ -451,7 +460,8 @@ op_statfs(fuse_req_t req, fuse_ino_t ino)
 static void
 op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size, int flags)
 {
-	fuse_reply_err(req, -lfs_setxattr(FS(req), ino, name, value, size, flags));
+	fuse_reply_err(req, -lfs_setxattr_kill_sgid(FS(req), ino, name, value, size, flags,
+						    lfs_fuse_io_acl_kill_sgid()));
 }
 
 static void
@@ -658,6 +668,7 @@ struct cmdline {
 	int ro;
 	unsigned max_ratio;
 	int writethrough;
+	int noacl;
 	int noblkdev;
 	char *log;
 };
@@ -675,6 +686,7 @@ static const struct fuse_opt lfs_fuse_opts[] = {
 	OPT("cache_timeout=%lf", timeout),
 	OPT("max_ratio=%u", max_ratio),
 	OPT("writethrough", writethrough),
+	OPT("noacl", noacl),
 	OPT("noblkdev", noblkdev),
 	OPT("log=%s", log),
 	OPT("-f", foreground),
@@ -746,6 +758,7 @@ usage(FILE *f)
 	       "                         sync(1) and umount then do not wait for the daemon\n"
 	       "    -o writethrough      every write() reaches the daemon: a full filesystem fails\n"
 	       "                         it with ENOSPC at write(), not at fsync or close\n"
+	       "    -o noacl             no POSIX ACLs (the kernel checks the mode bits alone)\n"
 	       "    -o trace=FILE        record every block write and flush (crash tests)\n"
 	       "    -o fault=OP:N:ERR    make the Nth pread/pwrite/fdatasync/alloc fail (tests)\n"
 	       "    -f                   stay in the foreground\n"
@@ -909,7 +922,7 @@ main(int argc, char *argv[])
 	o.fault = c.fault ? c.fault : getenv("LFS_FAULT");
 	o.readonly = c.ro;
 
-	struct lfs_daemon d = { .timeout = c.timeout, .writeback = !c.writethrough };
+	struct lfs_daemon d = { .timeout = c.timeout, .writeback = !c.writethrough, .acl = !c.noacl };
 	int err = lfs_mount(c.image, &o, &d.fs);
 	if (err) {
 		fprintf(stderr, "lfs: cannot mount %s: %s\n", c.image, strerror(-err));

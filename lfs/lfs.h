@@ -43,6 +43,8 @@ void lfs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct lfs_cred {
 	uid_t uid;
 	gid_t gid;
+	mode_t umask;               /* applied to a new inode's mode unless its
+				       directory has a default ACL (acl.c) */
 };
 
 /* Open the image (recovering from a crash if needed) / flush, checkpoint
@@ -135,6 +137,10 @@ int lfs_statfs(struct lfs_fs *fs, struct statvfs *st);
 
 int lfs_setxattr(struct lfs_fs *fs, uint64_t ino, const char *name, const void *value,
 		 size_t size, int flags);
+/* setxattr for a caller the kernel says loses set-group-ID when it sets
+ * an access ACL (FUSE_SETXATTR_ACL_KILL_SGID). */
+int lfs_setxattr_kill_sgid(struct lfs_fs *fs, uint64_t ino, const char *name, const void *value,
+			   size_t size, int flags, bool kill_sgid);
 ssize_t lfs_getxattr(struct lfs_fs *fs, uint64_t ino, const char *name, void *value, size_t size);
 ssize_t lfs_listxattr(struct lfs_fs *fs, uint64_t ino, char *list, size_t size);
 int lfs_removexattr(struct lfs_fs *fs, uint64_t ino, const char *name);

@@ -309,6 +309,16 @@ ssize_t lfs_xattr_get(struct lfs_fs *fs, struct lfs_inode *ip, const char *name,
 ssize_t lfs_xattr_list(struct lfs_fs *fs, struct lfs_inode *ip, char *list, size_t size);
 int lfs_xattr_remove(struct lfs_fs *fs, struct lfs_inode *ip, const char *name);
 
+/* acl.c: POSIX ACLs in the system.posix_acl_* attributes */
+bool lfs_acl_name(const char *name);
+/* A new inode in dp: its directory's default ACL, or else the umask. */
+int lfs_acl_inherit(struct lfs_fs *fs, struct lfs_inode *dp, struct lfs_inode *ip, uint32_t umask);
+/* After the mode changed: the access ACL follows it. */
+int lfs_acl_chmod(struct lfs_fs *fs, struct lfs_inode *ip);
+/* setxattr of an ACL: checked, and the mode set from an access ACL. */
+int lfs_acl_set(struct lfs_fs *fs, struct lfs_inode *ip, const char *name, const void *value, size_t size,
+		int flags, bool kill_sgid);
+
 /* flush.c */
 int lfs_flush(struct lfs_fs *fs);
 

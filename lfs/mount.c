@@ -425,7 +425,7 @@ lfs_format(const char *path, const struct lfs_super *sb, uid_t uid, gid_t gid)
 	fs->pseg_seq = 1;
 	fs->ckpt_seq = 0;
 	/* the root directory, always inode 1 */
-	struct lfs_cred cred = { uid, gid };
+	struct lfs_cred cred = { uid, gid, 0 };
 	struct lfs_inode *root = NULL;
 	uint32_t version = 0;
 	if (!err)

@@ -70,7 +70,7 @@ struct workload {
 	size_t max_size;            /* of any file, for the checker's buffer */
 };
 
-static const struct lfs_cred cred = { 0, 0 };
+static const struct lfs_cred cred = { 0, 0, 0 };
 
 static off_t
 trace_len(const char *path)
