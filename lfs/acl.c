@@ -177,7 +177,7 @@ equiv_mode(const uint8_t *v, size_t size, uint32_t *mode)
 int
 lfs_acl_inherit(struct lfs_fs *fs, struct lfs_inode *dp, struct lfs_inode *ip, uint32_t umask)
 {
-	if (S_ISLNK(ip->di.mode))
+	if (S_ISLNK(ip->di.mode) || !fs->acl)
 		return 0;
 	uint8_t *buf = lfs_malloc(fs->bsize);
 	if (!buf)
@@ -200,7 +200,7 @@ lfs_acl_inherit(struct lfs_fs *fs, struct lfs_inode *dp, struct lfs_inode *ip, u
 int
 lfs_acl_chmod(struct lfs_fs *fs, struct lfs_inode *ip)
 {
-	if (S_ISLNK(ip->di.mode))
+	if (S_ISLNK(ip->di.mode) || !fs->acl)
 		return 0;
 	uint8_t *buf = lfs_malloc(fs->bsize);
 	if (!buf)
@@ -230,7 +230,7 @@ int
 lfs_acl_set(struct lfs_fs *fs, struct lfs_inode *ip, const char *name, const void *value, size_t size,
 	    int flags, bool kill_sgid)
 {
-	if (!lfs_acl_name(name))
+	if (!lfs_acl_name(name) || !fs->acl)
 		return -EOPNOTSUPP;
 	if (S_ISLNK(ip->di.mode))
 		return -EOPNOTSUPP;

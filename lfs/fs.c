@@ -903,6 +903,14 @@ lfs_statfs(struct lfs_fs *fs, struct statvfs *st)
 	return unlock(fs, 0);
 }
 
+void
+lfs_set_acl(struct lfs_fs *fs, bool on)
+{
+	lock(fs);
+	fs->acl = on;
+	unlock(fs, 0);
+}
+
 int
 lfs_setxattr(struct lfs_fs *fs, uint64_t ino, const char *name, const void *value, size_t size, int flags)
 {

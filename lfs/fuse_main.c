@@ -117,6 +117,7 @@ op_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
 		d->dont_mask = true;
 	}
+	lfs_set_acl(d->fs, d->dont_mask);
 }
 
 static void

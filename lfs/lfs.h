@@ -126,6 +126,10 @@ enum {
 	LFS_SHUTDOWN_NOLOGFLUSH = 2,
 };
 int lfs_shutdown(struct lfs_fs *fs, unsigned how);
+/* Whether POSIX ACLs are in use (the default): off, the ACL attributes
+ * cannot be set, and a default ACL already stored is not inherited nor
+ * kept in step with chmod, as on ext4 mounted noacl. */
+void lfs_set_acl(struct lfs_fs *fs, bool on);
 int lfs_fallocate(struct lfs_fs *fs, uint64_t ino, int mode, off_t off, off_t len);
 
 /* readdir: fill is called per entry with the cookie to resume after it;

@@ -54,6 +54,7 @@ fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs 
 	fs->dev.fd = fs->dev.trace_fd = -1;
 	fs->sb = *sb;
 	fs->opts = *opts;
+	fs->acl = true; /* until the FUSE glue says the kernel does not check them */
 	fs->bsize = sb->block_size;
 	fs->seed = lfs_super_seed(sb);
 	fs->nptr = fs->bsize / 8;

@@ -147,5 +147,13 @@ has "65534 writes w_by_group"
 has "65534 cannot read masked_out"
 has "65534 reads enter/file"
 n=$(grep -c . "$WORK/lfs2.out")
-echo "acl: $n lines of modes, ACLs and access answers the same on lfs (also after remount) as on ext4"
 lfs_umount
+
+# -o noacl: as ext4 mounted noacl, no setfacl, no inheritance, the umask
+lfs_mount noacl
+if setfacl -m u:65534:r "$MNT/equiv" 2>"$WORK/err"; then fail "setfacl worked under -o noacl"; fi
+grep -q "Operation not supported" "$WORK/err" || { cat "$WORK/err"; fail "setfacl under -o noacl: not EOPNOTSUPP"; }
+(umask 077 && touch "$MNT/d/noacl")
+[ "$(stat -c %a "$MNT/d/noacl")" = 600 ] || fail "under -o noacl a default ACL still decided the mode"
+lfs_umount
+echo "acl: $n lines of modes, ACLs and access answers the same on lfs (also after remount) as on ext4; -o noacl turns them off"
