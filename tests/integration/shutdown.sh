@@ -28,8 +28,10 @@ chmod 755 "$WORK" # uid 65534 must reach the mountpoint to be refused by the dae
 head -c 3M /dev/urandom >"$WORK/durable"
 head -c 2M /dev/urandom >"$WORK/late"
 
-# --- nologflush: what was not fsynced is gone, what was is there
-lfs_mount "writethrough,$QUIET"
+# --- nologflush: what was not fsynced is gone, what was is there.  A
+# plain FUSE mount (noblkdev): the kernel would pass anyone's sync(1) on
+# to a fuseblk mount as FUSE_SYNCFS, and a checkpoint then writes all
+lfs_mount "writethrough,noblkdev,$QUIET"
 cp "$WORK/durable" "$MNT/durable"
 sync -d "$MNT/durable" # fdatasync: the data and its name
 cp "$WORK/late" "$MNT/late"
