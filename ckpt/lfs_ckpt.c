@@ -4,12 +4,15 @@
  *
  *   lfs-ckpt [-l] IMAGE|MOUNTPOINT
  *   lfs-ckpt -c [-l] MOUNTPOINT
+ *   lfs-ckpt -S fullsync|metaflush|nologflush|fs MOUNTPOINT
  *
  * Listing reads the image itself, read-only and without a lock (for a
  * mountpoint, the daemon names its image over the control socket), and
  * judges each region with lfs_ckpt_read_region(), as a mount does.
  * Forcing goes through the daemon (LFS_CTL_CHECKPOINT): only the process
- * that owns the log may write it.
+ * that owns the log may write it.  Shutting down (-S) is the ioctl on the
+ * mountpoint (LFS_IOC_SHUTDOWN, or "fs": the generic FS_IOC_SHUTDOWN that
+ * xfs_io and godown send), answered by the daemon itself.
  */
 #include "cleaner.h"
 #include "lfs_int.h"
@@ -20,7 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 struct region {
@@ -34,7 +40,39 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: lfs-ckpt [-l] IMAGE|MOUNTPOINT    list the checkpoint regions\n"
-		   "       lfs-ckpt -c [-l] MOUNTPOINT       write a checkpoint now, print its sequence number\n");
+		   "       lfs-ckpt -c [-l] MOUNTPOINT       write a checkpoint now, print its sequence number\n"
+		   "       lfs-ckpt -S HOW MOUNTPOINT        shut the filesystem down: HOW is fullsync,\n"
+		   "                                         metaflush, nologflush, or fs (FS_IOC_SHUTDOWN)\n");
+}
+
+/* The shutdown ioctl on the mountpoint; 0 or 1 after a message. */
+static int
+lfs_ckpt_shutdown(const char *mnt, const char *how)
+{
+	static const char *const names[] = { "fullsync", "metaflush", "nologflush" };
+	uint32_t flags = 0;
+	bool generic = strcmp(how, "fs") == 0;
+	if (!generic) {
+		while (flags < 3 && strcmp(how, names[flags]) != 0)
+			flags++;
+		if (flags == 3) {
+			fprintf(stderr, "lfs-ckpt: -S %s: not fullsync, metaflush, nologflush or fs\n", how);
+			return 2;
+		}
+	}
+	int fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "lfs-ckpt: %s: %s\n", mnt, strerror(errno));
+		return 1;
+	}
+	int r = generic ? ioctl(fd, LFS_FS_IOC_SHUTDOWN, &flags) : ioctl(fd, LFS_IOC_SHUTDOWN, &flags);
+	int err = errno;
+	close(fd);
+	if (r < 0) {
+		fprintf(stderr, "lfs-ckpt: %s: shutdown (%s): %s\n", mnt, how, strerror(err));
+		return 1;
+	}
+	return 0;
 }
 
 /* Ask the daemon at `mnt` for its image; 0 or -errno after a message. */
@@ -244,10 +282,12 @@ int
 main(int argc, char **argv)
 {
 	bool list = false, force = false;
+	const char *shut = NULL;
 	int c;
-	while ((c = getopt(argc, argv, "lchV")) != -1) {
+	while ((c = getopt(argc, argv, "lcS:hV")) != -1) {
 		switch (c) {
 		case 'l': list = true; break;
+		case 'S': shut = optarg; break;
 		case 'c': force = true; break;
 		case 'V':
 			printf("lfs-ckpt %s (on-disk format %d)\n", PACKAGE_VERSION, LFS_VERSION);
@@ -265,6 +305,8 @@ main(int argc, char **argv)
 		return 2;
 	}
 	const char *arg = argv[optind];
+	if (shut)
+		return lfs_ckpt_shutdown(arg, shut);
 	struct stat st;
 	if (stat(arg, &st) < 0) {
 		fprintf(stderr, "lfs-ckpt: %s: %s\n", arg, strerror(errno));

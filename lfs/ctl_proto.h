@@ -63,6 +63,15 @@ _Static_assert(sizeof(struct lfs_ctl_where) == 64, "where size");
 #define LFS_IOC_CTL_WHERE _IOR('L', 1, struct lfs_ctl_where)
 #define LFS_CTL_MAX_RECORDS 1024    /* per message */
 
+/* Shutdown (lfs_shutdown in lfs.h), on any file or directory of the
+ * mount, by root or the user the daemon runs as.  ext4's FS_IOC_SHUTDOWN
+ * is _IOR: FUSE passes a daemon no input for it (the kernel copies in
+ * only what an _IOW command encodes, fs/fuse/ioctl.c), so its flags never
+ * arrive and lfs takes it as FS_GOING_DOWN_FULLSYNC; LFS_IOC_SHUTDOWN
+ * carries the same flags (LFS_SHUTDOWN_*, equal to ext4's) inwards. */
+#define LFS_IOC_SHUTDOWN _IOW('L', 2, uint32_t)
+#define LFS_FS_IOC_SHUTDOWN _IOR('X', 125, uint32_t)
+
 enum lfs_ctl_op {
 	LFS_CTL_INFO = 1,       /* -> resp.info, image path as payload */
 	LFS_CTL_USAGE = 2,      /* arg0 first segment, count n -> n struct lfs_ctl_seg */

@@ -272,8 +272,15 @@ lfs_setattr(struct lfs_fs *fs, uint64_t ino, const struct stat *a, int to_set, s
 	if ((to_set & (LFS_SET_UID | LFS_SET_GID)) && !S_ISDIR(di->mode) &&
 	    (err = drop_privs(fs, ip, &chown_caller)) < 0)
 		return unlock(fs, err);
-	if (to_set & LFS_SET_MODE)
+	if ((to_set & LFS_SET_MODE) && (di->mode & 07777) != (a->st_mode & 07777)) {
+		uint32_t was = di->mode;
 		di->mode = (di->mode & S_IFMT) | (a->st_mode & 07777);
+		/* the access ACL's owner, mask and other entries are the mode */
+		if ((err = lfs_acl_chmod(fs, ip))) {
+			di->mode = was;
+			return unlock(fs, err);
+		}
+	}
 	if (to_set & LFS_SET_UID)
 		di->uid = a->st_uid;
 	if (to_set & LFS_SET_GID)
@@ -328,9 +335,10 @@ new_node(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, dev_t r
 	if ((err = lfs_inode_new(fs, mode, cred, dp, &ip)))
 		return err;
 	ip->di.nlink = S_ISDIR(mode) ? 2 : 1;
+	err = lfs_acl_inherit(fs, dp, ip, cred->umask);
 	if (S_ISCHR(mode) || S_ISBLK(mode))
 		ip->di.rdev = lfs_rdev_encode(rdev);
-	if (target) {
+	if (!err && target) {
 		ssize_t n = lfs_file_write(fs, ip, LFS_SPACE_WRITE, target, tlen, 0);
 		err = n < 0 ? (int)n : 0;
 	}
@@ -387,6 +395,36 @@ lfs_create(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, bool 
 		lfs_inode_stat(fs, ip, out);
 	}
 	return unlock(fs, err);
+}
+
+int
+lfs_tmpfile(struct lfs_fs *fs, uint64_t dir, mode_t mode, const struct lfs_cred *cred, struct stat *out)
+{
+	lock(fs);
+	struct lfs_inode *dp, *ip;
+	int err = writable(fs);
+	if (!err)
+		err = get_dir(fs, dir, &dp);
+	if (!err && dp->di.nlink == 0)
+		err = -ENOENT;
+	if (!err)
+		err = lfs_space_admit(fs, LFS_SPACE_WRITE, 2 * fs->bsize);
+	if (!err)
+		err = lfs_inode_new(fs, S_IFREG | (mode & 07777), cred, dp, &ip);
+	if (err)
+		return unlock(fs, err);
+	/* no name, so the directory does not change (as on ext4); written
+	 * with nlink 0 the inode is an orphan in the inode map (flush.c) */
+	ip->di.nlink = 0;
+	if ((err = lfs_acl_inherit(fs, dp, ip, cred->umask))) {
+		lfs_inode_maybe_free(fs, ip);
+		return unlock(fs, err);
+	}
+	ip->nlookup++;
+	ip->nopen++;
+	lfs_inode_dirty(fs, ip);
+	lfs_inode_stat(fs, ip, out);
+	return unlock(fs, 0);
 }
 
 int
@@ -919,15 +957,32 @@ lfs_statfs(struct lfs_fs *fs, struct statvfs *st)
 	return unlock(fs, 0);
 }
 
+void
+lfs_set_acl(struct lfs_fs *fs, bool on)
+{
+	lock(fs);
+	fs->acl = on;
+	unlock(fs, 0);
+}
+
 int
 lfs_setxattr(struct lfs_fs *fs, uint64_t ino, const char *name, const void *value, size_t size, int flags)
+{
+	return lfs_setxattr_kill_sgid(fs, ino, name, value, size, flags, false);
+}
+
+int
+lfs_setxattr_kill_sgid(struct lfs_fs *fs, uint64_t ino, const char *name, const void *value, size_t size,
+		       int flags, bool kill_sgid)
 {
 	lock(fs);
 	struct lfs_inode *ip;
 	int err = writable(fs);
 	if (!err)
 		err = lfs_iget(fs, ino, &ip);
-	if (!err)
+	if (!err && strncmp(name, "system.", 7) == 0)
+		err = lfs_acl_set(fs, ip, name, value, size, flags, kill_sgid);
+	else if (!err)
 		err = lfs_xattr_set(fs, ip, name, value, size, flags);
 	if (!err)
 		after_write(fs);

@@ -10,7 +10,15 @@
  *     be cleared (the caller lacks CAP_FSETID), for the handler that
  *     the same thread runs next;
  *   - SYNCFS: answered here, since libfuse 3.14 has no operation for it
- *     and would answer ENOSYS (the kernel then stops sending it).
+ *     and would answer ENOSYS (the kernel then stops sending it);
+ *   - INIT, SETXATTR: agree FUSE_SETXATTR_EXT, so that the kernel can say
+ *     that setting an ACL takes set-group-ID away (the caller is neither
+ *     in the file's group nor has CAP_FSETID), and hand libfuse the
+ *     SETXATTR arguments in the older layout it knows;
+ *   - TMPFILE (open(2) with O_TMPFILE, kernel 6.1 and later): the same
+ *     arguments and reply as CREATE, with the name "/", so it is handed
+ *     to libfuse as a CREATE and the handler, told so, makes an unnamed
+ *     file (lfs_tmpfile).
  *
  * Every request is read and handled by the same worker thread (libfuse's
  * loop), so a thread-local variable carries what was seen to the handler.
@@ -26,6 +34,8 @@
 #include <unistd.h>
 
 static _Thread_local bool kill_suidgid;
+static _Thread_local bool tmpfile;
+static _Thread_local bool acl_kill_sgid;
 /* one session per process; libfuse hands the callbacks its own userdata */
 static struct lfs_fuse_io *the_io;
 
@@ -33,6 +43,18 @@ bool
 lfs_fuse_io_kill_suidgid(void)
 {
 	return kill_suidgid;
+}
+
+bool
+lfs_fuse_io_tmpfile(void)
+{
+	return tmpfile;
+}
+
+bool
+lfs_fuse_io_acl_kill_sgid(void)
+{
+	return acl_kill_sgid;
 }
 
 static void
@@ -58,6 +80,8 @@ io_read(int fd, void *buf, size_t len, void *userdata)
 		const uint8_t *arg = (const uint8_t *)buf + sizeof(h);
 		size_t alen = (size_t)n - sizeof(h);
 		kill_suidgid = false;
+		tmpfile = false;
+		acl_kill_sgid = false;
 		switch (h.opcode) {
 		case FUSE_INIT:
 			if (alen >= offsetof(struct fuse_init_in, flags) + sizeof(uint32_t)) {
@@ -84,6 +108,27 @@ io_read(int fd, void *buf, size_t len, void *userdata)
 				kill_suidgid = (valid & FATTR_KILL_SUIDGID) != 0;
 			}
 			break;
+		case FUSE_SETXATTR:
+			pthread_mutex_lock(&io->lock);
+			bool ext = io->setxattr_ext;
+			pthread_mutex_unlock(&io->lock);
+			if (ext && alen >= sizeof(struct fuse_setxattr_in)) {
+				struct fuse_setxattr_in in;
+				memcpy(&in, arg, sizeof(in));
+				acl_kill_sgid = (in.setxattr_flags & FUSE_SETXATTR_ACL_KILL_SGID) != 0;
+				/* libfuse 3.14 reads {size, flags}, then the name */
+				uint8_t *a = (uint8_t *)buf + sizeof(h);
+				memmove(a + FUSE_COMPAT_SETXATTR_IN_SIZE, a + sizeof(in), alen - sizeof(in));
+				n -= (ssize_t)(sizeof(in) - FUSE_COMPAT_SETXATTR_IN_SIZE);
+				h.len = (uint32_t)n;
+				memcpy(buf, &h, sizeof(h));
+			}
+			break;
+		case FUSE_TMPFILE:
+			tmpfile = true;
+			h.opcode = FUSE_CREATE;
+			memcpy(buf, &h, sizeof(h));
+			break;
 		case FUSE_SYNCFS:
 			answer(fd, h.unique, io->syncfs ? io->syncfs(io->ctx) : 0);
 			continue;
@@ -107,11 +152,17 @@ io_writev(int fd, struct iovec *iov, int count, void *userdata)
 			io->init_unique = 0;
 		uint32_t kernel = io->kernel_flags;
 		pthread_mutex_unlock(&io->lock);
+		/* the reply is libfuse's own buffer, still ours to edit */
+		struct fuse_init_out *o = iov[1].iov_base;
 		if (init && (kernel & FUSE_HANDLE_KILLPRIV_V2)) {
-			/* the reply is libfuse's own buffer, still ours to edit */
-			struct fuse_init_out *o = iov[1].iov_base;
 			o->flags |= FUSE_HANDLE_KILLPRIV_V2;
 			io->killpriv = true;
+		}
+		if (init && (kernel & FUSE_SETXATTR_EXT) && (o->flags & FUSE_POSIX_ACL)) {
+			o->flags |= FUSE_SETXATTR_EXT;
+			pthread_mutex_lock(&io->lock);
+			io->setxattr_ext = true;
+			pthread_mutex_unlock(&io->lock);
 		}
 	}
 	return writev(fd, iov, count);
@@ -124,6 +175,7 @@ lfs_fuse_io_attach(struct fuse_session *se, struct lfs_fuse_io *io)
 	pthread_mutex_init(&io->lock, NULL);
 	io->init_unique = 0;
 	io->killpriv = false;
+	io->setxattr_ext = false;
 	the_io = io;
 	return fuse_session_custom_io(se, &ops, fuse_session_fd(se));
 }

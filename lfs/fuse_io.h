@@ -19,6 +19,7 @@ struct lfs_fuse_io {
 	pthread_mutex_t lock;
 	uint64_t init_unique;
 	uint32_t kernel_flags;
+	bool setxattr_ext;          /* FUSE_SETXATTR_EXT was agreed */
 };
 
 /* Take over the session's reads and writes (after fuse_session_mount). */
@@ -26,5 +27,10 @@ int lfs_fuse_io_attach(struct fuse_session *se, struct lfs_fuse_io *io);
 /* Whether the request this thread is handling asks that set-user-ID and
  * set-group-ID bits be cleared (the caller lacks CAP_FSETID). */
 bool lfs_fuse_io_kill_suidgid(void);
+/* Whether the CREATE this thread is handling was an O_TMPFILE open. */
+bool lfs_fuse_io_tmpfile(void);
+/* Whether the SETXATTR this thread is handling must clear set-group-ID
+ * if it sets an access ACL (FUSE_SETXATTR_ACL_KILL_SGID). */
+bool lfs_fuse_io_acl_kill_sgid(void);
 
 #endif

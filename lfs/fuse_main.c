@@ -41,11 +41,14 @@ struct lfs_daemon {
 	pid_t cleaner;              /* 0: not started */
 	struct lfs_ctl_server *ctl; /* NULL: no control socket */
 	bool no_open;               /* the kernel opens files without asking us */
+	bool acl;                   /* offer POSIX ACLs (not -o noacl) */
+	bool dont_mask;             /* the umask is ours to apply (FUSE_CAP_DONT_MASK) */
 	bool writeback;             /* the kernel buffers writes (not -o writethrough) */
 	struct lfs_fuse_cache cache; /* what those buffered writes may need */
 	uint64_t usable;            /* bytes the filesystem holds, for the cache's bound */
 	struct lfs_fuse_io io;
 	bool quiesced;              /* DESTROY: the final checkpoint is written */
+	const char *mountpoint;     /* for the syncfs before a shutdown */
 };
 
 static struct lfs_daemon *
@@ -80,7 +83,7 @@ static struct lfs_cred
 cred_of(fuse_req_t req)
 {
 	const struct fuse_ctx *c = fuse_req_ctx(req);
-	struct lfs_cred cr = { c->uid, c->gid };
+	struct lfs_cred cr = { c->uid, c->gid, D(req)->dont_mask ? c->umask : 0 };
 	return cr;
 }
 
@@ -114,6 +117,14 @@ op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~(unsigned)FUSE_CAP_FLOCK_LOCKS;
 	if (conn->capable & FUSE_CAP_IOCTL_DIR)
 		conn->want |= FUSE_CAP_IOCTL_DIR; /* LFS_IOC_CTL_WHERE on the mountpoint */
+	/* POSIX ACLs: the kernel checks them (default_permissions) and keeps
+	 * them in system.posix_acl_* attributes; it then leaves the umask to
+	 * us, since a directory's default ACL replaces it (acl.c) */
+	if (d->acl && (conn->capable & FUSE_CAP_POSIX_ACL) && (conn->capable & FUSE_CAP_DONT_MASK)) {
+		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+		d->dont_mask = true;
+	}
+	lfs_set_acl(d->fs, d->dont_mask);
 }
 
 static void
@@ -322,7 +333,8 @@ op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, stru
 {
 	struct lfs_cred c = cred_of(req);
 	struct stat st;
-	int err = lfs_create(FS(req), parent, name, mode, (fi->flags & O_EXCL) != 0, &c, &st);
+	int err = lfs_fuse_io_tmpfile() ? lfs_tmpfile(FS(req), parent, mode, &c, &st)
+				       : lfs_create(FS(req), parent, name, mode, (fi->flags & O_EXCL) != 0, &c, &st);
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
@@ -477,7 +489,8 @@ op_statfs(fuse_req_t req, fuse_ino_t ino)
 static void
 op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size, int flags)
 {
-	fuse_reply_err(req, -lfs_setxattr(FS(req), ino, name, value, size, flags));
+	fuse_reply_err(req, -lfs_setxattr_kill_sgid(FS(req), ino, name, value, size, flags,
+						    lfs_fuse_io_acl_kill_sgid()));
 }
 
 static void
@@ -555,6 +568,35 @@ daemon_syncfs(void *ctx)
 	return lfs_syncfs(ctx);
 }
 
+/* FS_IOC_SHUTDOWN or LFS_IOC_SHUTDOWN (ctl_proto.h): 0 or -errno.  A
+ * full sync first has the kernel write back its dirty pages (syncfs on
+ * the mountpoint, answered by the other worker threads), as ext4's
+ * freeze does, then lfs_shutdown writes what the daemon holds. */
+static int
+do_shutdown(fuse_req_t req, unsigned cmd, const void *in_buf, size_t in_bufsz)
+{
+	const struct fuse_ctx *c = fuse_req_ctx(req);
+	if (c->uid != 0 && c->uid != getuid())
+		return -EPERM;
+	uint32_t how = LFS_SHUTDOWN_FULLSYNC;
+	if (cmd == LFS_IOC_SHUTDOWN) {
+		if (in_bufsz < sizeof(how))
+			return -EINVAL;
+		memcpy(&how, in_buf, sizeof(how));
+	}
+	if (how > LFS_SHUTDOWN_NOLOGFLUSH)
+		return -EINVAL;
+	if (how == LFS_SHUTDOWN_FULLSYNC && D(req)->mountpoint) {
+		int fd = open(D(req)->mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0 || syncfs(fd) < 0)
+			lfs_log("shutdown: syncfs of %s: %s; the kernel's dirty pages are lost",
+				D(req)->mountpoint, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
+	return lfs_shutdown(FS(req), how);
+}
+
 /* Only the daemon serving this mount can answer an ioctl on it: that is
  * how a client learns which control socket is ours (ctl_proto.h). */
 static void
@@ -564,8 +606,14 @@ op_ioctl(fuse_req_t req, fuse_ino_t ino, int cmd, void *arg, struct fuse_file_in
 	(void)arg;
 	(void)fi;
 	(void)flags;
-	(void)in_buf;
-	(void)in_bufsz;
+	if ((unsigned)cmd == LFS_IOC_SHUTDOWN || (unsigned)cmd == LFS_FS_IOC_SHUTDOWN) {
+		int err = do_shutdown(req, (unsigned)cmd, in_buf, in_bufsz);
+		if (err)
+			fuse_reply_err(req, -err);
+		else
+			fuse_reply_ioctl(req, 0, NULL, 0);
+		return;
+	}
 	struct lfs_ctl_where w;
 	if ((unsigned)cmd != LFS_IOC_CTL_WHERE || ino != FUSE_ROOT_ID || out_bufsz < sizeof(w)) {
 		fuse_reply_err(req, ENOTTY);
@@ -654,6 +702,7 @@ struct cmdline {
 	int ro;
 	unsigned max_ratio;
 	int writethrough;
+	int noacl;
 	int noblkdev;
 	char *log;
 };
@@ -672,6 +721,7 @@ static const struct fuse_opt lfs_fuse_opts[] = {
 	OPT("cache_timeout=%lf", timeout),
 	OPT("max_ratio=%u", max_ratio),
 	OPT("writethrough", writethrough),
+	OPT("noacl", noacl),
 	OPT("noblkdev", noblkdev),
 	OPT("log=%s", log),
 	OPT("-f", foreground),
@@ -745,6 +795,7 @@ usage(FILE *f)
 	       "                         sync(1) and umount then do not wait for the daemon\n"
 	       "    -o writethrough      every write() reaches the daemon: a full filesystem fails\n"
 	       "                         it with ENOSPC at write(), not at fsync or close\n"
+	       "    -o noacl             no POSIX ACLs (the kernel checks the mode bits alone)\n"
 	       "    -o trace=FILE        record every block write and flush (crash tests)\n"
 	       "    -o fault=OP:N:ERR    make the Nth pread/pwrite/fdatasync/alloc fail (tests)\n"
 	       "    -f                   stay in the foreground\n"
@@ -885,7 +936,7 @@ main(int argc, char *argv[])
 	o.fault = c.fault ? c.fault : getenv("LFS_FAULT");
 	o.readonly = c.ro;
 
-	struct lfs_daemon d = { .timeout = c.timeout, .writeback = !c.writethrough };
+	struct lfs_daemon d = { .timeout = c.timeout, .writeback = !c.writethrough, .acl = !c.noacl };
 	lfs_fuse_cache_init(&d.cache);
 	int err = lfs_mount(c.image, &o, &d.fs);
 	if (err) {
@@ -921,6 +972,7 @@ main(int argc, char *argv[])
 
 	struct fuse_session *se = fuse_session_new(&args, &lfs_ops, sizeof(lfs_ops), &d);
 	d.se = se;
+	d.mountpoint = c.mountpoint;
 	int ret = 1;
 	if (!se)
 		goto out_fs;

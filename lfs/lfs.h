@@ -47,6 +47,8 @@ void lfs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct lfs_cred {
 	uid_t uid;
 	gid_t gid;
+	mode_t umask;               /* applied to a new inode's mode unless its
+				       directory has a default ACL (acl.c) */
 };
 
 /* Open the image (recovering from a crash if needed) / flush, checkpoint
@@ -82,6 +84,11 @@ int lfs_mknod(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, de
 	      const struct lfs_cred *cred, struct stat *out);
 int lfs_create(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, bool excl,
 	       const struct lfs_cred *cred, struct stat *out);
+/* O_TMPFILE: a regular file with no name (nlink 0), opened, in dir's
+ * filesystem; it lives while open or until lfs_link names it, and one
+ * left behind by a crash is an orphan the next mount frees. */
+int lfs_tmpfile(struct lfs_fs *fs, uint64_t dir, mode_t mode, const struct lfs_cred *cred,
+		struct stat *out);
 int lfs_mkdir(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode,
 	      const struct lfs_cred *cred, struct stat *out);
 int lfs_symlink(struct lfs_fs *fs, uint64_t dir, const char *name, const char *target,
@@ -125,6 +132,21 @@ struct lfs_caller {
 };
 int lfs_drop_privs(struct lfs_fs *fs, uint64_t ino, const struct lfs_caller *who);
 int lfs_syncfs(struct lfs_fs *fs);
+/* Stop writing the image now, as ext4's FS_IOC_SHUTDOWN does (fail.c):
+ * FULLSYNC first writes and flushes everything the daemon holds,
+ * METAFLUSH only flushes what is already in the log, NOLOGFLUSH nothing.
+ * Afterwards every write fails with EIO and the next mount recovers as
+ * after a power cut.  -EINVAL for another value of how. */
+enum {
+	LFS_SHUTDOWN_FULLSYNC = 0,
+	LFS_SHUTDOWN_METAFLUSH = 1,
+	LFS_SHUTDOWN_NOLOGFLUSH = 2,
+};
+int lfs_shutdown(struct lfs_fs *fs, unsigned how);
+/* Whether POSIX ACLs are in use (the default): off, the ACL attributes
+ * cannot be set, and a default ACL already stored is not inherited nor
+ * kept in step with chmod, as on ext4 mounted noacl. */
+void lfs_set_acl(struct lfs_fs *fs, bool on);
 int lfs_fallocate(struct lfs_fs *fs, uint64_t ino, int mode, off_t off, off_t len);
 
 /* readdir: fill is called per entry with the cookie to resume after it;
@@ -136,6 +158,10 @@ int lfs_statfs(struct lfs_fs *fs, struct statvfs *st);
 
 int lfs_setxattr(struct lfs_fs *fs, uint64_t ino, const char *name, const void *value,
 		 size_t size, int flags);
+/* setxattr for a caller the kernel says loses set-group-ID when it sets
+ * an access ACL (FUSE_SETXATTR_ACL_KILL_SGID). */
+int lfs_setxattr_kill_sgid(struct lfs_fs *fs, uint64_t ino, const char *name, const void *value,
+			   size_t size, int flags, bool kill_sgid);
 ssize_t lfs_getxattr(struct lfs_fs *fs, uint64_t ino, const char *name, void *value, size_t size);
 ssize_t lfs_listxattr(struct lfs_fs *fs, uint64_t ino, char *list, size_t size);
 int lfs_removexattr(struct lfs_fs *fs, uint64_t ino, const char *name);

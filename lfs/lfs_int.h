@@ -112,6 +112,8 @@ struct lfs_fs {
 	uint32_t nptr;              /* pointers per node block */
 	uint32_t max_pseg;          /* blocks per pseg after the summary */
 	int fatal;                  /* after a failed write or flush: -EIO forever (fail.c) */
+	bool shut_down;             /* fatal because lfs_shutdown asked, not a failure */
+	bool acl;                   /* POSIX ACLs in use (lfs_set_acl) */
 
 	/* inode map: protected by lock */
 	struct lfs_imap_entry **imap;  /* per IMAP block: its entries, or NULL
@@ -373,6 +375,16 @@ ssize_t lfs_xattr_get(struct lfs_fs *fs, struct lfs_inode *ip, const char *name,
 		      size_t size);
 ssize_t lfs_xattr_list(struct lfs_fs *fs, struct lfs_inode *ip, char *list, size_t size);
 int lfs_xattr_remove(struct lfs_fs *fs, struct lfs_inode *ip, const char *name);
+
+/* acl.c: POSIX ACLs in the system.posix_acl_* attributes */
+bool lfs_acl_name(const char *name);
+/* A new inode in dp: its directory's default ACL, or else the umask. */
+int lfs_acl_inherit(struct lfs_fs *fs, struct lfs_inode *dp, struct lfs_inode *ip, uint32_t umask);
+/* After the mode changed: the access ACL follows it. */
+int lfs_acl_chmod(struct lfs_fs *fs, struct lfs_inode *ip);
+/* setxattr of an ACL: checked, and the mode set from an access ACL. */
+int lfs_acl_set(struct lfs_fs *fs, struct lfs_inode *ip, const char *name, const void *value, size_t size,
+		int flags, bool kill_sgid);
 
 /* flush.c */
 int lfs_flush(struct lfs_fs *fs);

@@ -60,6 +60,7 @@ fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs 
 	fs->dev.fd = fs->dev.trace_fd = -1;
 	fs->sb = *sb;
 	fs->opts = *opts;
+	fs->acl = true; /* until the FUSE glue says the kernel does not check them */
 	fs->bsize = sb->block_size;
 	fs->seed = lfs_super_seed(sb);
 	fs->nptr = fs->bsize / 8;
@@ -307,7 +308,9 @@ lfs_quiesce(struct lfs_fs *fs)
 			free(inos);
 		}
 		err = lfs_ckpt_write(fs, true);
-		if (err && fs->fatal)
+		if (err && fs->shut_down)
+			err = 0; /* asked for: lfs_shutdown said what the next mount does */
+		else if (err && fs->fatal)
 			lfs_log("unmount: the filesystem had failed, so no final checkpoint; the next mount "
 				"recovers the last durable state");
 		else if (err)
@@ -450,7 +453,7 @@ lfs_format(const char *path, const struct lfs_super *sb, uid_t uid, gid_t gid)
 	fs->pseg_seq = 1;
 	fs->ckpt_seq = 0;
 	/* the root directory, always inode 1 */
-	struct lfs_cred cred = { uid, gid };
+	struct lfs_cred cred = { uid, gid, 0 };
 	struct lfs_inode *root = NULL;
 	uint32_t version = 0;
 	if (!err)

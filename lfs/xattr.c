@@ -1,8 +1,8 @@
 /*
  * xattr.c — extended attributes: one XATTR block per inode at most
  * (as ext4 without large xattrs), kept encoded in memory while cached.
- * Namespaces user., trusted. and security. are stored; system. (POSIX
- * ACLs) is not supported.
+ * Namespaces user., trusted. and security. are stored, and of system.
+ * the two POSIX ACLs, which acl.c checks and keeps in step with the mode.
  */
 #include "lfs_int.h"
 
@@ -59,7 +59,8 @@ check_name(const char *name)
 	size_t len = strlen(name);
 	if (len == 0 || len > 255)
 		return -ERANGE;
-	if (strncmp(name, "user.", 5) && strncmp(name, "trusted.", 8) && strncmp(name, "security.", 9))
+	if (strncmp(name, "user.", 5) && strncmp(name, "trusted.", 8) && strncmp(name, "security.", 9) &&
+	    !lfs_acl_name(name))
 		return -EOPNOTSUPP;
 	return 0;
 }

@@ -3,7 +3,7 @@
 # benchmark (only those not installed yet).
 set -euo pipefail
 pkgs=(build-essential autoconf automake libtool pkg-config libfuse3-dev fuse3 zlib1g-dev libblkid-dev check
-      fio fuse2fs e2fsprogs python3 git gnuplot-nox util-linux procps psmisc
+      fio fuse2fs e2fsprogs python3 git gnuplot-nox util-linux procps psmisc acl
       clang libclang-rt-14-dev) # libFuzzer, for scripts/fuzz.sh
 missing=()
 for p in "${pkgs[@]}"; do

@@ -5,8 +5,11 @@
  *
  * 1. Make a small image, mount it through the real code with the block
  *    trace on (bdev.c records every write and every flush), and run a
- *    random workload on the lfs.h API: create, write, overwrite, truncate,
- *    rename, link, unlink, mkdir, rmdir, fsync.  A file is "sealed" when
+ *    random workload on the lfs.h API: create (by name, or as an O_TMPFILE
+ *    file then named by link), write, overwrite, truncate, rename, link,
+ *    unlink, mkdir, rmdir, fsync, and O_TMPFILE files written, fsynced
+ *    and left open, which every later state holds as orphans for the
+ *    mount to free.  A file is "sealed" when
  *    an fsync of it returns: it is never changed again, and the trace
  *    length at that moment is noted.  Then drop everything: a crash.
  * 2. For every flush point in the trace, rebuild the image as of that
@@ -70,7 +73,7 @@ struct workload {
 	size_t max_size;            /* of any file, for the checker's buffer */
 };
 
-static const struct lfs_cred cred = { 0, 0 };
+static const struct lfs_cred cred = { 0, 0, 0 };
 
 static off_t
 trace_len(const char *path)
@@ -159,6 +162,24 @@ fill(struct workload *w)
 	return err;
 }
 
+/* An O_TMPFILE file written and fsynced, never closed nor named: from
+ * here on every crash state has an orphan that mounting frees. */
+static int
+tmpfile_orphan(struct workload *w)
+{
+	struct stat st;
+	int err = lfs_tmpfile(w->fs, w->dirs[rnd_below(4)], 0600, &cred, &st);
+	if (err)
+		return err;
+	uint8_t buf[9000];
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)rnd();
+	ssize_t n = lfs_write(w->fs, st.st_ino, buf, sizeof(buf), 0, NULL);
+	if (n < 0)
+		return (int)n;
+	return lfs_fsync(w->fs, st.st_ino, false);
+}
+
 static int
 workload_run(struct workload *w)
 {
@@ -182,13 +203,25 @@ workload_run(struct workload *w)
 		if (!f->exists) {
 			snprintf(f->name, sizeof(f->name), "f%d-%u", (int)(f - w->files), op);
 			f->dir = rnd_below(2) ? LFS_ROOT_INO : w->dirs[rnd_below(4)];
-			err = lfs_create(w->fs, f->dir, f->name, 0644, true, &cred, &st);
+			if (kind < 80) {
+				err = lfs_create(w->fs, f->dir, f->name, 0644, true, &cred, &st);
+			} else {
+				/* O_TMPFILE, then linkat: the name's lookup stays */
+				struct stat t;
+				err = lfs_tmpfile(w->fs, f->dir, 0644, &cred, &t);
+				if (!err) {
+					err = lfs_link(w->fs, t.st_ino, f->dir, f->name, &st);
+					lfs_forget(w->fs, t.st_ino, 1);
+				}
+			}
 			if (!err) {
 				f->ino = st.st_ino;
 				f->exists = true;
 				f->size = 0;
 				lfs_release(w->fs, f->ino);
 			}
+		} else if (kind < 3) {
+			err = tmpfile_orphan(w);
 		} else if (kind < 45) {
 			err = do_write(w, f);
 		} else if (kind < 55) {
@@ -326,6 +359,13 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 		c->failures++;
 		return 0;
 	}
+	/* a read-write mount frees every orphan before anyone can see it */
+	for (uint32_t ino = LFS_ROOT_INO + 1; ino < fs->sb.max_inodes; ino++)
+		if ((fs->imap[ino].flags & (LFS_IMAP_INUSE | LFS_IMAP_ORPHAN)) == (LFS_IMAP_INUSE | LFS_IMAP_ORPHAN)) {
+			printf("crashsim: %s: orphan inode %u not freed by the mount\n", what, ino);
+			c->failures++;
+			break;
+		}
 	uint8_t *buf = malloc(c->w->max_size + 8192);
 	for (int i = 0; i < MAX_FILES; i++) {
 		const struct file *f = &c->w->files[i];

@@ -53,7 +53,7 @@ static uint8_t *base;
 static struct img base_im;      /* the index of base, shared by every input */
 static int memfd = -1;
 static char path[64];
-static const struct lfs_cred root = { 0, 0 };
+static const struct lfs_cred root = { 0, 0, 0 };
 /* Images that mounted read-write, and of those, that also unmounted
  * cleanly: how far inputs get (fuzz_replay reports them). */
 unsigned long long fuzz_mounted, fuzz_unmounted;

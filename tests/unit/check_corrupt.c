@@ -14,7 +14,7 @@
 #include <linux/falloc.h>
 #include <string.h>
 
-static const struct lfs_cred me = { 1000, 1000 };
+static const struct lfs_cred me = { 1000, 1000, 0 };
 
 static uint8_t *
 image_load(size_t *len)

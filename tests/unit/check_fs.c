@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/xattr.h>
 
-static const struct lfs_cred me = { 1000, 1000 };
+static const struct lfs_cred me = { 1000, 1000, 0 };
 
 static uint64_t
 mkfile(struct lfs_fs *fs, uint64_t dir, const char *name)
@@ -284,7 +284,77 @@ START_TEST(xattrs)
 	ck_assert_str_eq(list, "user.a");
 	ck_assert_int_eq(lfs_removexattr(fs, ino, "user.a"), 0);
 	ck_assert_int_eq(lfs_removexattr(fs, ino, "user.a"), -ENODATA);
-	ck_assert_int_eq(lfs_setxattr(fs, ino, "system.posix_acl_access", "x", 1, 0), -EOPNOTSUPP);
+	ck_assert_int_eq(lfs_setxattr(fs, ino, "system.posix_acl_access", "x", 1, 0), -EINVAL);
+	ck_assert_int_eq(lfs_setxattr(fs, ino, "system.other", "x", 1, 0), -EOPNOTSUPP);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	testfs_remove();
+}
+END_TEST
+
+/* An ACL in Linux's xattr encoding: version 2, then {tag, perm, id}. */
+static size_t
+acl_encode(uint8_t *b, const uint16_t (*ents)[3], size_t n)
+{
+	b[0] = 2, b[1] = b[2] = b[3] = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *e = b + 4 + 8 * i;
+		e[0] = (uint8_t)ents[i][0], e[1] = (uint8_t)(ents[i][0] >> 8);
+		e[2] = (uint8_t)ents[i][1], e[3] = 0;
+		e[4] = (uint8_t)ents[i][2], e[5] = (uint8_t)(ents[i][2] >> 8), e[6] = e[7] = 0;
+	}
+	return 4 + 8 * n;
+}
+
+/* acl.c without the kernel: the worked example of its header comment,
+ * chmod rewriting the entries, an equivalent ACL setting only the mode. */
+START_TEST(posix_acls)
+{
+	testfs_make(32 << 20, 1 << 20);
+	struct lfs_fs *fs = testfs_mount();
+	struct stat d, f, g;
+	uint8_t acl[128], back[128];
+	static const uint16_t dflt[][3] = { { 1, 7, 0 }, { 2, 5, 1000 }, { 4, 5, 0 }, { 0x10, 7, 0 }, { 0x20, 0, 0 } };
+	size_t n = acl_encode(acl, dflt, 5);
+	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "d", 0755, &me, &d), 0);
+	ck_assert_int_eq(lfs_setxattr(fs, d.st_ino, "system.posix_acl_default", acl, n, 0), 0);
+	const struct lfs_cred masked = { 1000, 1000, 077 };
+	ck_assert_int_eq(lfs_create(fs, d.st_ino, "f", 0666, true, &masked, &f), 0);
+	ck_assert_uint_eq(f.st_mode & 07777, 0660); /* the umask is not used */
+	static const uint16_t want[][3] = { { 1, 6, 0 }, { 2, 5, 1000 }, { 4, 5, 0 }, { 0x10, 6, 0 }, { 0x20, 0, 0 } };
+	uint8_t expect[128];
+	ck_assert_int_eq(lfs_getxattr(fs, f.st_ino, "system.posix_acl_access", back, sizeof(back)), (int)n);
+	acl_encode(expect, want, 5);
+	ck_assert_int_eq(memcmp(back, expect, n), 0);
+	ck_assert_int_eq(lfs_getxattr(fs, f.st_ino, "system.posix_acl_default", back, sizeof(back)), -ENODATA);
+	ck_assert_int_eq(lfs_mkdir(fs, d.st_ino, "sub", 0777, &masked, &g), 0);
+	ck_assert_uint_eq(g.st_mode & 07777, 0770);
+	ck_assert_int_eq(lfs_getxattr(fs, g.st_ino, "system.posix_acl_default", back, sizeof(back)), (int)n);
+	/* chmod 0741: owner rwx, mask r--, other --x */
+	struct stat a = { .st_mode = 0741 };
+	ck_assert_int_eq(lfs_setattr(fs, f.st_ino, &a, LFS_SET_MODE, &g), 0);
+	static const uint16_t chm[][3] = { { 1, 7, 0 }, { 2, 5, 1000 }, { 4, 5, 0 }, { 0x10, 4, 0 }, { 0x20, 1, 0 } };
+	acl_encode(expect, chm, 5);
+	ck_assert_int_eq(lfs_getxattr(fs, f.st_ino, "system.posix_acl_access", back, sizeof(back)), (int)n);
+	ck_assert_int_eq(memcmp(back, expect, n), 0);
+	/* without a default ACL the umask counts */
+	ck_assert_int_eq(lfs_create(fs, LFS_ROOT_INO, "p", 0666, true, &masked, &g), 0);
+	ck_assert_uint_eq(g.st_mode & 07777, 0600);
+	/* u::r-x g::-w- o::r-- says no more than mode 0524: only the mode is set */
+	static const uint16_t eq[][3] = { { 1, 5, 0 }, { 4, 2, 0 }, { 0x20, 4, 0 } };
+	size_t m = acl_encode(acl, eq, 3);
+	ck_assert_int_eq(lfs_setxattr(fs, g.st_ino, "system.posix_acl_access", acl, m, 0), 0);
+	ck_assert_int_eq(lfs_getattr(fs, g.st_ino, &g), 0);
+	ck_assert_uint_eq(g.st_mode & 07777, 0524);
+	ck_assert_int_eq(lfs_getxattr(fs, g.st_ino, "system.posix_acl_access", back, sizeof(back)), -ENODATA);
+	/* a named user without a mask is no ACL; a default ACL only on directories */
+	static const uint16_t nomask[][3] = { { 1, 7, 0 }, { 2, 7, 5 }, { 4, 5, 0 }, { 0x20, 4, 0 } };
+	m = acl_encode(acl, nomask, 4);
+	ck_assert_int_eq(lfs_setxattr(fs, g.st_ino, "system.posix_acl_access", acl, m, 0), -EINVAL);
+	ck_assert_int_eq(lfs_setxattr(fs, g.st_ino, "system.posix_acl_default", expect, n, 0), -EACCES);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount();
+	ck_assert_int_eq(lfs_getxattr(fs, f.st_ino, "system.posix_acl_access", back, sizeof(back)), (int)n);
+	ck_assert_int_eq(memcmp(back, expect, n), 0);
 	ck_assert_int_eq(lfs_unmount(fs), 0);
 	testfs_remove();
 }
@@ -453,6 +523,7 @@ main(void)
 	tcase_add_test(tc, write_read_remount);
 	tcase_add_test(tc, sparse_terabyte_and_truncate);
 	tcase_add_test(tc, directories);
+	tcase_add_test(tc, posix_acls);
 	tcase_add_test(tc, large_directory);
 	tcase_add_test(tc, renames_and_links);
 	tcase_add_test(tc, unlink_open_file);

@@ -1,0 +1,261 @@
+/*
+ * acl.c — POSIX ACLs, kept as ext4 keeps them: the extended attributes
+ * system.posix_acl_access and system.posix_acl_default (xattr.c), whose
+ * values are Linux's own xattr encoding of an ACL (linux/posix_acl_xattr.h,
+ * little-endian: a 4-byte version 2, then 8-byte entries {le16 tag,
+ * le16 perm, le32 id}), stored verbatim.  The kernel checks access
+ * against them itself (FUSE_POSIX_ACL under default_permissions); what it
+ * leaves to a FUSE daemon, and ext4 does in fs/posix_acl.c, is here:
+ *
+ *   - lfs_acl_inherit: a new inode takes its directory's default ACL
+ *     (posix_acl_create): the mode asked for is cut down by the ACL
+ *     instead of the umask, and the ACL by the mode;
+ *   - lfs_acl_chmod: chmod rewrites the owner, mask (or group) and other
+ *     entries of the access ACL (posix_acl_chmod);
+ *   - lfs_acl_set: setting an access ACL sets the mode's permission bits
+ *     from it, and one that says no more than a mode is not stored at all
+ *     (posix_acl_update_mode).
+ *
+ * Worked example: a directory with default ACL u::rwx,u:1000:r-x,g::r-x,
+ * m::rwx,o::--- and create(0666): the file gets the access ACL
+ * u::rw-,u:1000:r-x,g::r-x,m::rw-,o::--- and mode 0660 (mask rw-).
+ */
+#include "lfs_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ACL_ACCESS "system.posix_acl_access"
+#define ACL_DEFAULT "system.posix_acl_default"
+#define ACL_VERSION 2
+#define ACL_HDR 4
+#define ACL_ENT 8
+
+enum {
+	ACL_USER_OBJ = 0x01,
+	ACL_USER = 0x02,
+	ACL_GROUP_OBJ = 0x04,
+	ACL_GROUP = 0x08,
+	ACL_MASK = 0x10,
+	ACL_OTHER = 0x20,
+};
+
+bool
+lfs_acl_name(const char *name)
+{
+	return strcmp(name, ACL_ACCESS) == 0 || strcmp(name, ACL_DEFAULT) == 0;
+}
+
+/* Check an encoded ACL as posix_acl_valid does: the three required
+ * entries once each, a mask at most once and whenever named users or
+ * groups appear, known tags and permissions.  0 or -EINVAL. */
+static int
+acl_check(const uint8_t *v, size_t size)
+{
+	if (size < ACL_HDR + ACL_ENT || (size - ACL_HDR) % ACL_ENT)
+		return -EINVAL;
+	if (lfs_get32(v) != ACL_VERSION)
+		return -EOPNOTSUPP;
+	unsigned seen = 0, named = 0;
+	for (size_t off = ACL_HDR; off < size; off += ACL_ENT) {
+		uint16_t tag = lfs_get16(v + off), perm = lfs_get16(v + off + 2);
+		if (perm & ~7u)
+			return -EINVAL;
+		switch (tag) {
+		case ACL_USER:
+		case ACL_GROUP:
+			named++;
+			break;
+		case ACL_USER_OBJ:
+		case ACL_GROUP_OBJ:
+		case ACL_MASK:
+		case ACL_OTHER:
+			if (seen & tag)
+				return -EINVAL;
+			seen |= tag;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	if ((seen & (ACL_USER_OBJ | ACL_GROUP_OBJ | ACL_OTHER)) != (ACL_USER_OBJ | ACL_GROUP_OBJ | ACL_OTHER))
+		return -EINVAL;
+	if (named && !(seen & ACL_MASK))
+		return -EINVAL;
+	return 0;
+}
+
+/* The ACL `name` of ip into buf (fs->bsize bytes): its length, or 0 when
+ * there is none. */
+static ssize_t
+acl_get(struct lfs_fs *fs, struct lfs_inode *ip, const char *name, uint8_t *buf)
+{
+	ssize_t n = lfs_xattr_get(fs, ip, name, buf, fs->bsize);
+	if (n == -ENODATA)
+		return 0;
+	if (n > 0 && acl_check(buf, (size_t)n)) {
+		lfs_log("inode %u: %s is not a valid ACL; taken as none", ip->ino, name);
+		return 0;
+	}
+	return n;
+}
+
+static void
+set_perm(uint8_t *v, size_t off, uint32_t perm)
+{
+	lfs_put16(v + off + 2, (uint16_t)(perm & 7));
+}
+
+/* posix_acl_create_masq: cut the ACL by *mode and the mode by the ACL;
+ * returns whether the ACL says more than the mode. */
+static bool
+create_masq(uint8_t *v, size_t size, uint32_t *mode)
+{
+	uint32_t m = *mode;
+	size_t group_obj = 0, mask = 0;
+	bool not_equiv = false;
+	for (size_t off = ACL_HDR; off < size; off += ACL_ENT) {
+		uint32_t perm = lfs_get16(v + off + 2);
+		switch (lfs_get16(v + off)) {
+		case ACL_USER_OBJ:
+			perm &= m >> 6;
+			set_perm(v, off, perm);
+			m &= (perm << 6) | ~0700u;
+			break;
+		case ACL_OTHER:
+			perm &= m;
+			set_perm(v, off, perm);
+			m &= perm | ~0007u;
+			break;
+		case ACL_GROUP_OBJ:
+			group_obj = off;
+			break;
+		case ACL_MASK:
+			mask = off;
+			not_equiv = true;
+			break;
+		default: /* named users and groups */
+			not_equiv = true;
+			break;
+		}
+	}
+	size_t g = mask ? mask : group_obj; /* acl_check: group_obj is there */
+	uint32_t perm = lfs_get16(v + g + 2) & (m >> 3);
+	set_perm(v, g, perm);
+	m &= (perm << 3) | ~0070u;
+	*mode = (*mode & ~0777u) | (m & 0777u);
+	return not_equiv;
+}
+
+/* posix_acl_equiv_mode: the permission bits an access ACL gives; returns
+ * whether it says more than they do. */
+static bool
+equiv_mode(const uint8_t *v, size_t size, uint32_t *mode)
+{
+	uint32_t m = 0;
+	bool not_equiv = false;
+	for (size_t off = ACL_HDR; off < size; off += ACL_ENT) {
+		uint32_t perm = lfs_get16(v + off + 2) & 7;
+		switch (lfs_get16(v + off)) {
+		case ACL_USER_OBJ: m |= perm << 6; break;
+		case ACL_GROUP_OBJ: m |= perm << 3; break;
+		case ACL_OTHER: m |= perm; break;
+		case ACL_MASK:
+			m = (m & ~0070u) | (perm << 3);
+			not_equiv = true;
+			break;
+		default: not_equiv = true; break;
+		}
+	}
+	/* entries come sorted by tag (the kernel sorts them), so a mask
+	 * follows the owning group's entry and overrides it */
+	*mode = (*mode & ~0777u) | m;
+	return not_equiv;
+}
+
+int
+lfs_acl_inherit(struct lfs_fs *fs, struct lfs_inode *dp, struct lfs_inode *ip, uint32_t umask)
+{
+	if (S_ISLNK(ip->di.mode) || !fs->acl)
+		return 0;
+	uint8_t *buf = lfs_malloc(fs->bsize);
+	if (!buf)
+		return -ENOMEM;
+	ssize_t n = acl_get(fs, dp, ACL_DEFAULT, buf);
+	int err = n < 0 ? (int)n : 0;
+	if (n == 0) {
+		ip->di.mode &= ~(umask & 0777u);
+	} else if (n > 0) {
+		if (S_ISDIR(ip->di.mode))
+			err = lfs_xattr_set(fs, ip, ACL_DEFAULT, buf, (size_t)n, 0);
+		if (!err && create_masq(buf, (size_t)n, &ip->di.mode))
+			err = lfs_xattr_set(fs, ip, ACL_ACCESS, buf, (size_t)n, 0);
+		lfs_inode_dirty(fs, ip);
+	}
+	free(buf);
+	return err;
+}
+
+int
+lfs_acl_chmod(struct lfs_fs *fs, struct lfs_inode *ip)
+{
+	if (S_ISLNK(ip->di.mode) || !fs->acl)
+		return 0;
+	uint8_t *buf = lfs_malloc(fs->bsize);
+	if (!buf)
+		return -ENOMEM;
+	ssize_t n = acl_get(fs, ip, ACL_ACCESS, buf);
+	int err = n < 0 ? (int)n : 0;
+	if (n > 0) {
+		uint32_t mode = ip->di.mode;
+		size_t group_obj = 0, mask = 0;
+		for (size_t off = ACL_HDR; off < (size_t)n; off += ACL_ENT) {
+			switch (lfs_get16(buf + off)) {
+			case ACL_USER_OBJ: set_perm(buf, off, mode >> 6); break;
+			case ACL_OTHER: set_perm(buf, off, mode); break;
+			case ACL_GROUP_OBJ: group_obj = off; break;
+			case ACL_MASK: mask = off; break;
+			default: break;
+			}
+		}
+		set_perm(buf, mask ? mask : group_obj, mode >> 3);
+		err = lfs_xattr_set(fs, ip, ACL_ACCESS, buf, (size_t)n, 0);
+	}
+	free(buf);
+	return err;
+}
+
+int
+lfs_acl_set(struct lfs_fs *fs, struct lfs_inode *ip, const char *name, const void *value, size_t size,
+	    int flags, bool kill_sgid)
+{
+	if (!lfs_acl_name(name) || !fs->acl)
+		return -EOPNOTSUPP;
+	if (S_ISLNK(ip->di.mode))
+		return -EOPNOTSUPP;
+	int err = acl_check(value, size);
+	if (err)
+		return err;
+	if (strcmp(name, ACL_DEFAULT) == 0)
+		return S_ISDIR(ip->di.mode) ? lfs_xattr_set(fs, ip, name, value, size, flags) : -EACCES;
+	uint32_t mode = ip->di.mode;
+	if (equiv_mode(value, size, &mode)) {
+		err = lfs_xattr_set(fs, ip, name, value, size, flags);
+	} else {
+		/* a mode says it all: nothing is stored, as ext4 does */
+		err = lfs_xattr_remove(fs, ip, name);
+		if (err == -ENODATA)
+			err = 0;
+	}
+	if (err)
+		return err;
+	/* the kernel asks (FUSE_SETXATTR_ACL_KILL_SGID) when the caller is
+	 * neither in the file's group nor has CAP_FSETID */
+	if (kill_sgid)
+		mode &= ~(uint32_t)S_ISGID;
+	ip->di.mode = mode;
+	lfs_inode_touch(ip, false, true);
+	lfs_inode_dirty(fs, ip);
+	return 0;
+}
