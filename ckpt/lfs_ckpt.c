@@ -13,6 +13,7 @@
  */
 #include "cleaner.h"
 #include "lfs_int.h"
+#include "tool.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -34,7 +35,9 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: lfs-ckpt [-l] IMAGE|MOUNTPOINT    list the checkpoint regions\n"
-		   "       lfs-ckpt -c [-l] MOUNTPOINT       write a checkpoint now, print its sequence number\n");
+		   "       lfs-ckpt -c [-l] MOUNTPOINT       write a checkpoint now, print its sequence number\n"
+		   "  -l  list the checkpoint regions (the default)\n"
+		   "  -c  write a checkpoint now\n" LFS_TOOL_HELP_LINES);
 }
 
 /* Ask the daemon at `mnt` for its image; 0 or -errno after a message. */
@@ -244,26 +247,18 @@ int
 main(int argc, char **argv)
 {
 	bool list = false, force = false;
+	static const struct lfs_tool tool = { "lfs-ckpt", usage, 2 };
+	static const struct option longopts[] = { LFS_TOOL_LONGOPTS, { NULL, 0, NULL, 0 } };
 	int c;
-	while ((c = getopt(argc, argv, "lchV")) != -1) {
+	while ((c = getopt_long(argc, argv, "lc" LFS_TOOL_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l': list = true; break;
 		case 'c': force = true; break;
-		case 'V':
-			printf("lfs-ckpt %s (on-disk format %d)\n", PACKAGE_VERSION, LFS_VERSION);
-			return 0;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
+		default: return lfs_tool_opt(&tool, c);
 		}
 	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return 2;
-	}
+	if (optind != argc - 1)
+		return lfs_tool_usage_error(&tool);
 	const char *arg = argv[optind];
 	struct stat st;
 	if (stat(arg, &st) < 0) {

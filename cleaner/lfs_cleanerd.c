@@ -13,6 +13,7 @@
  */
 #include "cleaner.h"
 #include "lfs_int.h"
+#include "tool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -470,42 +471,49 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: lfs_cleanerd [-f] [-c CONFIG] MOUNTPOINT\n"
-		   "       lfs_cleanerd --status [--json] MOUNTPOINT\n");
+		   "       lfs_cleanerd --status [--json] MOUNTPOINT\n"
+		   "  -f, --foreground  stay in the foreground, log to standard error\n"
+		   "  -c, --config=CONFIG  read the settings from CONFIG\n"
+		   "  --status          print the cleaner's and the filesystem's state\n"
+		   "  --json            with --status: one JSON object\n"
+		   LFS_TOOL_HELP_LINES);
 }
 
 int
 main(int argc, char **argv)
 {
+	static const struct lfs_tool tool = { "lfs_cleanerd", usage, 2 };
 	static const struct option longopts[] = {
 		{ "status", no_argument, NULL, 's' }, { "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "foreground", no_argument, NULL, 'f' }, { "config", required_argument, NULL, 'c' },
+		LFS_TOOL_LONGOPTS, { NULL, 0, NULL, 0 },
 	};
 	struct cleaner c = { .cl = { -1 }, .image_fd = -1 };
 	lfs_cleaner_config_default(&c.cfg);
 	bool want_status = false, json = false;
 	int opt;
-	while ((opt = getopt_long(argc, argv, "fc:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "fc:" LFS_TOOL_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f': c.foreground = true; break;
 		case 'c': c.config_path = optarg; break;
 		case 's': want_status = true; break;
 		case 'j': json = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default: return lfs_tool_opt(&tool, opt);
 		}
 	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return 2;
-	}
+	if (optind != argc - 1)
+		return lfs_tool_usage_error(&tool);
 	const char *mnt = argv[optind];
 	if (want_status)
 		return status(mnt, json);
 
-	/* started by a detached lfs on a host with syslog: log there too */
+	/* started by a detached lfs on a host with syslog: log there too;
+	 * else standard error until this process detaches, so that a
+	 * cleaner that cannot start says why where it was started */
 	const char *via = getenv("LFS_LOG");
-	log_stderr = c.foreground && !(via && strcmp(via, "syslog") == 0);
-	if (!log_stderr)
+	bool to_syslog = !c.foreground || (via && strcmp(via, "syslog") == 0);
+	log_stderr = !(c.foreground && to_syslog);
+	if (to_syslog)
 		openlog("lfs_cleanerd", LOG_PID, LOG_DAEMON);
 	char msg[512];
 	if (c.config_path && lfs_cleaner_config_load(&c.cfg, c.config_path, msg, sizeof(msg))) {
@@ -535,6 +543,8 @@ main(int argc, char **argv)
 		say(LOG_ERR, "daemon: %s", strerror(errno));
 		return 1;
 	}
+	if (!c.foreground)
+		log_stderr = false;
 	struct sigaction sa = { .sa_handler = on_stop, .sa_flags = SA_RESTART };
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);

@@ -39,6 +39,11 @@ int lfs_log_to_file(const char *path);
 /* The log file's descriptor, or -1. */
 int lfs_log_fd(void);
 void lfs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* What a healthy filesystem does (roll-forward after a crash or on a
+ * live image): a tool that reads images quietly, as fsck.lfs does
+ * without -v, mutes these and keeps every warning. */
+void lfs_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void lfs_log_set_quiet_info(bool quiet);
 
 struct lfs_cred {
 	uid_t uid;
