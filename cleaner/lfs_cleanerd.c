@@ -28,6 +28,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef LFS_SYSCONFDIR
+#define LFS_SYSCONFDIR "/etc"
+#endif
+#define LFS_DEFAULT_CONFIG LFS_SYSCONFDIR "/lfs_cleanerd.conf"
+
 static volatile sig_atomic_t got_stop, got_reload;
 
 static void on_stop(int sig) { (void)sig; got_stop = 1; }
@@ -506,6 +511,10 @@ main(int argc, char **argv)
 	const char *mnt = argv[optind];
 	if (want_status)
 		return status(mnt, json);
+	/* as nilfs_cleanerd does: the installed file unless told otherwise;
+	 * none installed means the built-in defaults */
+	if (!c.config_path && access(LFS_DEFAULT_CONFIG, F_OK) == 0)
+		c.config_path = LFS_DEFAULT_CONFIG;
 
 	/* started by a detached lfs on a host with syslog: log there too;
 	 * else standard error until this process detaches, so that a
@@ -550,9 +559,10 @@ main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sa.sa_handler = on_hup;
 	sigaction(SIGHUP, &sa, NULL);
-	say(LOG_INFO, "cleaning %s (%llu segments of %llu KiB, policy %s%s)", mnt, (unsigned long long)c.nsegs,
-	    (unsigned long long)c.seg_bytes / 1024, c.cfg.policy == LFS_POLICY_GREEDY ? "greedy" : "cost-benefit",
-	    c.cfg.age_sort ? ", age-sorted" : "");
+	say(LOG_INFO, "cleaning %s (%llu segments of %llu KiB, policy %s%s, settings from %s)", mnt,
+	    (unsigned long long)c.nsegs, (unsigned long long)c.seg_bytes / 1024,
+	    c.cfg.policy == LFS_POLICY_GREEDY ? "greedy" : "cost-benefit", c.cfg.age_sort ? ", age-sorted" : "",
+	    c.config_path ? c.config_path : "the built-in defaults");
 	err = run(&c);
 	if (err)
 		say(LOG_ERR, "stopping: %s", strerror(-err));
