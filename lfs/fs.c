@@ -737,6 +737,45 @@ lfs_fsync(struct lfs_fs *fs, uint64_t ino, bool datasync)
 }
 
 int
+lfs_set_readonly(struct lfs_fs *fs, bool ro)
+{
+	lock(fs);
+	int err = 0;
+	if (ro && !fs->dev.readonly) {
+		/* as a kernel remount,ro: what is buffered reaches the disk
+		 * first; a failure leaves the filesystem writable, and says so */
+		err = fs->fatal;
+		if (!err)
+			err = lfs_flush(fs);
+		if (!err)
+			err = lfs_ckpt_write(fs, false);
+		if (!err)
+			fs->dev.readonly = true;
+		lfs_log("%s", err ? "read-only: not switched, writing what was buffered failed"
+				  : "read-only now: everything buffered is on disk");
+	} else if (!ro && fs->dev.readonly) {
+		if (fs->opts.readonly)
+			err = -EROFS; /* the image was opened read-only, without the lock */
+		else if (fs->quiesced)
+			err = -EBUSY; /* unmounting */
+		else
+			fs->dev.readonly = false;
+		if (!err)
+			lfs_log("read-write again");
+	}
+	return unlock(fs, err);
+}
+
+bool
+lfs_is_readonly(struct lfs_fs *fs)
+{
+	lock(fs);
+	bool ro = fs->dev.readonly;
+	unlock(fs, 0);
+	return ro;
+}
+
+int
 lfs_syncfs(struct lfs_fs *fs)
 {
 	lock(fs);

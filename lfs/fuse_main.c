@@ -14,6 +14,8 @@
 #include "format.h"
 #include "fuse_io.h"
 #include "loopdev.h"
+#include "supervise.h"
+#include "tool.h"
 #include "lfs.h"
 
 #include <errno.h>
@@ -37,7 +39,7 @@ struct lfs_daemon {
 	double timeout;             /* entry and attribute cache, seconds */
 	pthread_t ticker;
 	volatile int stop;
-	pid_t cleaner;              /* 0: not started */
+	struct lfs_supervisor *sup; /* NULL: no cleaner (read-only, no control socket) */
 	struct lfs_ctl_server *ctl; /* NULL: no control socket */
 	bool no_open;               /* the kernel opens files without asking us */
 	bool writeback;             /* the kernel buffers writes (not -o writethrough) */
@@ -500,23 +502,13 @@ op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t lengt
 	fuse_reply_err(req, -lfs_fallocate(FS(req), ino, mode, offset, length));
 }
 
-static void
-stop_cleaner(struct lfs_daemon *d)
-{
-	if (d->cleaner > 0) {
-		kill(d->cleaner, SIGTERM);
-		waitpid(d->cleaner, NULL, 0);
-		d->cleaner = 0;
-	}
-}
-
 /* Sent at unmount only for fuseblk mounts, and umount(2) waits for the
  * answer: so the final checkpoint is written here, before it returns. */
 static void
 op_destroy(void *userdata)
 {
 	struct lfs_daemon *d = userdata;
-	stop_cleaner(d);
+	lfs_supervisor_stop(d->sup);
 	lfs_quiesce(d->fs);
 	d->quiesced = true;
 }
@@ -796,34 +788,6 @@ choose_log(struct cmdline *c)
 	return 0;
 }
 
-static pid_t
-start_cleaner(const char *mountpoint, const char *conf)
-{
-	char path[PATH_MAX + 32];
-	const char *prog = cleaner_path(path, sizeof(path));
-	pid_t pid = fork();
-	if (pid == 0) {
-		if (conf)
-			execlp(prog, "lfs_cleanerd", "-f", "-c", conf, mountpoint, (char *)NULL);
-		else
-			execlp(prog, "lfs_cleanerd", "-f", mountpoint, (char *)NULL);
-		_exit(127);
-	}
-	if (pid < 0) {
-		lfs_log("cannot start lfs_cleanerd: %s", strerror(errno));
-		return 0;
-	}
-	/* an exec that failed, or a cleaner that gave up at once, says so now */
-	usleep(100 * 1000);
-	int status;
-	if (waitpid(pid, &status, WNOHANG) == pid) {
-		lfs_log("lfs_cleanerd (%s) exited at start with status %d; running without a cleaner", prog,
-			WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-		return 0;
-	}
-	return pid;
-}
-
 int
 main(int argc, char *argv[])
 {
@@ -838,7 +802,7 @@ main(int argc, char *argv[])
 		if (c.show_help)
 			usage(stdout);
 		else
-			printf("lfs %s (on-disk format %d)\n", PACKAGE_VERSION, LFS_VERSION);
+			lfs_tool_version("lfs");
 		cmdline_free(&c, &args);
 		return 0;
 	}
@@ -937,13 +901,19 @@ main(int argc, char *argv[])
 	if (err)
 		lfs_log("control socket for %s: %s (no cleaner, no lfs-ckpt)", c.mountpoint, strerror(-err));
 	d.ctl = ctl;
-	if (!err && !c.no_cleaner && !c.ro)
-		d.cleaner = start_cleaner(c.mountpoint, c.cleaner_conf);
+	/* supervised: restarted when it dies, started and stopped by
+	 * lfs-clean; a read-only mount has nothing to clean */
+	char cleaner[PATH_MAX + 32];
+	if (!err && !c.ro && (err = lfs_supervisor_start(ctl, cleaner_path(cleaner, sizeof(cleaner)), c.mountpoint,
+							 c.cleaner_conf, !c.no_cleaner, &d.sup)))
+		lfs_log("cannot supervise a cleaner: %s", strerror(-err));
 	/* several threads: one can be in the kernel fetching or answering
 	 * requests while another holds the filesystem lock */
 	struct fuse_loop_config lc = { .clone_fd = 0, .max_idle_threads = 4 };
 	ret = fuse_session_loop_mt(se, &lc) ? 1 : 0;
-	stop_cleaner(&d);
+	lfs_supervisor_stop(d.sup);
+	lfs_supervisor_free(d.sup);
+	d.sup = NULL;
 	d.ctl = NULL;
 	lfs_ctl_server_stop(ctl);
 	d.stop = 1;

@@ -147,12 +147,20 @@ struct lfs_stats {
 	uint64_t segs_cleaned;
 	uint64_t cleaner_bytes_read;
 	uint64_t cleaner_passes;
-	uint64_t cleaner_pid;
 	/* segments cleaned, by their live share when chosen, in the bins of
 	 * lfs_ctl_bin (ctl_proto.h) */
 	uint64_t victim_hist[10];
 };
 void lfs_get_stats(struct lfs_fs *fs, struct lfs_stats *st);
+
+/* The read-only switch that stands in for mount -o remount,ro|rw (the
+ * kernel tells a FUSE daemon nothing of a remount; lfs(8), REMOUNTING).
+ * To read-only: everything buffered is written and a checkpoint taken,
+ * then every change fails with EROFS.  Back: only for a mount that
+ * opened its image for writing (not -o ro) and has not begun to unmount.
+ * 0 or -errno. */
+int lfs_set_readonly(struct lfs_fs *fs, bool ro);
+bool lfs_is_readonly(struct lfs_fs *fs);
 
 /* The control protocol's operations (ctl_proto.h). */
 struct lfs_ctl_seg;
@@ -164,7 +172,7 @@ int lfs_ctl_live(struct lfs_fs *fs, struct lfs_ctl_blk *b, uint32_t n);
 int lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_t cleaner_read,
 		 uint64_t *moved);
 int lfs_ctl_segclean(struct lfs_fs *fs, const uint64_t *segs, uint32_t n, uint64_t *cleaned);
-void lfs_ctl_cleaner_report(struct lfs_fs *fs, uint64_t passes, uint64_t pid, const uint64_t *victims);
+void lfs_ctl_cleaner_report(struct lfs_fs *fs, uint64_t passes, const uint64_t *victims);
 void lfs_ctl_stats(struct lfs_fs *fs, struct lfs_ctl_stats *out);
 
 #endif

@@ -138,6 +138,7 @@ struct lfs_fs {
 	bool cleaning;              /* in lfs_clean_flush */
 	bool admitting;             /* in lfs_space_admit: the caller holds inodes */
 	int quiesce_err;            /* of the final checkpoint (lfs_quiesce) */
+	bool quiesced;              /* lfs_quiesce ran: read-only for good */
 	struct u64map *clean_victims; /* its victim segments: frees there are moves */
 	/* Bytes freed outside the segments being cleaned: by users (deletes,
 	 * overwrites), and by cleaning in other segments (the old copies of

@@ -295,6 +295,7 @@ lfs_quiesce(struct lfs_fs *fs)
 		fs->dev.readonly = true;
 		fs->quiesce_err = err;
 	}
+	fs->quiesced = true;
 	pthread_mutex_unlock(&fs->lock);
 	return err;
 }
