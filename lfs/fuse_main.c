@@ -615,6 +615,10 @@ struct cmdline {
 	int writethrough;
 	int noblkdev;
 	char *log;
+	/* the standard mount options lfs honours itself (opt_proc) */
+	enum lfs_atime atime;
+	int nodiratime;
+	int sync, dirsync;
 };
 
 #define OPT(t, p) { t, offsetof(struct cmdline, p), 1 }
@@ -665,8 +669,43 @@ opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 		fprintf(stderr, "lfs: unexpected argument '%s'\n", arg);
 		return -1;
 	}
-	if (key == FUSE_OPT_KEY_OPT && (strcmp(arg, "ro") == 0))
-		c->ro = 1;
+	if (key != FUSE_OPT_KEY_OPT)
+		return 1;
+	/* mount(8)'s standard options: libfuse knows some (it passes them
+	 * to the kernel as mount flags: 1 keeps them), the rest are lfs's
+	 * alone (0 drops them).  The kernel leaves atime to a FUSE daemon,
+	 * and fsyncs data writes itself on a sync mount. */
+	static const struct { const char *name; int keep; } std[] = {
+		{ "ro", 1 }, { "rw", 1 }, { "atime", 1 }, { "noatime", 1 }, { "relatime", 0 },
+		{ "strictatime", 0 }, { "nodiratime", 0 }, { "diratime", 0 }, { "lazytime", 0 },
+		{ "nolazytime", 0 }, { "sync", 1 }, { "async", 1 }, { "dirsync", 1 },
+	};
+	for (size_t i = 0; i < sizeof(std) / sizeof(std[0]); i++) {
+		if (strcmp(arg, std[i].name) != 0)
+			continue;
+		if (strcmp(arg, "ro") == 0 || strcmp(arg, "rw") == 0)
+			c->ro = arg[1] == 'o';
+		else if (strcmp(arg, "noatime") == 0)
+			c->atime = LFS_ATIME_NOATIME;
+		else if (strcmp(arg, "atime") == 0 || strcmp(arg, "relatime") == 0)
+			c->atime = LFS_ATIME_RELATIME; /* "atime": Linux's default meaning since 2.6.30 */
+		else if (strcmp(arg, "strictatime") == 0)
+			c->atime = LFS_ATIME_STRICT;
+		else if (strcmp(arg, "nodiratime") == 0 || strcmp(arg, "diratime") == 0)
+			c->nodiratime = arg[0] == 'n';
+		else if (strcmp(arg, "sync") == 0 || strcmp(arg, "async") == 0)
+			c->sync = arg[0] == 's';
+		else if (strcmp(arg, "dirsync") == 0)
+			c->dirsync = 1;
+		/* lazytime: atime updates stay in memory until the next flush
+		 * anyway; nothing to change */
+		return std[i].keep;
+	}
+	if (strcmp(arg, "remount") == 0 || strncmp(arg, "remount,", 8) == 0) {
+		fprintf(stderr, "lfs: -o remount: a mounted lfs is switched by mount -o remount through "
+			"mount.fuse.lfs(8), or by lfs-clean --ro|--rw MOUNTPOINT; this would start a second daemon\n");
+		return -1;
+	}
 	return 1;
 }
 
@@ -703,7 +742,12 @@ usage(FILE *f)
 	       "                         it with ENOSPC at write(), not at fsync or close\n"
 	       "    -o trace=FILE        record every block write and flush (crash tests)\n"
 	       "    -o fault=OP:N:ERR    make the Nth pread/pwrite/fdatasync/alloc fail (tests)\n"
+	       "    -o noatime, relatime, strictatime, atime, nodiratime, lazytime: when reads\n"
+	       "                         update atime (default relatime)\n"
+	       "    -o sync, dirsync     changes are on disk before the reply\n"
 	       "    -f                   stay in the foreground\n"
+	       "    -h, --help           print this text\n"
+	       "    -V, --version        print the version\n"
 	       "and the generic FUSE mount options (ro, allow_other, ...).\n");
 }
 
@@ -835,6 +879,25 @@ main(int argc, char *argv[])
 	o.trace_path = c.trace;
 	o.fault = c.fault ? c.fault : getenv("LFS_FAULT");
 	o.readonly = c.ro;
+	o.hold_lock = true; /* one daemon per image, read-only or not */
+	o.atime = c.atime;
+	o.nodiratime = c.nodiratime;
+	o.sync = c.sync;
+	o.dirsync = c.dirsync;
+
+	/* libfuse judges its options only when the session is made: a bad
+	 * one must be refused before the image is opened or recovered */
+	struct fuse_args probe = FUSE_ARGS_INIT(0, NULL);
+	for (int i = 0; i < args.argc; i++)
+		fuse_opt_add_arg(&probe, args.argv[i]);
+	struct fuse_session *check = fuse_session_new(&probe, &lfs_ops, sizeof(lfs_ops), NULL);
+	fuse_opt_free_args(&probe);
+	if (!check) {
+		fprintf(stderr, "lfs: bad mount options; nothing was mounted\n");
+		cmdline_free(&c, &args);
+		return 2;
+	}
+	fuse_session_destroy(check);
 
 	struct lfs_daemon d = { .timeout = c.timeout, .writeback = !c.writethrough };
 	int err = lfs_mount(c.image, &o, &d.fs);

@@ -26,7 +26,14 @@ struct lfs_opts {
 	const char *trace_path;     /* record block writes for crash tests */
 	const char *fault;          /* fault rules to arm at mount (fault.h), a testing aid */
 	bool readonly;
+	bool hold_lock;             /* a daemon: hold the image lock alone while mounted, read-only too */
 	bool verbose;
+	/* the standard mount options (lfs(8), MOUNT OPTIONS): when reads
+	 * move atime, and which changes are durable before the reply */
+	enum lfs_atime { LFS_ATIME_RELATIME = 0, LFS_ATIME_NOATIME, LFS_ATIME_STRICT } atime;
+	bool nodiratime;
+	bool dirsync;               /* namespace changes (create, link, unlink, rename, ...) */
+	bool sync;                  /* and attribute changes too (the kernel fsyncs data writes) */
 	uint64_t sb_block;          /* 0: block 0, else its backup; N: the superblock at block N only */
 };
 void lfs_opts_default(struct lfs_opts *o);

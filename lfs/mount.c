@@ -151,18 +151,24 @@ lfs_image_busy(int fd, const char *path, char *where, size_t len)
 	return 1;
 }
 
-/* One writer per image.  An image mounted elsewhere is refused at once,
+/* One daemon per image.  An image mounted elsewhere is refused at once,
  * naming the mount; a daemon still finishing its unmount (a plain FUSE
  * mount lets umount(8) return before the daemon's last checkpoint) is
- * waited for, briefly. */
+ * waited for, briefly.
+ *
+ * A daemon (`hold`: the FUSE daemon, read-only or not) holds the lock
+ * alone for as long as it runs, so that no second daemon mounts or
+ * recovers the image beside it: a read-only daemon beside a writer
+ * would serve a stale image, and a writer beside a read-only daemon
+ * would change the image under it.  A reader that is no daemon
+ * (fsck.lfs) only checks that no daemon holds it. */
 static int
-lock_image(struct lfs_bdev *dev, const char *path, bool readonly)
+lock_image(struct lfs_bdev *dev, const char *path, bool readonly, bool hold)
 {
-	/* the one writer holds the image alone; a reader only checks that
-	 * no writer does (fsck.lfs -y takes the lock itself to repair) */
+	bool exclusive = !readonly || hold;
 	for (int i = 0; i < 600; i++) {
-		if (flock(dev->fd, (readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0) {
-			if (readonly)
+		if (flock(dev->fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0) {
+			if (!exclusive)
 				flock(dev->fd, LOCK_UN);
 			return 0;
 		}
@@ -171,7 +177,7 @@ lock_image(struct lfs_bdev *dev, const char *path, bool readonly)
 		char where[4096];
 		if (lfs_image_mounted_at(path, where, sizeof(where))) {
 			lfs_log("%s is already mounted at %s%s", path, where,
-				readonly ? "; the image lags what that daemon holds: unmount it first" : "");
+				readonly ? "; one daemon per image, read-only or not: unmount it first" : "");
 			return -EBUSY;
 		}
 		if (i == 0)
@@ -197,7 +203,7 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 		lfs_log("%s: %s", path, strerror(-err));
 		return err;
 	}
-	if ((err = lock_image(&dev, path, opts->readonly))) {
+	if ((err = lock_image(&dev, path, opts->readonly, opts->hold_lock))) {
 		lfs_bdev_close(&dev);
 		return err;
 	}

@@ -101,6 +101,15 @@ done
 [ -n "$cleaner" ] || fail "no $sbindir/lfs_cleanerd for $MNT"
 grep -q "lfs_cleanerd: cleaning $MNT .*settings from $sysconfdir/lfs_cleanerd.conf" "$WORK/lfs.log" ||
 	{ cat "$WORK/lfs.log"; fail "the cleaner did not say it read $sysconfdir/lfs_cleanerd.conf"; }
+# remount,ro and back, through the helper (mount.fuseblk.lfs as root)
+env -i /usr/bin/mount -o remount,ro "$MNT" || fail "mount -o remount,ro"
+grep " $MNT " /proc/mounts | grep -q " ro," || fail "remount,ro: the kernel's flag"
+if touch "$MNT/new" 2>/dev/null; then fail "a write after remount,ro"; fi
+"$sbindir/lfs_cleanerd" --status --json "$MNT" | grep -q '"readonly":true' || fail "remount,ro: the daemon is not read-only"
+env -i /usr/bin/mount -o remount,rw "$MNT" || fail "mount -o remount,rw"
+touch "$MNT/new" || fail "a write after remount,rw"
+"$sbindir/lfs_cleanerd" --status --json "$MNT" | grep -q '"readonly":false' || fail "remount,rw: the daemon is read-only"
+echo "ok mount -o remount,ro and remount,rw through mount.fuseblk.lfs"
 env -i /usr/bin/umount "$MNT" || fail "umount"
 for i in $(seq 100); do kill -0 "$cleaner" 2>/dev/null || break; sleep 0.1; done
 ! kill -0 "$cleaner" 2>/dev/null || fail "the cleaner outlived the unmount"
