@@ -38,34 +38,6 @@ usage(FILE *f)
 		   "  sizes take K, M, G, T suffixes\n");
 }
 
-/* "64M" -> 67108864; returns 0 or -EINVAL */
-static int
-parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -EINVAL;
-	unsigned shift = 0;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	case 't': case 'T': shift = 40; end++; break;
-	case '\0': break;
-	default: return -EINVAL;
-	}
-	if (*end == 'i' || *end == 'B')
-		end++;
-	if (*end == 'B')
-		end++;
-	if (*end || (shift && v > (UINT64_MAX >> shift)))
-		return -EINVAL;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
 /* What other filesystem or partition table libblkid finds on `path`:
  * 1 and a description in `what`, 0 nothing, or -errno. */
 static int
@@ -149,25 +121,25 @@ main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "s:S:b:N:L:U:fnq" LFS_TOOL_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			if (parse_size(optarg, &size)) {
+			if (lfs_tool_parse_size(optarg, &size)) {
 				fprintf(stderr, "mkfs.lfs: bad size '%s'\n", optarg);
 				return 2;
 			}
 			break;
 		case 'S':
-			if (parse_size(optarg, &segsize)) {
+			if (lfs_tool_parse_size(optarg, &segsize)) {
 				fprintf(stderr, "mkfs.lfs: bad segment size '%s'\n", optarg);
 				return 2;
 			}
 			break;
 		case 'b':
-			if (parse_size(optarg, &bs)) {
+			if (lfs_tool_parse_size(optarg, &bs)) {
 				fprintf(stderr, "mkfs.lfs: bad block size '%s'\n", optarg);
 				return 2;
 			}
 			break;
 		case 'N':
-			if (parse_size(optarg, &inodes) || inodes > LFS_MAX_INODES) {
+			if (lfs_tool_parse_size(optarg, &inodes) || inodes > LFS_MAX_INODES) {
 				fprintf(stderr, "mkfs.lfs: bad inode count '%s' (at most %u)\n", optarg, LFS_MAX_INODES);
 				return 2;
 			}

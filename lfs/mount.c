@@ -332,6 +332,16 @@ lfs_tick(struct lfs_fs *fs)
 
 /* ---------------------------------------------------------------- */
 
+uint64_t
+lfs_reserve_segs(uint64_t nsegs, uint32_t nimap, uint32_t nsut, uint32_t seg_blocks)
+{
+	uint64_t tables = (nimap + nsut) / seg_blocks + 1;
+	uint64_t reserve = nsegs / 10;
+	if (reserve < 4)
+		reserve = 4;
+	return reserve + tables;
+}
+
 /* Lay out the geometry for a device of `bytes`. */
 int
 lfs_plan_geometry(struct lfs_super *sb, uint64_t bytes, uint32_t bs, uint32_t segsize, uint64_t inodes)
@@ -374,11 +384,7 @@ lfs_plan_geometry(struct lfs_super *sb, uint64_t bytes, uint32_t bs, uint32_t se
 	 * blocks: at 2% the segments of a filesystem 85% full were ~86% live
 	 * and cleaning lost ground until writes failed; at 10% they are
 	 * ~78% live and it keeps up. */
-	uint64_t tables = (nimap + nsut) / sb->seg_blocks + 1;
-	uint64_t reserve = sb->nsegs / 10;
-	if (reserve < 4)
-		reserve = 4;
-	reserve += tables;
+	uint64_t reserve = lfs_reserve_segs(sb->nsegs, nimap, nsut, sb->seg_blocks);
 	sb->reserved_segs = (uint32_t)reserve;
 	if (sb->nsegs < reserve + LFS_MIN_FREE_SEGS)
 		return -ENOSPC;

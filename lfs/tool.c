@@ -2,10 +2,12 @@
  * tool.c — the options every lfs program shares (tool.h).
  */
 #include "tool.h"
-#include "format.h"
+#include "lfs_int.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 
 void
 lfs_tool_version(const char *name)
@@ -77,4 +79,69 @@ lfs_uuid_parse(const char *s, uint8_t uuid[16])
 		return -EINVAL;
 	memcpy(uuid, u, 16);
 	return 0;
+}
+
+int
+lfs_tool_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		return -EINVAL;
+	unsigned shift = 0;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	case '\0': break;
+	default: return -EINVAL;
+	}
+	if (*end == 'i' || *end == 'B')
+		end++;
+	if (*end == 'B')
+		end++;
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+int
+lfs_tool_open_image(const char *name, const char *path, bool write, struct lfs_bdev *dev, struct lfs_super *sb)
+{
+	int err = lfs_bdev_open(dev, path, !write);
+	if (err) {
+		fprintf(stderr, "%s: %s: %s\n", name, path, strerror(-err));
+		return err;
+	}
+	char where[4096];
+	if (write && flock(dev->fd, LOCK_EX | LOCK_NB) < 0) {
+		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		if (err == -EBUSY && !lfs_image_mounted_at(path, where, sizeof(where)))
+			snprintf(where, sizeof(where), "(a daemon finishing its unmount?)");
+		if (err == -EBUSY)
+			fprintf(stderr, "%s: %s is in use by a mounted lfs at %s; unmount it first\n", name, path, where);
+		else
+			fprintf(stderr, "%s: %s: cannot lock it: %s\n", name, path, strerror(-err));
+	} else if (!write && lfs_image_busy(dev->fd, path, where, sizeof(where))) {
+		fprintf(stderr, "%s: warning: %s is mounted at %s: its daemon may change what is shown\n", name,
+			path, where);
+	}
+	struct lfs_super_where w;
+	if (!err && (err = lfs_super_find(dev, 0, sb, &w)))
+		fprintf(stderr, "%s: %s: %s\n", name, path,
+			err == -EINVAL ? "not an lfs image" : err == -EPROTONOSUPPORT ?
+			"an lfs of a newer format version" : strerror(-err));
+	else if (!err && w.primary_err && write) {
+		fprintf(stderr, "%s: %s: block 0 %s; run fsck.lfs -y to rewrite it from the backup first\n", name,
+			path, lfs_super_why(w.primary_err));
+		err = -EUCLEAN;
+	}
+	if (!err)
+		dev->block_size = sb->block_size;
+	else
+		lfs_bdev_close(dev);
+	return err;
 }

@@ -19,6 +19,7 @@
 #define LFS_TOOL_H
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #define LFS_TOOL_SHORTOPTS "hV"
@@ -45,6 +46,19 @@ int lfs_tool_usage_error(const struct lfs_tool *t);
 #include <stdint.h>
 
 #define LFS_UUID_STR 37             /* "8-4-4-4-12" hex digits and the NUL */
+
+struct lfs_bdev;
+struct lfs_super;
+/* Open an unmounted image to change it (`write`) or to read it, with
+ * its superblock from block 0; a change holds the image lock until
+ * lfs_bdev_close, so that no daemon mounts it meanwhile.  Says what is
+ * wrong on stderr, prefixed with the tool's name; 0 or -errno. */
+int lfs_tool_open_image(const char *name, const char *path, bool write, struct lfs_bdev *dev,
+			struct lfs_super *sb);
+
+/* "64M" -> 67108864: K, M, G, T (either case, then i, B or iB) for
+ * 2^10 .. 2^40; 0 or -EINVAL. */
+int lfs_tool_parse_size(const char *s, uint64_t *out);
 
 /* 16 bytes -> "0123abcd-...": `out` holds LFS_UUID_STR bytes. */
 void lfs_uuid_format(const uint8_t uuid[16], char *out);
