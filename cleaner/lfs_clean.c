@@ -29,7 +29,7 @@ usage(FILE *f)
 		   "  -s, --suspend  make no passes until --resume\n"
 		   "  -r, --resume   clean again as configured\n"
 		   "  -q, --stop     stop the cleaner; the daemon does not restart it\n"
-		   "      --start    start the cleaner again (after --stop or -o nocleaner)\n"
+		   "      --start    start the cleaner again (after --stop, or a mount without one)\n"
 		   "      --ro       write everything buffered, then refuse changes (remount,ro)\n"
 		   "      --rw       accept changes again (remount,rw)\n" LFS_TOOL_HELP_LINES);
 }

@@ -28,7 +28,7 @@ installed_ok() {
 	for p in lfs dumplfs lfs-ckpt; do
 		[ -x "$root$bindir/$p" ] || fail "$bindir/$p not installed"
 	done
-	for p in mkfs.lfs fsck.lfs lfs_cleanerd lfs-clean lfs-tune lfs-resize; do
+	for p in mkfs.lfs fsck.lfs lfs_cleanerd lfs-clean lfs-tune lfs-resize lfs-probe; do
 		[ -x "$root$sbindir/$p" ] || fail "$sbindir/$p not installed"
 	done
 	for p in $(cd "$top_srcdir/man" && ls); do
@@ -43,6 +43,8 @@ installed_ok() {
 	[ -f "$unit" ] || fail "$systemdsystemunitdir/lfs_cleanerd@.service not installed"
 	grep -q "^ExecStart=$sbindir/lfs_cleanerd -f %f\$" "$unit" || fail "the unit does not run $sbindir/lfs_cleanerd"
 	! grep -n '@[a-z]*@' "$helper" "$unit" || fail "unsubstituted @variables@"
+	grep -q "IMPORT{program}=\"$sbindir/lfs-probe -o udev \$devnode\"" "$root$udevrulesdir/59-lfs.rules" ||
+		fail "$udevrulesdir/59-lfs.rules does not run $sbindir/lfs-probe"
 	[ -f "$root$sysconfdir/lfs_cleanerd.conf" ] || fail "$sysconfdir/lfs_cleanerd.conf not installed"
 	grep -aqF "$sysconfdir/lfs_cleanerd.conf" "$root$sbindir/lfs_cleanerd" ||
 		fail "lfs_cleanerd does not read $sysconfdir/lfs_cleanerd.conf by default"
