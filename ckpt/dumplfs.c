@@ -16,6 +16,7 @@
  * it shows is then a snapshot that concurrent writes may tear.
  */
 #include "lfs_int.h"
+#include "tool.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -528,10 +529,8 @@ dump_super(struct dump *d)
 {
 	const struct lfs_super *sb = &d->sb;
 	struct out *o = &d->o;
-	char uuid[37];
-	const uint8_t *u = sb->uuid;
-	snprintf(uuid, sizeof(uuid), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+	char uuid[LFS_UUID_STR];
+	lfs_uuid_format(sb->uuid, uuid);
 	out_begin(o, "superblock", '}');
 	out_hex(o, "magic", sb->magic);
 	out_u64(o, "version", sb->version);
@@ -876,35 +875,27 @@ usage(FILE *f)
 		   "  -s  every partial segment and the blocks it names\n"
 		   "  -u  the segment usage table of the newest checkpoint\n"
 		   "  -i  the in-use entries of the inode map of the newest checkpoint\n"
-		   "  -j  print one JSON object\n");
+		   "  -j  print one JSON object\n" LFS_TOOL_HELP_LINES);
 }
 
 int
 main(int argc, char **argv)
 {
 	bool json = false, segs = false, imap = false, sut = false;
+	static const struct lfs_tool tool = { "dumplfs", usage, 2 };
+	static const struct option longopts[] = { LFS_TOOL_LONGOPTS, { NULL, 0, NULL, 0 } };
 	int c;
-	while ((c = getopt(argc, argv, "jsiuhV")) != -1) {
+	while ((c = getopt_long(argc, argv, "jsiu" LFS_TOOL_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
 		case 's': segs = true; break;
 		case 'i': imap = true; break;
 		case 'u': sut = true; break;
-		case 'V':
-			printf("dumplfs %s (on-disk format %d)\n", PACKAGE_VERSION, LFS_VERSION);
-			return 0;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
+		default: return lfs_tool_opt(&tool, c);
 		}
 	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return 2;
-	}
+	if (optind != argc - 1)
+		return lfs_tool_usage_error(&tool);
 	struct dump d = { .path = argv[optind], .newest = -1, .dev = { .fd = -1, .trace_fd = -1 } };
 	if (dump_open(&d)) {
 		lfs_bdev_close(&d.dev);

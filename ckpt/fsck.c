@@ -1,5 +1,5 @@
 /*
- * fsck.c — fsck.lfs [-fnpayv] [-b BLOCK] IMAGE: verify an image
+ * fsck.c — fsck.lfs [-fnpayvhV] [-b BLOCK] IMAGE: verify an image
  * (fsck_core.c), and check the two copies of its superblock.
  *
  * The one repair it knows is the superblock: with -p, -a or -y, a copy
@@ -10,6 +10,7 @@
  * 16 usage.
  */
 #include "lfs_int.h"
+#include "tool.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -26,7 +27,8 @@ usage(FILE *f)
 		   "  -p, -a, -y  also rewrite a damaged superblock copy from the one in use\n"
 		   "  -b BLOCK  use the superblock at BLOCK (the backup: see mkfs.lfs's output or lfs(5))\n"
 		   "  -f        accepted: every run checks everything\n"
-		   "  -v        say which superblock copies are intact\n");
+		   "  -v        say which superblock copies are intact, and what recovery did\n"
+		   LFS_TOOL_HELP_LINES);
 }
 
 /* Rewrite the damaged copies (`bad` lists their blocks) from `sb` under
@@ -54,10 +56,12 @@ fsck_repair_super(const char *path, const struct lfs_super *sb, const uint64_t *
 int
 main(int argc, char **argv)
 {
+	static const struct lfs_tool tool = { "fsck.lfs", usage, 16 };
+	static const struct option longopts[] = { LFS_TOOL_LONGOPTS, { NULL, 0, NULL, 0 } };
 	int opt;
 	bool verbose = false, repair = false, check_only = false;
 	uint64_t sb_block = 0;
-	while ((opt = getopt(argc, argv, "vhanpyfb:")) != -1) {
+	while ((opt = getopt_long(argc, argv, "vanpyfb:" LFS_TOOL_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'v': verbose = true; break;
 		case 'a': case 'p': case 'y': repair = true; break;
@@ -73,19 +77,19 @@ main(int argc, char **argv)
 			}
 			break;
 		}
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 16;
+		default: return lfs_tool_opt(&tool, opt);
 		}
 	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return 16;
-	}
+	if (optind != argc - 1)
+		return lfs_tool_usage_error(&tool);
 	if (repair && check_only) {
 		fprintf(stderr, "fsck.lfs: -n cannot be combined with -p, -a or -y\n");
 		return 16;
 	}
 	const char *path = argv[optind];
+	/* roll-forward is what a healthy image after a crash, or a live
+	 * one, needs: not a problem to report */
+	lfs_log_set_quiet_info(!verbose);
 	struct lfs_opts o;
 	lfs_opts_default(&o);
 	o.readonly = true;

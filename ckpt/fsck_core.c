@@ -14,7 +14,8 @@
  *     the names (and subdirectories) that refer to them;
  *   - every block is owned once;
  *   - the live bytes in the usage table equal what the inodes reference.
- * Each problem is one line on stdout.
+ * Each problem is one line on stdout; one about an inode names its path
+ * too, where the walk of the tree found one ("inode 12 (/a/b)").
  */
 #include "lfs_int.h"
 
@@ -31,8 +32,38 @@ struct fsck {
 	uint32_t *subdirs;
 	uint8_t *seen;
 	uint64_t *live;             /* recomputed live bytes per segment */
+	uint32_t *parent;           /* the directory the walk first found each inode in */
+	char **name;                /* and its name there (NULL: not found yet) */
 	uint64_t problems;
 };
+
+/* " (/a/b)" for an inode the walk has reached, else "": where the
+ * problem is, for the user who knows the file by its name. */
+static const char *
+path_of(struct fsck *f, uint32_t ino, char *buf, size_t len)
+{
+	if (ino == LFS_ROOT_INO) {
+		snprintf(buf, len, " (/)");
+		return buf;
+	}
+	if (ino >= f->fs->sb.max_inodes || !f->name || !f->name[ino])
+		return "";
+	/* the names from the inode up to the root, then written root first */
+	const char *parts[256];
+	int n = 0;
+	for (uint32_t i = ino; i != LFS_ROOT_INO && n < 256; i = f->parent[i]) {
+		if (!f->name[i])
+			return "";
+		parts[n++] = f->name[i];
+	}
+	size_t off = (size_t)snprintf(buf, len, " (");
+	for (int k = n - 1; k >= 0 && off < len; k--)
+		off += (size_t)snprintf(buf + off, len - off, "/%s", parts[k]);
+	if (off < len)
+		snprintf(buf + off, len - off, ")");
+	return buf;
+}
+#define PATH_BUF 1024
 
 static void
 problem(struct fsck *f, const char *fmt, ...)
@@ -65,8 +96,10 @@ static int
 claim(struct fsck *f, uint64_t addr, uint8_t kind, uint32_t ino, uint32_t bytes)
 {
 	struct lfs_fs *fs = f->fs;
+	char where[PATH_BUF];
 	if (!lfs_addr_valid(fs, addr)) {
-		problem(f, "inode %u: block address %llu is outside the log", ino, (unsigned long long)addr);
+		problem(f, "inode %u%s: block address %llu is outside the log", ino, path_of(f, ino, where, sizeof(where)),
+			(unsigned long long)addr);
 		return 0;
 	}
 	uint64_t tag = ((uint64_t)ino << 8) | kind;
@@ -80,12 +113,13 @@ claim(struct fsck *f, uint64_t addr, uint8_t kind, uint32_t ino, uint32_t bytes)
 	void *s = u64map_get(&f->summary, addr);
 	uint64_t st = (uint64_t)(uintptr_t)s;
 	if (!s)
-		problem(f, "inode %u: block %llu (kind %u) is not described by any verifying summary", ino,
-			(unsigned long long)addr, kind);
+		problem(f, "inode %u%s: block %llu (kind %u) is not described by any verifying summary", ino,
+			path_of(f, ino, where, sizeof(where)), (unsigned long long)addr, kind);
 	else if ((st & 0xff) != kind || (kind != LFS_BK_INODE && kind != LFS_BK_IMAP && kind != LFS_BK_SUT &&
 					   (st >> 8) != ino))
-		problem(f, "block %llu: summary says inode %llu kind %u, but inode %u references it as kind %u",
-			(unsigned long long)addr, (unsigned long long)(st >> 8), (unsigned)(st & 0xff), ino, kind);
+		problem(f, "block %llu: summary says inode %llu kind %u, but inode %u%s references it as kind %u",
+			(unsigned long long)addr, (unsigned long long)(st >> 8), (unsigned)(st & 0xff), ino,
+			path_of(f, ino, where, sizeof(where)), kind);
 	f->live[lfs_addr_seg(fs, addr)] += bytes;
 	return 0;
 }
@@ -111,22 +145,24 @@ check_entry(void *ctx, const struct lfs_dirent *d, uint64_t pos)
 	struct dir_ctx *c = ctx;
 	struct fsck *f = c->f;
 	struct lfs_fs *fs = f->fs;
+	char where[PATH_BUF];
+	const char *dpath = path_of(f, c->dp->ino, where, sizeof(where));
 	(void)pos;
 	if (!lfs_imap_valid_ino(fs, d->ino)) {
-		problem(f, "directory %u: entry '%.*s' points at inode %u, which is not in use", c->dp->ino, d->name_len,
-			d->name, d->ino);
+		problem(f, "directory %u%s: entry '%.*s' points at inode %u, which is not in use", c->dp->ino, dpath,
+			d->name_len, d->name, d->ino);
 		return 0;
 	}
 	struct lfs_inode *ip;
 	int err = lfs_iget(fs, d->ino, &ip);
 	if (err) {
-		problem(f, "directory %u: entry '%.*s': inode %u cannot be read (%s)", c->dp->ino, d->name_len, d->name,
-			d->ino, strerror(-err));
+		problem(f, "directory %u%s: entry '%.*s': inode %u cannot be read (%s)", c->dp->ino, dpath, d->name_len,
+			d->name, d->ino, strerror(-err));
 		return 0;
 	}
 	if (lfs_mode_to_dt(ip->di.mode) != d->type)
-		problem(f, "directory %u: entry '%.*s' has type %u, inode %u is type %u", c->dp->ino, d->name_len,
-			d->name, d->type, d->ino, lfs_mode_to_dt(ip->di.mode));
+		problem(f, "directory %u%s: entry '%.*s' has type %u, inode %u is type %u", c->dp->ino, dpath,
+			d->name_len, d->name, d->type, d->ino, lfs_mode_to_dt(ip->di.mode));
 	f->refs[d->ino]++;
 	if (S_ISDIR(ip->di.mode)) {
 		f->subdirs[c->dp->ino]++;
@@ -138,6 +174,8 @@ check_entry(void *ctx, const struct lfs_dirent *d, uint64_t pos)
 	}
 	if (!f->seen[d->ino]) {
 		f->seen[d->ino] = 1;
+		f->parent[d->ino] = c->dp->ino;
+		f->name[d->ino] = strndup(d->name, d->name_len); /* NULL: no path, no harm */
 		c->queue[(*c->qn)++] = d->ino;
 	}
 	return 0;
@@ -178,6 +216,10 @@ lfs_fsck(struct lfs_fs *fs, uint64_t *problems)
 	free(f->subdirs);
 	free(f->seen);
 	free(f->live);
+	for (uint32_t i = 0; f->name && i < fs->sb.max_inodes; i++)
+		free(f->name[i]);
+	free(f->name);
+	free(f->parent);
 	return err;
 }
 
@@ -190,9 +232,13 @@ fsck_run(struct fsck *f)
 	f->subdirs = calloc(n, sizeof(uint32_t));
 	f->seen = calloc(n, 1);
 	f->live = calloc(fs->sb.nsegs, sizeof(uint64_t));
+	f->parent = calloc(n, sizeof(uint32_t));
+	f->name = calloc(n, sizeof(char *));
 	uint32_t *queue = malloc((size_t)n * sizeof(uint32_t));
-	if (!f->refs || !f->subdirs || !f->seen || !f->live || !queue)
+	if (!f->refs || !f->subdirs || !f->seen || !f->live || !f->parent || !f->name || !queue) {
+		free(queue);
 		return -ENOMEM;
+	}
 	u64map_init(&f->owner);
 	u64map_init(&f->summary);
 
@@ -215,8 +261,10 @@ fsck_run(struct fsck *f)
 		if (S_ISDIR(ip->di.mode)) {
 			struct dir_ctx c = { f, ip, queue, &qn };
 			err = lfs_dir_iterate(fs, ip, 0, check_entry, &c);
+			char where[PATH_BUF];
 			if (err)
-				problem(f, "directory %u cannot be read (%s)", ino, strerror(-err));
+				problem(f, "directory %u%s cannot be read (%s)", ino, path_of(f, ino, where, sizeof(where)),
+					strerror(-err));
 		}
 	}
 
@@ -228,6 +276,8 @@ fsck_run(struct fsck *f)
 		/* only what this pass loaded is dropped again: a mounted
 		 * filesystem may hold the rest */
 		bool was_cached = u64map_get(&fs->icache, ino) != NULL;
+		char where[PATH_BUF];
+		const char *ipath = path_of(f, ino, where, sizeof(where));
 		int err = lfs_iget(fs, ino, &ip);
 		if (err) {
 			/* the invariants are those every mount applies
@@ -237,7 +287,7 @@ fsck_run(struct fsck *f)
 			const struct lfs_imap_entry *e = lfs_imap_get(fs, ino);
 			if (err == -EFSCORRUPTED && e->daddr)
 				lfs_inode_read_record(fs, e->daddr, e->slot, &di, NULL, &why);
-			problem(f, "inode %u cannot be read (%s)%s%s", ino, strerror(-err), why ? ": " : "",
+			problem(f, "inode %u%s cannot be read (%s)%s%s", ino, ipath, strerror(-err), why ? ": " : "",
 				why ? why : "");
 			continue;
 		}
@@ -247,7 +297,7 @@ fsck_run(struct fsck *f)
 				ip->di.mode, ip->di.nlink);
 		uint32_t want = S_ISDIR(ip->di.mode) ? 2 + f->subdirs[ino] : f->refs[ino];
 		if (!orphan && ip->di.nlink != want)
-			problem(f, "inode %u has link count %u, but %u names refer to it%s", ino, ip->di.nlink, want,
+			problem(f, "inode %u%s has link count %u, but %u names refer to it%s", ino, ipath, ip->di.nlink, want,
 				S_ISDIR(ip->di.mode) ? " (counting subdirectories)" : "");
 		const struct lfs_imap_entry *e = lfs_imap_get(fs, ino);
 		claim(f, e->daddr, LFS_BK_INODE, ino, lfs_inode_reclen(ip->di.inline_len));
@@ -255,7 +305,7 @@ fsck_run(struct fsck *f)
 		uint64_t before = f->owner.count;
 		err = lfs_bmap_walk_disk(fs, &ip->di, claim_block, &o);
 		if (err)
-			problem(f, "inode %u: block map cannot be read (%s)", ino, strerror(-err));
+			problem(f, "inode %u%s: block map cannot be read (%s)", ino, ipath, strerror(-err));
 		uint64_t blocks = f->owner.count - before;
 		(void)blocks;
 		if (!was_cached && !ip->dirty)

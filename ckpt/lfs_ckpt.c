@@ -16,6 +16,7 @@
  */
 #include "cleaner.h"
 #include "lfs_int.h"
+#include "tool.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -42,7 +43,10 @@ usage(FILE *f)
 	fprintf(f, "usage: lfs-ckpt [-l] IMAGE|MOUNTPOINT    list the checkpoint regions\n"
 		   "       lfs-ckpt -c [-l] MOUNTPOINT       write a checkpoint now, print its sequence number\n"
 		   "       lfs-ckpt -S HOW MOUNTPOINT        shut the filesystem down: HOW is fullsync,\n"
-		   "                                         metaflush, nologflush, or fs (FS_IOC_SHUTDOWN)\n");
+		   "                                         metaflush, nologflush, or fs (FS_IOC_SHUTDOWN)\n"
+		   "  -l  list the checkpoint regions (the default)\n"
+		   "  -c  write a checkpoint now\n"
+		   "  -S  shut the filesystem down\n" LFS_TOOL_HELP_LINES);
 }
 
 /* The shutdown ioctl on the mountpoint; 0 or 1 after a message. */
@@ -283,27 +287,19 @@ main(int argc, char **argv)
 {
 	bool list = false, force = false;
 	const char *shut = NULL;
+	static const struct lfs_tool tool = { "lfs-ckpt", usage, 2 };
+	static const struct option longopts[] = { LFS_TOOL_LONGOPTS, { NULL, 0, NULL, 0 } };
 	int c;
-	while ((c = getopt(argc, argv, "lcS:hV")) != -1) {
+	while ((c = getopt_long(argc, argv, "lcS:" LFS_TOOL_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l': list = true; break;
 		case 'S': shut = optarg; break;
 		case 'c': force = true; break;
-		case 'V':
-			printf("lfs-ckpt %s (on-disk format %d)\n", PACKAGE_VERSION, LFS_VERSION);
-			return 0;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
+		default: return lfs_tool_opt(&tool, c);
 		}
 	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return 2;
-	}
+	if (optind != argc - 1)
+		return lfs_tool_usage_error(&tool);
 	const char *arg = argv[optind];
 	if (shut)
 		return lfs_ckpt_shutdown(arg, shut);

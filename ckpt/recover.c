@@ -333,8 +333,8 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 	fs->pseg_seq = a_seq;
 	*found = psegs;
 	if (psegs || !(hdr->flags & LFS_CKPT_CLEAN))
-		lfs_log("recovery: rolled forward %llu groups (%llu psegs, %llu inode records, %llu older "
-			"blocks read) in %.1f ms; log ends: %s",
+		lfs_log_info("recovery: rolled forward %llu groups (%llu psegs, %llu inode records, %llu older "
+			     "blocks read) in %.1f ms; log ends: %s",
 			(unsigned long long)groups, (unsigned long long)psegs, (unsigned long long)inodes,
 			(unsigned long long)node_reads, (double)(lfs_now_ns() - t0) / 1e6, stop_names[why]);
 	return 0;

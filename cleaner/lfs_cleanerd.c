@@ -13,6 +13,7 @@
  */
 #include "cleaner.h"
 #include "lfs_int.h"
+#include "tool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,10 +26,19 @@
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#ifndef LFS_SYSCONFDIR
+#define LFS_SYSCONFDIR "/etc"
+#endif
+#define LFS_DEFAULT_CONFIG LFS_SYSCONFDIR "/lfs_cleanerd.conf"
 
 static volatile sig_atomic_t got_stop, got_reload;
 
+/* SIGUSR1, from the daemon: lfs-clean asked something; the handler only
+ * cuts the sleep short (no SA_RESTART), and the loop asks what. */
+static void on_wake(int sig) { (void)sig; }
 static void on_stop(int sig) { (void)sig; got_stop = 1; }
 static void on_hup(int sig) { (void)sig; got_reload = 1; }
 
@@ -52,6 +62,7 @@ struct cleaner {
 	bool futile;
 	uint64_t futile_at;
 	bool said_idle, said_no_room; /* each reason is logged once */
+	uint32_t state;             /* enum lfs_cleaner_state last told the daemon */
 	uint64_t passes, segs_cleaned, bytes_read, blocks_moved;
 };
 
@@ -240,6 +251,35 @@ clean_pass(struct cleaner *c, const uint64_t *victims, size_t nv)
 	return err;
 }
 
+/* Tell the daemon what this cleaner is doing; *cmd gets what it asks
+ * (LFS_CLEANER_CMD_*). */
+static int
+report_state(struct cleaner *c, uint32_t state, uint64_t *cmd)
+{
+	struct lfs_ctl_resp r;
+	int err = call(c, LFS_CTL_CLEANER_STATE, 0, state, NULL, 0, &r, NULL, 0);
+	if (!err) {
+		c->state = state;
+		*cmd = r.val[0];
+	}
+	return err;
+}
+
+/* Take the filesystem's one cleaner place (ctl_proto.h); 0, or -EBUSY
+ * after saying who holds it. */
+static int
+register_cleaner(struct cleaner *c, const char *mnt)
+{
+	struct lfs_ctl_resp r;
+	int err = call(c, LFS_CTL_CLEANER_HELLO, 0, (uint64_t)getpid(), NULL, 0, &r, NULL, 0);
+	if (err == -EBUSY)
+		say(LOG_ERR, "%s already has a cleaner (pid %llu); not starting another", mnt,
+		    (unsigned long long)r.val[0]);
+	else if (err)
+		say(LOG_ERR, "%s: %s", mnt, lfs_ctl_strerror(err));
+	return err;
+}
+
 static int
 run(struct cleaner *c)
 {
@@ -249,7 +289,22 @@ run(struct cleaner *c)
 	int err = 0;
 	bool passed = false;
 	uint64_t clean_before = 0, freed_before = 0;
+	uint64_t cmd = 0;
 	while (!got_stop) {
+		if ((err = report_state(c, c->state, &cmd)))
+			break;
+		if (cmd & LFS_CLEANER_CMD_SUSPEND) {
+			if (c->state != LFS_CLEANER_SUSPENDED) {
+				say(LOG_INFO, "suspended");
+				if ((err = report_state(c, LFS_CLEANER_SUSPENDED, &cmd)))
+					break;
+			}
+			sleep_s(c->cfg.interval_s); /* SIGUSR1 ends it early */
+			continue;
+		}
+		if (c->state == LFS_CLEANER_SUSPENDED)
+			say(LOG_INFO, "resumed");
+		bool now = cmd & LFS_CLEANER_CMD_NOW;
 		if (got_reload) {
 			got_reload = 0;
 			char msg[512];
@@ -289,6 +344,13 @@ run(struct cleaner *c)
 			c->cleaning = true;
 		else if (pct >= c->cfg.max_clean_pct)
 			c->cleaning = false;
+		uint32_t state = c->cleaning ? LFS_CLEANER_CLEANING : LFS_CLEANER_IDLE;
+		if (state != c->state) {
+			uint64_t more;
+			if ((err = report_state(c, state, &more)))
+				break;
+			now |= more & LFS_CLEANER_CMD_NOW;
+		}
 		size_t nv = 0;
 		bool waiting = c->cleaning && c->futile && st.bytes_freed == c->futile_at;
 		if (waiting && !c->said_idle) {
@@ -297,7 +359,10 @@ run(struct cleaner *c)
 			    (unsigned long long)all_clean, (unsigned long long)c->nsegs);
 			c->said_idle = true;
 		}
-		if (c->cleaning && !waiting) {
+		if (now)
+			say(LOG_INFO, "a pass now, as asked (%llu of %llu segments clean)",
+			    (unsigned long long)all_clean, (unsigned long long)c->nsegs);
+		if ((c->cleaning && !waiting) || now) {
 			size_t max = c->cfg.segs_per_pass < 1024 ? c->cfg.segs_per_pass : 1024;
 			nv = lfs_policy_select(&c->cfg, c->usage, c->nsegs, c->seg_bytes, now_ns(), max, victims);
 		}
@@ -320,7 +385,12 @@ run(struct cleaner *c)
 				nv = 1;
 				err = clean_pass(c, victims, 1);
 			}
-			if (err == -ENOSPC) {
+			if (err == -EROFS) {
+				/* switched read-only (lfs-clean --ro): the next
+				 * report_state says suspend */
+				err = 0;
+				nv = 0;
+			} else if (err == -ENOSPC) {
 				if (!c->said_no_room)
 					say(LOG_WARNING, "no room to move the live blocks of the chosen segments; "
 					    "waiting until data is deleted");
@@ -339,7 +409,7 @@ run(struct cleaner *c)
 				bins[lfs_ctl_bin(c->usage[victims[i]].live_bytes, c->seg_bytes)]++;
 			struct lfs_ctl_resp r;
 			struct lfs_ctl_req req = { .op = LFS_CTL_CLEANER_STATS, .count = LFS_CTL_BINS,
-						   .arg = { c->segs_cleaned, c->bytes_read, c->passes, (uint64_t)getpid() } };
+						   .arg = { c->segs_cleaned, c->bytes_read, c->passes } };
 			if ((err = lfs_ctl_call(&c->cl, &req, bins, sizeof(bins), &r, NULL, 0, NULL)))
 				break;
 		}
@@ -396,6 +466,46 @@ open_image(struct cleaner *c, const char *path)
 	return 0;
 }
 
+static const char *
+state_name(uint64_t state)
+{
+	static const char *const names[] = {
+		[LFS_CLEANER_ABSENT] = "absent", [LFS_CLEANER_STARTING] = "starting",
+		[LFS_CLEANER_RESTARTING] = "restarting", [LFS_CLEANER_STOPPED] = "stopped",
+		[LFS_CLEANER_IDLE] = "idle", [LFS_CLEANER_CLEANING] = "cleaning",
+		[LFS_CLEANER_SUSPENDED] = "suspended",
+	};
+	return state < sizeof(names) / sizeof(names[0]) && names[state] ? names[state] : "unknown";
+}
+
+/* "running (pid 12), idle" or "restarting in 2 s; the last one was
+ * killed by signal 9": who cleans now, for --status */
+static void
+describe_cleaner(const struct lfs_ctl_stats *st, char *buf, size_t len)
+{
+	int n;
+	if (st->cleaner_pid)
+		n = snprintf(buf, len, "running (pid %llu), %s", (unsigned long long)st->cleaner_pid,
+			     state_name(st->cleaner_state));
+	else if (st->cleaner_state == LFS_CLEANER_RESTARTING)
+		n = snprintf(buf, len, "restarting in %.1f s", (double)st->cleaner_restart_ms / 1000.0);
+	else
+		n = snprintf(buf, len, "%s%s", state_name(st->cleaner_state),
+			     st->cleaner_state == LFS_CLEANER_STOPPED ? " (lfs-clean --start starts it)" : "");
+	if (n < 0 || (size_t)n >= len)
+		return;
+	if (st->cleaner_restarts)
+		n += snprintf(buf + n, len - (size_t)n, "; restarted %llu time%s", (unsigned long long)st->cleaner_restarts,
+			      st->cleaner_restarts == 1 ? "" : "s");
+	if (st->cleaner_last_exit != ~0ull && (size_t)n < len) {
+		int ws = (int)st->cleaner_last_exit;
+		if (WIFSIGNALED(ws))
+			snprintf(buf + n, len - (size_t)n, "; the last one was killed by signal %d", WTERMSIG(ws));
+		else
+			snprintf(buf + n, len - (size_t)n, "; the last one exited with status %d", WEXITSTATUS(ws));
+	}
+}
+
 static int
 status(const char *mountpoint, bool json)
 {
@@ -430,14 +540,17 @@ status(const char *mountpoint, bool json)
 	if (json) {
 		printf("{\"segments\":%llu,\"clean\":%llu,\"reserved\":%llu,\"live_bytes\":%llu,\"bytes_written\":%llu,"
 		       "\"segments_cleaned\":%llu,\"blocks_moved\":%llu,\"bytes_moved\":%llu,\"cleaner_bytes_read\":%llu,"
-		       "\"cleaner_passes\":%llu,\"cleaner_pid\":%llu,\"checkpoints\":%llu,\"write_cost\":%.4f,"
+		       "\"cleaner_passes\":%llu,\"cleaner_pid\":%llu,\"cleaner_state\":\"%s\","
+		       "\"cleaner_restarts\":%llu,\"readonly\":%s,\"checkpoints\":%llu,\"write_cost\":%.4f,"
 		       "\"utilization_histogram\":[",
 		       (unsigned long long)st.segs_total, (unsigned long long)st.segs_clean,
 		       (unsigned long long)st.segs_reserved, (unsigned long long)st.live_bytes,
 		       (unsigned long long)st.bytes_written, (unsigned long long)st.segs_cleaned,
 		       (unsigned long long)st.blocks_moved, (unsigned long long)st.bytes_moved,
 		       (unsigned long long)st.cleaner_bytes_read, (unsigned long long)st.cleaner_passes,
-		       (unsigned long long)st.cleaner_pid, (unsigned long long)st.checkpoints, wcost);
+		       (unsigned long long)st.cleaner_pid, state_name(st.cleaner_state),
+		       (unsigned long long)st.cleaner_restarts, st.readonly ? "true" : "false",
+		       (unsigned long long)st.checkpoints, wcost);
 		for (int i = 0; i < LFS_CTL_BINS; i++)
 			printf("%s%u", i ? "," : "", hist[i]);
 		printf("],\"cleaned_utilization_histogram\":[");
@@ -445,14 +558,17 @@ status(const char *mountpoint, bool json)
 			printf("%s%llu", i ? "," : "", (unsigned long long)st.victim_hist[i]);
 		printf("]}\n");
 	} else {
-		printf("lfs on %s (image %s)\n", mountpoint, path);
+		printf("lfs on %s (image %s)%s\n", mountpoint, path, st.readonly ? ", read-only" : "");
 		printf("  segments        %llu total, %llu clean, %llu reserved, %.1f MiB live\n",
 		       (unsigned long long)st.segs_total, (unsigned long long)st.segs_clean,
 		       (unsigned long long)st.segs_reserved, (double)st.live_bytes / 1048576.0);
 		printf("  written         %.1f MiB to the backing store, %llu checkpoints\n",
 		       (double)st.bytes_written / 1048576.0, (unsigned long long)st.checkpoints);
-		printf("  cleaner         pid %llu, %llu passes, %llu segments cleaned, %.1f MiB read, %llu blocks moved\n",
-		       (unsigned long long)st.cleaner_pid, (unsigned long long)st.cleaner_passes,
+		char who[256];
+		describe_cleaner(&st, who, sizeof(who));
+		printf("  cleaner         %s\n", who);
+		printf("  cleaning        %llu passes, %llu segments cleaned, %.1f MiB read, %llu blocks moved\n",
+		       (unsigned long long)st.cleaner_passes,
 		       (unsigned long long)st.segs_cleaned, (double)st.cleaner_bytes_read / 1048576.0,
 		       (unsigned long long)st.blocks_moved);
 		printf("  write cost      %.3f  ((new + cleaner read + cleaner written) / new)\n", wcost);
@@ -470,42 +586,53 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: lfs_cleanerd [-f] [-c CONFIG] MOUNTPOINT\n"
-		   "       lfs_cleanerd --status [--json] MOUNTPOINT\n");
+		   "       lfs_cleanerd --status [--json] MOUNTPOINT\n"
+		   "  -f, --foreground  stay in the foreground, log to standard error\n"
+		   "  -c, --config=CONFIG  read the settings from CONFIG\n"
+		   "  --status          print the cleaner's and the filesystem's state\n"
+		   "  --json            with --status: one JSON object\n"
+		   LFS_TOOL_HELP_LINES);
 }
 
 int
 main(int argc, char **argv)
 {
+	static const struct lfs_tool tool = { "lfs_cleanerd", usage, 2 };
 	static const struct option longopts[] = {
 		{ "status", no_argument, NULL, 's' }, { "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "foreground", no_argument, NULL, 'f' }, { "config", required_argument, NULL, 'c' },
+		LFS_TOOL_LONGOPTS, { NULL, 0, NULL, 0 },
 	};
 	struct cleaner c = { .cl = { -1 }, .image_fd = -1 };
 	lfs_cleaner_config_default(&c.cfg);
 	bool want_status = false, json = false;
 	int opt;
-	while ((opt = getopt_long(argc, argv, "fc:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "fc:" LFS_TOOL_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f': c.foreground = true; break;
 		case 'c': c.config_path = optarg; break;
 		case 's': want_status = true; break;
 		case 'j': json = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default: return lfs_tool_opt(&tool, opt);
 		}
 	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return 2;
-	}
+	if (optind != argc - 1)
+		return lfs_tool_usage_error(&tool);
 	const char *mnt = argv[optind];
 	if (want_status)
 		return status(mnt, json);
+	/* as nilfs_cleanerd does: the installed file unless told otherwise;
+	 * none installed means the built-in defaults */
+	if (!c.config_path && access(LFS_DEFAULT_CONFIG, F_OK) == 0)
+		c.config_path = LFS_DEFAULT_CONFIG;
 
-	/* started by a detached lfs on a host with syslog: log there too */
+	/* started by a detached lfs on a host with syslog: log there too;
+	 * else standard error until this process detaches, so that a
+	 * cleaner that cannot start says why where it was started */
 	const char *via = getenv("LFS_LOG");
-	log_stderr = c.foreground && !(via && strcmp(via, "syslog") == 0);
-	if (!log_stderr)
+	bool to_syslog = !c.foreground || (via && strcmp(via, "syslog") == 0);
+	log_stderr = !(c.foreground && to_syslog);
+	if (to_syslog)
 		openlog("lfs_cleanerd", LOG_PID, LOG_DAEMON);
 	char msg[512];
 	if (c.config_path && lfs_cleaner_config_load(&c.cfg, c.config_path, msg, sizeof(msg))) {
@@ -531,18 +658,47 @@ main(int argc, char **argv)
 		lfs_ctl_close(&c.cl);
 		return 1;
 	}
-	if (!c.foreground && daemon(0, 0) < 0) {
-		say(LOG_ERR, "daemon: %s", strerror(errno));
-		return 1;
-	}
+	/* SIGUSR1 may come as soon as the place is ours */
 	struct sigaction sa = { .sa_handler = on_stop, .sa_flags = SA_RESTART };
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sa.sa_handler = on_hup;
 	sigaction(SIGHUP, &sa, NULL);
-	say(LOG_INFO, "cleaning %s (%llu segments of %llu KiB, policy %s%s)", mnt, (unsigned long long)c.nsegs,
-	    (unsigned long long)c.seg_bytes / 1024, c.cfg.policy == LFS_POLICY_GREEDY ? "greedy" : "cost-benefit",
-	    c.cfg.age_sort ? ", age-sorted" : "");
+	sa.sa_handler = on_wake;
+	sa.sa_flags = 0;
+	sigaction(SIGUSR1, &sa, NULL);
+	if (!c.foreground) {
+		/* a second cleaner is refused here, where it was started and
+		 * can say so; the place is taken after daemon(), by the process
+		 * that stays (the daemon knows its cleaner by its pid) */
+		struct lfs_ctl_resp sr;
+		struct lfs_ctl_stats st;
+		if ((err = call(&c, LFS_CTL_STATS, 0, 0, NULL, 0, &sr, &st, sizeof(st))) == 0 && st.cleaner_pid)
+			err = -EBUSY;
+		if (err == -EBUSY)
+			say(LOG_ERR, "%s already has a cleaner (pid %llu); not starting another", mnt,
+			    (unsigned long long)st.cleaner_pid);
+		else if (err)
+			say(LOG_ERR, "%s: %s", mnt, lfs_ctl_strerror(err));
+		if (err || daemon(0, 0) < 0) {
+			if (!err)
+				say(LOG_ERR, "daemon: %s", strerror(errno));
+			return 1;
+		}
+		log_stderr = false;
+		lfs_ctl_close(&c.cl);
+		if ((err = lfs_ctl_connect(&c.cl, mnt))) {
+			say(LOG_ERR, "%s: cannot reach the lfs daemon: %s", mnt, lfs_ctl_strerror(err));
+			return 1;
+		}
+	}
+	if (register_cleaner(&c, mnt))
+		return 1;
+	c.state = LFS_CLEANER_IDLE;
+	say(LOG_INFO, "cleaning %s (%llu segments of %llu KiB, policy %s%s, settings from %s)", mnt,
+	    (unsigned long long)c.nsegs, (unsigned long long)c.seg_bytes / 1024,
+	    c.cfg.policy == LFS_POLICY_GREEDY ? "greedy" : "cost-benefit", c.cfg.age_sort ? ", age-sorted" : "",
+	    c.config_path ? c.config_path : "the built-in defaults");
 	err = run(&c);
 	if (err)
 		say(LOG_ERR, "stopping: %s", strerror(-err));

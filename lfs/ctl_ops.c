@@ -164,11 +164,10 @@ lfs_ctl_segclean(struct lfs_fs *fs, const uint64_t *segs, uint32_t n, uint64_t *
 }
 
 void
-lfs_ctl_cleaner_report(struct lfs_fs *fs, uint64_t passes, uint64_t pid, const uint64_t *victims)
+lfs_ctl_cleaner_report(struct lfs_fs *fs, uint64_t passes, const uint64_t *victims)
 {
 	pthread_mutex_lock(&fs->lock);
 	fs->stats.cleaner_passes = passes;
-	fs->stats.cleaner_pid = pid;
 	for (unsigned i = 0; victims && i < LFS_CTL_BINS; i++)
 		fs->stats.victim_hist[i] += victims[i];
 	pthread_mutex_unlock(&fs->lock);
@@ -186,7 +185,7 @@ lfs_ctl_stats(struct lfs_fs *fs, struct lfs_ctl_stats *out)
 		.checkpoints = st.checkpoints, .ckpt_seq = st.ckpt_seq, .psegs_written = st.psegs_written,
 		.blocks_moved = st.blocks_cleaned, .bytes_moved = st.cleaning_bytes_written,
 		.segs_cleaned = st.segs_cleaned, .cleaner_bytes_read = fs->stats.cleaner_bytes_read,
-		.cleaner_passes = fs->stats.cleaner_passes, .cleaner_pid = fs->stats.cleaner_pid,
+		.cleaner_passes = fs->stats.cleaner_passes,
 		.seg_bytes = (uint64_t)fs->sb.seg_blocks * fs->bsize,
 		.bytes_written_mount = fs->dev.bytes_written,
 		.bytes_freed = fs->freed_bytes,

@@ -46,7 +46,7 @@
 #include <sys/ioctl.h>
 
 #define LFS_CTL_MAGIC   0x4c544331u /* "1CTL" */
-#define LFS_CTL_VERSION 3
+#define LFS_CTL_VERSION 4         /* 4: one registered cleaner, its state, lfs-clean's verbs */
 #define LFS_CTL_PREFIX  "lfs-ctl:"
 #define LFS_CTL_NAME_MAX 48         /* the abstract name, NUL included */
 
@@ -80,8 +80,42 @@ enum lfs_ctl_op {
 	LFS_CTL_SEGCLEAN = 5,   /* n uint64_t segments -> val0 segments now clean after a checkpoint */
 	LFS_CTL_CHECKPOINT = 6, /* -> val0 checkpoint sequence */
 	LFS_CTL_STATS = 7,      /* -> one struct lfs_ctl_stats */
-	LFS_CTL_CLEANER_STATS = 8, /* from the cleaner: arg2 passes, arg3 its pid (arg0, arg1 unused);
+	LFS_CTL_CLEANER_STATS = 8, /* from the registered cleaner: arg2 passes (arg0, arg1, arg3 unused);
 				    * payload: 10 uint64_t, this pass's victims by live tenth */
+	LFS_CTL_CLEANER_HELLO = 9, /* from a cleaner: arg0 its pid; registers this connection as the
+				    * filesystem's one cleaner until it closes; -EBUSY and val0 the
+				    * other's pid if another cleaner holds it */
+	LFS_CTL_CLEANER_STATE = 10, /* from the registered cleaner: arg0 enum lfs_cleaner_state it is in
+				     * -> val0 LFS_CLEANER_CMD_* bits it is asked to obey */
+	LFS_CTL_CLEANER_CTL = 11, /* from lfs-clean: arg0 enum lfs_clean_verb */
+};
+
+/* What the cleaner says it is doing (LFS_CTL_CLEANER_STATE), and what
+ * --status reports: the supervisor's states first, then the cleaner's. */
+enum lfs_cleaner_state {
+	LFS_CLEANER_ABSENT = 0,     /* none registered, none being started */
+	LFS_CLEANER_STARTING = 1,   /* started by the daemon, not yet registered */
+	LFS_CLEANER_RESTARTING = 2, /* died; the daemon starts another after a delay */
+	LFS_CLEANER_STOPPED = 3,    /* stopped by lfs-clean --stop (or -o nocleaner) */
+	LFS_CLEANER_IDLE = 4,       /* registered, waiting for the thresholds */
+	LFS_CLEANER_CLEANING = 5,   /* registered, between passes */
+	LFS_CLEANER_SUSPENDED = 6,  /* registered, obeying lfs-clean --suspend */
+};
+
+/* Bits of the LFS_CTL_CLEANER_STATE answer. */
+#define LFS_CLEANER_CMD_SUSPEND 1u  /* make no passes until the bit is gone */
+#define LFS_CLEANER_CMD_NOW     2u  /* make one pass now, thresholds or not */
+
+/* The verbs of lfs-clean (LFS_CTL_CLEANER_CTL), nilfs-clean's and the
+ * read-only switch that stands in for a remount (lfs(8), REMOUNTING). */
+enum lfs_clean_verb {
+	LFS_CLEAN_START = 1,        /* supervise a cleaner again (after --stop or -o nocleaner) */
+	LFS_CLEAN_STOP = 2,         /* stop the cleaner and do not restart it */
+	LFS_CLEAN_SUSPEND = 3,
+	LFS_CLEAN_RESUME = 4,
+	LFS_CLEAN_NOW = 5,          /* a pass now: -ESRCH when no cleaner is registered */
+	LFS_CLEAN_RO = 6,           /* flush, checkpoint, then refuse every change */
+	LFS_CLEAN_RW = 7,           /* writable again (not for a -o ro mount) */
 };
 
 struct lfs_ctl_req {
@@ -149,12 +183,17 @@ struct lfs_ctl_stats {
 	uint64_t bytes_written_mount; /* since this mount: the base of the write cost */
 	uint64_t victim_hist[LFS_CTL_BINS]; /* segments cleaned since the mount, by lfs_ctl_bin when chosen */
 	uint64_t bytes_freed;       /* by users since the mount: what cleaning can gain from */
+	uint64_t cleaner_state;     /* enum lfs_cleaner_state; cleaner_pid is the registered one, or 0 */
+	uint64_t cleaner_restarts;  /* by the daemon since the mount */
+	uint64_t cleaner_last_exit; /* wait status of the last cleaner the daemon saw end; ~0: none */
+	uint64_t cleaner_restart_ms; /* RESTARTING: in how many ms */
+	uint64_t readonly;          /* 1 after LFS_CLEAN_RO or with -o ro */
 };
 
 _Static_assert(sizeof(struct lfs_ctl_req) == 48, "request size");
 _Static_assert(sizeof(struct lfs_ctl_resp) == 48, "response size");
 _Static_assert(sizeof(struct lfs_ctl_seg) == 24, "segment record size");
 _Static_assert(sizeof(struct lfs_ctl_blk) == 32, "block record size");
-_Static_assert(sizeof(struct lfs_ctl_stats) == 28 * 8, "statistics size");
+_Static_assert(sizeof(struct lfs_ctl_stats) == 33 * 8, "statistics size");
 
 #endif

@@ -4,6 +4,15 @@
  * daemon's own user before they take a slot, and a thread per allowed
  * client that reads one request at a time, checks its length and
  * fields, calls the ctl_ops.c operation and sends one reply.
+ *
+ * It also keeps the filesystem's one cleaner: the first connection that
+ * says LFS_CTL_CLEANER_HELLO holds the place until it closes (a cleaner
+ * that dies closes it), and every other cleaner is refused with -EBUSY.
+ * What lfs-clean asks of the cleaner (suspend, a pass now) waits here
+ * until the cleaner next reports its state, and the cleaner is woken
+ * with SIGUSR1 so that it reports at once.  Starting and stopping is
+ * the supervisor's (the daemon's, lfs/supervise.c), reached through the
+ * hooks it registers.
  */
 #include "ctl_server.h"
 #include "ctl_proto.h"
@@ -11,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <poll.h>
 #include <pthread.h>
@@ -42,6 +52,13 @@ struct lfs_ctl_server {
 	struct client clients[MAX_CLIENTS];
 	char image[LFS_CTL_PATH_MAX];
 	char name[LFS_CTL_NAME_MAX];  /* the abstract name bound */
+	/* the registered cleaner; protected by lock */
+	struct client *cleaner;     /* NULL: none */
+	pid_t cleaner_pid;          /* from SO_PEERCRED, not from what it says */
+	uint32_t cleaner_state;     /* enum lfs_cleaner_state, as it last said */
+	bool suspend;               /* lfs-clean --suspend, until --resume */
+	bool pass_now;              /* lfs-clean (--now), until the cleaner reads it */
+	struct lfs_ctl_supervisor sup; /* set before the first client; ops NULL: none */
 };
 
 /* Largest message: a header and LFS_CTL_MAX_RECORDS of the largest record. */
@@ -96,14 +113,152 @@ payload_len(uint16_t op, uint32_t count)
 		return count * sizeof(uint64_t);
 	case LFS_CTL_CLEANER_STATS:
 		return count == LFS_CTL_BINS ? LFS_CTL_BINS * sizeof(uint64_t) : SIZE_MAX - 1;
+	case LFS_CTL_CLEANER_HELLO:
+	case LFS_CTL_CLEANER_STATE:
+	case LFS_CTL_CLEANER_CTL:
+		return 0;
 	default:
 		return SIZE_MAX;
 	}
 }
 
-/* Answer one request of `len` bytes into `out`; returns the reply length. */
+/* The pid of the process at the other end of `fd`, or 0. */
+static pid_t
+peer_pid(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 ? 0 : cr.pid;
+}
+
+/* Whether the registered cleaner's connection is already closed, though
+ * its thread has not seen it yet: a cleaner killed and started again at
+ * once is not turned away by its own ghost. */
+static bool
+cleaner_gone(const struct client *c)
+{
+	struct pollfd pf = { c->fd, POLLRDHUP, 0 };
+	return poll(&pf, 1, 0) == 1 && (pf.revents & (POLLHUP | POLLRDHUP | POLLERR));
+}
+
+/* LFS_CTL_CLEANER_HELLO from `c`: 0, or -EBUSY with the holder in *other. */
+static int
+cleaner_hello(struct lfs_ctl_server *srv, struct client *c, uint64_t *other)
+{
+	pid_t pid = peer_pid(c->fd);
+	pthread_mutex_lock(&srv->lock);
+	int err = 0;
+	if (srv->cleaner && srv->cleaner != c && !cleaner_gone(srv->cleaner)) {
+		*other = (uint64_t)srv->cleaner_pid;
+		err = -EBUSY;
+	} else {
+		srv->cleaner = c;
+		srv->cleaner_pid = pid;
+		srv->cleaner_state = LFS_CLEANER_IDLE;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	if (!err && srv->sup.registered)
+		srv->sup.registered(srv->sup.ctx, pid);
+	return err;
+}
+
+/* LFS_CTL_CLEANER_STATE: remember it, answer with what is asked. */
+static int
+cleaner_state(struct lfs_ctl_server *srv, struct client *c, uint64_t state, uint64_t *cmd)
+{
+	if (state < LFS_CLEANER_IDLE || state > LFS_CLEANER_SUSPENDED)
+		return -EINVAL;
+	pthread_mutex_lock(&srv->lock);
+	int err = 0;
+	if (srv->cleaner != c) {
+		err = -EPERM; /* only the registered cleaner speaks for the cleaner */
+	} else {
+		srv->cleaner_state = (uint32_t)state;
+		/* a read-only filesystem gets no cleaning either */
+		*cmd = (srv->suspend || lfs_is_readonly(srv->fs) ? LFS_CLEANER_CMD_SUSPEND : 0) |
+		       (srv->pass_now ? LFS_CLEANER_CMD_NOW : 0);
+		srv->pass_now = false;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return err;
+}
+
+/* Wake the registered cleaner to hear what is asked; lock held. */
+static void
+kick_cleaner(struct lfs_ctl_server *srv)
+{
+	if (srv->cleaner && srv->cleaner_pid > 0)
+		kill(srv->cleaner_pid, SIGUSR1);
+}
+
+/* LFS_CTL_CLEANER_CTL: lfs-clean's verbs. */
+static int
+clean_verb(struct lfs_ctl_server *srv, uint64_t verb)
+{
+	int err = 0;
+	switch (verb) {
+	case LFS_CLEAN_START:
+	case LFS_CLEAN_STOP:
+		if (!srv->sup.verb)
+			return verb == LFS_CLEAN_START ? -EOPNOTSUPP : -ESRCH;
+		err = srv->sup.verb(srv->sup.ctx, (int)verb);
+		pthread_mutex_lock(&srv->lock);
+		/* a cleaner someone else started is stopped too */
+		if (!err && verb == LFS_CLEAN_STOP && srv->cleaner && srv->cleaner_pid > 0 &&
+		    kill(srv->cleaner_pid, SIGTERM) < 0)
+			err = -errno;
+		pthread_mutex_unlock(&srv->lock);
+		return err;
+	case LFS_CLEAN_SUSPEND:
+	case LFS_CLEAN_RESUME:
+		pthread_mutex_lock(&srv->lock);
+		srv->suspend = verb == LFS_CLEAN_SUSPEND;
+		kick_cleaner(srv);
+		pthread_mutex_unlock(&srv->lock);
+		return 0;
+	case LFS_CLEAN_NOW:
+		pthread_mutex_lock(&srv->lock);
+		if (!srv->cleaner)
+			err = -ESRCH;
+		else if (srv->suspend)
+			err = -EAGAIN; /* resume first: "now" does not override a suspend */
+		else
+			srv->pass_now = true;
+		kick_cleaner(srv);
+		pthread_mutex_unlock(&srv->lock);
+		return err;
+	case LFS_CLEAN_RO:
+	case LFS_CLEAN_RW:
+		err = lfs_set_readonly(srv->fs, verb == LFS_CLEAN_RO);
+		pthread_mutex_lock(&srv->lock);
+		kick_cleaner(srv);
+		pthread_mutex_unlock(&srv->lock);
+		return err;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* The cleaner's part of the statistics: who it is and what it does. */
+static void
+cleaner_stats(struct lfs_ctl_server *srv, struct lfs_ctl_stats *st)
+{
+	st->cleaner_last_exit = ~0ull;
+	st->cleaner_state = LFS_CLEANER_ABSENT;
+	if (srv->sup.status)
+		srv->sup.status(srv->sup.ctx, st);
+	pthread_mutex_lock(&srv->lock);
+	st->cleaner_pid = srv->cleaner ? (uint64_t)srv->cleaner_pid : 0;
+	if (srv->cleaner)
+		st->cleaner_state = srv->cleaner_state;
+	pthread_mutex_unlock(&srv->lock);
+	st->readonly = lfs_is_readonly(srv->fs);
+}
+
+/* Answer one request of `len` bytes from `c` into `out`; returns the
+ * reply length. */
 static size_t
-handle(struct lfs_ctl_server *srv, uint8_t *msg, size_t len, uint8_t *out)
+handle(struct lfs_ctl_server *srv, struct client *c, uint8_t *msg, size_t len, uint8_t *out)
 {
 	struct lfs_ctl_req req;
 	struct lfs_ctl_resp *resp = (struct lfs_ctl_resp *)out;
@@ -163,11 +318,25 @@ handle(struct lfs_ctl_server *srv, uint8_t *msg, size_t len, uint8_t *out)
 	}
 	case LFS_CTL_STATS:
 		lfs_ctl_stats(srv->fs, (struct lfs_ctl_stats *)rout);
+		cleaner_stats(srv, (struct lfs_ctl_stats *)rout);
 		resp->count = 1;
 		extra = sizeof(struct lfs_ctl_stats);
 		break;
 	case LFS_CTL_CLEANER_STATS:
-		lfs_ctl_cleaner_report(srv->fs, req.arg[2], req.arg[3], (const uint64_t *)payload);
+		pthread_mutex_lock(&srv->lock);
+		resp->err = srv->cleaner == c ? 0 : -EPERM;
+		pthread_mutex_unlock(&srv->lock);
+		if (!resp->err)
+			lfs_ctl_cleaner_report(srv->fs, req.arg[2], (const uint64_t *)payload);
+		break;
+	case LFS_CTL_CLEANER_HELLO:
+		resp->err = cleaner_hello(srv, c, &resp->val[0]);
+		break;
+	case LFS_CTL_CLEANER_STATE:
+		resp->err = cleaner_state(srv, c, req.arg[0], &resp->val[0]);
+		break;
+	case LFS_CTL_CLEANER_CTL:
+		resp->err = clean_verb(srv, req.arg[0]);
 		break;
 	}
 	return sizeof(*resp) + extra;
@@ -191,15 +360,24 @@ client_main(void *arg)
 			send_err(c->fd, -EMSGSIZE);
 			continue;
 		}
-		size_t rl = handle(c->srv, in, (size_t)n, out);
+		size_t rl = handle(c->srv, c, in, (size_t)n, out);
 		if (send(c->fd, out, rl, MSG_NOSIGNAL) < 0)
 			break;
 	}
 	free(in);
 	free(out);
-	pthread_mutex_lock(&c->srv->lock);
+	struct lfs_ctl_server *srv = c->srv;
+	pthread_mutex_lock(&srv->lock);
 	c->done = true;
-	pthread_mutex_unlock(&c->srv->lock);
+	bool was_cleaner = srv->cleaner == c;
+	pid_t pid = srv->cleaner_pid;
+	if (was_cleaner) {
+		srv->cleaner = NULL;
+		srv->cleaner_pid = 0;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	if (was_cleaner && srv->sup.unregistered)
+		srv->sup.unregistered(srv->sup.ctx, pid);
 	return NULL;
 }
 
@@ -324,6 +502,23 @@ lfs_ctl_server_start(struct lfs_fs *fs, const char *image, struct lfs_ctl_server
 	}
 	*out = srv;
 	return 0;
+}
+
+void
+lfs_ctl_server_set_supervisor(struct lfs_ctl_server *srv, const struct lfs_ctl_supervisor *sup)
+{
+	pthread_mutex_lock(&srv->lock);
+	srv->sup = *sup;
+	pthread_mutex_unlock(&srv->lock);
+}
+
+pid_t
+lfs_ctl_server_cleaner(struct lfs_ctl_server *srv)
+{
+	pthread_mutex_lock(&srv->lock);
+	pid_t pid = srv->cleaner ? srv->cleaner_pid : 0;
+	pthread_mutex_unlock(&srv->lock);
+	return pid;
 }
 
 void

@@ -6,6 +6,7 @@
 #include "ctl_proto.h"
 
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <sys/un.h>
 
 struct lfs_fs;
@@ -16,6 +17,24 @@ int lfs_ctl_socket_addr(const char *name, struct sockaddr_un *sa, socklen_t *len
 /* Binds a fresh unguessable name and starts listening; `image` is what
  * LFS_CTL_INFO names. */
 int lfs_ctl_server_start(struct lfs_fs *fs, const char *image, struct lfs_ctl_server **out);
+/* The daemon's cleaner supervisor, as the server sees it.  Each hook is
+ * called without the server's lock held; any may be NULL. */
+struct lfs_ctl_supervisor {
+	void *ctx;
+	/* LFS_CLEAN_START or LFS_CLEAN_STOP: 0 or -errno */
+	int (*verb)(void *ctx, int verb);
+	/* a cleaner registered (the event that says it started), or its
+	 * connection closed */
+	void (*registered)(void *ctx, pid_t pid);
+	void (*unregistered)(void *ctx, pid_t pid);
+	/* fill the supervisor's fields of the statistics: cleaner_state
+	 * (used while no cleaner is registered), cleaner_restarts,
+	 * cleaner_last_exit, cleaner_restart_ms */
+	void (*status)(void *ctx, struct lfs_ctl_stats *st);
+};
+void lfs_ctl_server_set_supervisor(struct lfs_ctl_server *srv, const struct lfs_ctl_supervisor *sup);
+/* The registered cleaner's pid, 0 if none. */
+pid_t lfs_ctl_server_cleaner(struct lfs_ctl_server *srv);
 /* The answer to LFS_IOC_CTL_WHERE: the name and this process. */
 void lfs_ctl_server_where(const struct lfs_ctl_server *srv, struct lfs_ctl_where *w);
 /* Stops listening; clients still connected finish their current request

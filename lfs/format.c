@@ -62,6 +62,8 @@ lfs_super_encode(const struct lfs_super *sb, uint8_t buf[LFS_SB_SIZE])
 	memcpy(buf + LFS_SB_OFF_LABEL, sb->label, strnlen(sb->label, LFS_LABEL_MAX));
 	if (sb->feature_compat & LFS_FEATURE_BACKUP_SB)
 		lfs_put64(buf + LFS_SB_OFF_BACKUP, sb->backup_sb);
+	if (sb->feature_incompat & LFS_FEATURE_CSUM_SEED)
+		lfs_put32(buf + LFS_SB_OFF_SEED, sb->csum_seed);
 	lfs_super_seal(buf);
 }
 
@@ -83,8 +85,10 @@ lfs_super_decode(struct lfs_super *sb, const uint8_t buf[LFS_SB_SIZE])
 	sb->version = lfs_get32(buf + LFS_SB_OFF_VERSION);
 	sb->feature_compat = lfs_get32(buf + LFS_SB_OFF_COMPAT);
 	sb->feature_incompat = lfs_get32(buf + LFS_SB_OFF_INCOMPAT);
-	if (sb->version > LFS_VERSION || sb->feature_incompat != 0)
+	if (sb->version > LFS_VERSION || (sb->feature_incompat & ~LFS_FEATURE_INCOMPAT_KNOWN))
 		return -EPROTONOSUPPORT;
+	if (sb->feature_incompat & LFS_FEATURE_CSUM_SEED)
+		sb->csum_seed = lfs_get32(buf + LFS_SB_OFF_SEED);
 	sb->block_size = lfs_get32(buf + LFS_SB_OFF_BLOCK_SIZE);
 	sb->seg_blocks = lfs_get32(buf + LFS_SB_OFF_SEG_BLOCKS);
 	sb->nblocks = lfs_get64(buf + LFS_SB_OFF_NBLOCKS);
@@ -157,6 +161,8 @@ lfs_sut_nblocks(uint64_t nsegs, uint32_t block_size)
 uint32_t
 lfs_super_seed(const struct lfs_super *sb)
 {
+	if (sb->feature_incompat & LFS_FEATURE_CSUM_SEED)
+		return sb->csum_seed;
 	return lfs_crc(0, sb->uuid, sizeof(sb->uuid));
 }
 

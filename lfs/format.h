@@ -115,6 +115,12 @@ static inline uint64_t lfs_get64(const uint8_t *p) { return (uint64_t)lfs_get32(
 
 /* feature_compat: readers that do not know a bit may ignore it */
 #define LFS_FEATURE_BACKUP_SB 1u    /* backup_sb holds a copy of this superblock */
+/* feature_incompat: a reader that does not know a bit must refuse */
+#define LFS_FEATURE_CSUM_SEED 1u    /* checksums are seeded from csum_seed, not the uuid:
+				     * set by lfs-tune -U, so that a new uuid leaves
+				     * every checksum in the log valid (as ext4's
+				     * metadata_csum_seed) */
+#define LFS_FEATURE_INCOMPAT_KNOWN LFS_FEATURE_CSUM_SEED
 
 struct lfs_super {
 	uint32_t magic;
@@ -135,6 +141,7 @@ struct lfs_super {
 	uint8_t uuid[16];
 	char label[LFS_LABEL_MAX + 1];
 	uint64_t backup_sb;         /* block of the backup, 0 without LFS_FEATURE_BACKUP_SB */
+	uint32_t csum_seed;         /* with LFS_FEATURE_CSUM_SEED: the seed the first uuid gave */
 };
 
 /* Offsets of the superblock fields; tests check each one. */
@@ -144,10 +151,12 @@ enum {
 	LFS_SB_OFF_NBLOCKS = 24, LFS_SB_OFF_NSEGS = 32, LFS_SB_OFF_SEG0 = 40,
 	LFS_SB_OFF_CKPT0 = 48, LFS_SB_OFF_CKPT1 = 56, LFS_SB_OFF_CKPT_BLOCKS = 64,
 	LFS_SB_OFF_MAX_INODES = 68, LFS_SB_OFF_RESERVED = 72, LFS_SB_OFF_CREATED = 80,
-	LFS_SB_OFF_UUID = 88, LFS_SB_OFF_LABEL = 104, LFS_SB_OFF_BACKUP = 168, LFS_SB_OFF_CRC = 252,
+	LFS_SB_OFF_UUID = 88, LFS_SB_OFF_LABEL = 104, LFS_SB_OFF_BACKUP = 168, LFS_SB_OFF_SEED = 176,
+	LFS_SB_OFF_CRC = 252,
 };
 _Static_assert(LFS_SB_OFF_LABEL + LFS_LABEL_MAX <= LFS_SB_OFF_BACKUP, "label overlaps the backup address");
-_Static_assert(LFS_SB_OFF_BACKUP + 8 <= LFS_SB_OFF_CRC, "backup address overlaps crc");
+_Static_assert(LFS_SB_OFF_BACKUP + 8 <= LFS_SB_OFF_SEED, "backup address overlaps the seed");
+_Static_assert(LFS_SB_OFF_SEED + 4 <= LFS_SB_OFF_CRC, "seed overlaps crc");
 _Static_assert(LFS_SB_OFF_CRC + 4 == LFS_SB_SIZE, "superblock size");
 
 void lfs_super_encode(const struct lfs_super *sb, uint8_t buf[LFS_SB_SIZE]);
@@ -156,6 +165,7 @@ void lfs_super_seal(uint8_t buf[LFS_SB_SIZE]);
 /* Returns 0, -EINVAL (not lfs), -EPROTONOSUPPORT (newer version),
  * -EFSCORRUPTED (bad crc or impossible geometry). */
 int lfs_super_decode(struct lfs_super *sb, const uint8_t buf[LFS_SB_SIZE]);
+/* The seed of every checksum in the log and the checkpoint regions. */
 uint32_t lfs_super_seed(const struct lfs_super *sb);
 /* Where mkfs puts the backup superblock on a device of `dev_bytes` with
  * blocks of `block_size`: its last whole block (0: too small for one). */

@@ -43,6 +43,36 @@ unlock_n(struct lfs_fs *fs, ssize_t ret)
 	return ret;
 }
 
+/* Everything buffered to the log and the log to the disk: what fsync
+ * does, and -o dirsync / -o sync after each change they cover. */
+static int
+sync_now(struct lfs_fs *fs)
+{
+	int err = lfs_flush(fs);
+	if (!err && fs->dev.bytes_written != fs->synced_bytes)
+		err = lfs_sync(fs);
+	return err;
+}
+
+/* unlock() for a namespace change: durable first under -o dirsync
+ * (and -o sync, which implies it, as for the kernel's IS_DIRSYNC) */
+static int
+unlock_dirop(struct lfs_fs *fs, int err)
+{
+	if (!err && (fs->opts.dirsync || fs->opts.sync))
+		err = sync_now(fs);
+	return unlock(fs, err);
+}
+
+/* unlock() for an attribute change: durable first under -o sync */
+static int
+unlock_attr(struct lfs_fs *fs, int err)
+{
+	if (!err && fs->opts.sync)
+		err = sync_now(fs);
+	return unlock(fs, err);
+}
+
 static int
 check_name(const char *name)
 {
@@ -96,16 +126,19 @@ after_write(struct lfs_fs *fs)
 }
 
 /* relatime, as ext4 mounts by default: atime moves when it is older
- * than mtime or ctime, or a day old; otherwise reads write nothing. */
+ * than mtime or ctime, or a day old; otherwise reads write nothing.
+ * -o strictatime moves it at every read, -o noatime never, -o nodiratime
+ * never for directories. */
 static void
 touch_atime(struct lfs_fs *fs, struct lfs_inode *ip)
 {
-	if (fs->dev.readonly || fs->fatal)
+	if (fs->dev.readonly || fs->fatal || fs->opts.atime == LFS_ATIME_NOATIME ||
+	    (fs->opts.nodiratime && S_ISDIR(ip->di.mode)))
 		return;
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	const struct lfs_dinode *di = &ip->di;
-	bool older = di->atime_sec < di->mtime_sec ||
+	bool older = fs->opts.atime == LFS_ATIME_STRICT || di->atime_sec < di->mtime_sec ||
 		     (di->atime_sec == di->mtime_sec && di->atime_nsec <= di->mtime_nsec) ||
 		     di->atime_sec < di->ctime_sec ||
 		     (di->atime_sec == di->ctime_sec && di->atime_nsec <= di->ctime_nsec) ||
@@ -309,7 +342,7 @@ lfs_setattr(struct lfs_fs *fs, uint64_t ino, const struct stat *a, int to_set, s
 	lfs_inode_dirty(fs, ip);
 	lfs_inode_stat(fs, ip, out);
 	after_write(fs);
-	return unlock(fs, 0);
+	return unlock_attr(fs, 0);
 }
 
 /* Create a node named `name` in dir; the new inode carries one lookup. */
@@ -366,7 +399,7 @@ lfs_mknod(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, dev_t 
 	int err = new_node(fs, dir, name, mode, rdev, NULL, cred, &ip);
 	if (!err)
 		lfs_inode_stat(fs, ip, out);
-	return unlock(fs, err);
+	return unlock_dirop(fs, err);
 }
 
 int
@@ -394,7 +427,7 @@ lfs_create(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, bool 
 		ip->nopen++;
 		lfs_inode_stat(fs, ip, out);
 	}
-	return unlock(fs, err);
+	return unlock_dirop(fs, err);
 }
 
 int
@@ -436,7 +469,7 @@ lfs_mkdir(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, const 
 	int err = new_node(fs, dir, name, S_IFDIR | (mode & 07777), 0, NULL, cred, &ip);
 	if (!err)
 		lfs_inode_stat(fs, ip, out);
-	return unlock(fs, err);
+	return unlock_dirop(fs, err);
 }
 
 int
@@ -450,7 +483,7 @@ lfs_symlink(struct lfs_fs *fs, uint64_t dir, const char *name, const char *targe
 		err = new_node(fs, dir, name, S_IFLNK | 0777, 0, target, cred, &ip);
 	if (!err)
 		lfs_inode_stat(fs, ip, out);
-	return unlock(fs, err);
+	return unlock_dirop(fs, err);
 }
 
 int
@@ -502,7 +535,7 @@ lfs_link(struct lfs_fs *fs, uint64_t ino, uint64_t dir, const char *name, struct
 	touch_dir(dp, fs);
 	ip->nlookup++;
 	lfs_inode_stat(fs, ip, out);
-	return unlock(fs, 0);
+	return unlock_dirop(fs, 0);
 }
 
 static int
@@ -547,7 +580,7 @@ lfs_unlink(struct lfs_fs *fs, uint64_t dir, const char *name)
 {
 	lock(fs);
 	int err = remove_entry(fs, dir, name, false);
-	return unlock(fs, err);
+	return unlock_dirop(fs, err);
 }
 
 int
@@ -555,7 +588,7 @@ lfs_rmdir(struct lfs_fs *fs, uint64_t dir, const char *name)
 {
 	lock(fs);
 	int err = remove_entry(fs, dir, name, true);
-	return unlock(fs, err);
+	return unlock_dirop(fs, err);
 }
 
 /* Is `dir` the inode `anc` or below it? */
@@ -689,7 +722,7 @@ lfs_rename(struct lfs_fs *fs, uint64_t odir, const char *oname, uint64_t ndir, c
 {
 	lock(fs);
 	int err = do_rename(fs, odir, oname, ndir, nname, flags);
-	return unlock(fs, err);
+	return unlock_dirop(fs, err);
 }
 
 int
@@ -820,12 +853,49 @@ lfs_fsync(struct lfs_fs *fs, uint64_t ino, bool datasync)
 	/* one flush writes everything dirty: the file, and the directory
 	 * entries that lead to it, become durable together; when all of it
 	 * already is, there is nothing to wait for */
-	int err = lfs_flush(fs);
-	if (!err && fs->dev.bytes_written != fs->synced_bytes)
-		err = lfs_sync(fs);
+	int err = sync_now(fs);
 	if (!err && fs->opts.ckpt_segs && fs->segs_since_ckpt >= fs->opts.ckpt_segs)
 		err = lfs_ckpt_write(fs, false);
 	return unlock(fs, err);
+}
+
+int
+lfs_set_readonly(struct lfs_fs *fs, bool ro)
+{
+	lock(fs);
+	int err = 0;
+	if (ro && !fs->dev.readonly) {
+		/* as a kernel remount,ro: what is buffered reaches the disk
+		 * first; a failure leaves the filesystem writable, and says so */
+		err = fs->fatal;
+		if (!err)
+			err = lfs_flush(fs);
+		if (!err)
+			err = lfs_ckpt_write(fs, false);
+		if (!err)
+			fs->dev.readonly = true;
+		lfs_log("%s", err ? "read-only: not switched, writing what was buffered failed"
+				  : "read-only now: everything buffered is on disk");
+	} else if (!ro && fs->dev.readonly) {
+		if (fs->opts.readonly)
+			err = -EROFS; /* the image was opened read-only, without the lock */
+		else if (fs->quiesced)
+			err = -EBUSY; /* unmounting */
+		else
+			fs->dev.readonly = false;
+		if (!err)
+			lfs_log("read-write again");
+	}
+	return unlock(fs, err);
+}
+
+bool
+lfs_is_readonly(struct lfs_fs *fs)
+{
+	lock(fs);
+	bool ro = fs->dev.readonly;
+	unlock(fs, 0);
+	return ro;
 }
 
 int
@@ -986,7 +1056,7 @@ lfs_setxattr_kill_sgid(struct lfs_fs *fs, uint64_t ino, const char *name, const 
 		err = lfs_xattr_set(fs, ip, name, value, size, flags);
 	if (!err)
 		after_write(fs);
-	return unlock(fs, err);
+	return unlock_attr(fs, err);
 }
 
 ssize_t
@@ -1021,5 +1091,5 @@ lfs_removexattr(struct lfs_fs *fs, uint64_t ino, const char *name)
 		err = lfs_iget(fs, ino, &ip);
 	if (!err)
 		err = lfs_xattr_remove(fs, ip, name);
-	return unlock(fs, err);
+	return unlock_attr(fs, err);
 }

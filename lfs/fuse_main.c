@@ -15,6 +15,8 @@
 #include "fuse_cache.h"
 #include "fuse_io.h"
 #include "loopdev.h"
+#include "supervise.h"
+#include "tool.h"
 #include "lfs.h"
 
 #include <errno.h>
@@ -38,7 +40,7 @@ struct lfs_daemon {
 	double timeout;             /* entry and attribute cache, seconds */
 	pthread_t ticker;
 	volatile int stop;
-	pid_t cleaner;              /* 0: not started */
+	struct lfs_supervisor *sup; /* NULL: no cleaner (read-only, no control socket) */
 	struct lfs_ctl_server *ctl; /* NULL: no control socket */
 	bool no_open;               /* the kernel opens files without asking us */
 	bool acl;                   /* offer POSIX ACLs (not -o noacl) */
@@ -541,23 +543,13 @@ op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t lengt
 	fuse_reply_err(req, -lfs_fallocate(FS(req), ino, mode, offset, length));
 }
 
-static void
-stop_cleaner(struct lfs_daemon *d)
-{
-	if (d->cleaner > 0) {
-		kill(d->cleaner, SIGTERM);
-		waitpid(d->cleaner, NULL, 0);
-		d->cleaner = 0;
-	}
-}
-
 /* Sent at unmount only for fuseblk mounts, and umount(2) waits for the
  * answer: so the final checkpoint is written here, before it returns. */
 static void
 op_destroy(void *userdata)
 {
 	struct lfs_daemon *d = userdata;
-	stop_cleaner(d);
+	lfs_supervisor_stop(d->sup);
 	lfs_quiesce(d->fs);
 	d->quiesced = true;
 }
@@ -705,6 +697,10 @@ struct cmdline {
 	int noacl;
 	int noblkdev;
 	char *log;
+	/* the standard mount options lfs honours itself (opt_proc) */
+	enum lfs_atime atime;
+	int nodiratime;
+	int sync, dirsync;
 };
 
 #define OPT(t, p) { t, offsetof(struct cmdline, p), 1 }
@@ -757,8 +753,43 @@ opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 		fprintf(stderr, "lfs: unexpected argument '%s'\n", arg);
 		return -1;
 	}
-	if (key == FUSE_OPT_KEY_OPT && (strcmp(arg, "ro") == 0))
-		c->ro = 1;
+	if (key != FUSE_OPT_KEY_OPT)
+		return 1;
+	/* mount(8)'s standard options: libfuse knows some (it passes them
+	 * to the kernel as mount flags: 1 keeps them), the rest are lfs's
+	 * alone (0 drops them).  The kernel leaves atime to a FUSE daemon,
+	 * and fsyncs data writes itself on a sync mount. */
+	static const struct { const char *name; int keep; } std[] = {
+		{ "ro", 1 }, { "rw", 1 }, { "atime", 1 }, { "noatime", 1 }, { "relatime", 0 },
+		{ "strictatime", 0 }, { "nodiratime", 0 }, { "diratime", 0 }, { "lazytime", 0 },
+		{ "nolazytime", 0 }, { "sync", 1 }, { "async", 1 }, { "dirsync", 1 },
+	};
+	for (size_t i = 0; i < sizeof(std) / sizeof(std[0]); i++) {
+		if (strcmp(arg, std[i].name) != 0)
+			continue;
+		if (strcmp(arg, "ro") == 0 || strcmp(arg, "rw") == 0)
+			c->ro = arg[1] == 'o';
+		else if (strcmp(arg, "noatime") == 0)
+			c->atime = LFS_ATIME_NOATIME;
+		else if (strcmp(arg, "atime") == 0 || strcmp(arg, "relatime") == 0)
+			c->atime = LFS_ATIME_RELATIME; /* "atime": Linux's default meaning since 2.6.30 */
+		else if (strcmp(arg, "strictatime") == 0)
+			c->atime = LFS_ATIME_STRICT;
+		else if (strcmp(arg, "nodiratime") == 0 || strcmp(arg, "diratime") == 0)
+			c->nodiratime = arg[0] == 'n';
+		else if (strcmp(arg, "sync") == 0 || strcmp(arg, "async") == 0)
+			c->sync = arg[0] == 's';
+		else if (strcmp(arg, "dirsync") == 0)
+			c->dirsync = 1;
+		/* lazytime: atime updates stay in memory until the next flush
+		 * anyway; nothing to change */
+		return std[i].keep;
+	}
+	if (strcmp(arg, "remount") == 0 || strncmp(arg, "remount,", 8) == 0) {
+		fprintf(stderr, "lfs: -o remount: a mounted lfs is switched by mount -o remount through "
+			"mount.fuse.lfs(8), or by lfs-clean --ro|--rw MOUNTPOINT; this would start a second daemon\n");
+		return -1;
+	}
 	return 1;
 }
 
@@ -798,7 +829,12 @@ usage(FILE *f)
 	       "    -o noacl             no POSIX ACLs (the kernel checks the mode bits alone)\n"
 	       "    -o trace=FILE        record every block write and flush (crash tests)\n"
 	       "    -o fault=OP:N:ERR    make the Nth pread/pwrite/fdatasync/alloc fail (tests)\n"
+	       "    -o relatime, atime, strictatime, noatime, nodiratime, diratime, lazytime, nolazytime\n"
+	       "                         when reads update atime (default relatime)\n"
+	       "    -o sync, dirsync, async  changes on disk before the reply (default async)\n"
 	       "    -f                   stay in the foreground\n"
+	       "    -h, --help           print this text\n"
+	       "    -V, --version        print the version\n"
 	       "and the generic FUSE mount options (ro, allow_other, ...).\n");
 }
 
@@ -855,34 +891,6 @@ choose_log(struct cmdline *c)
 	return 0;
 }
 
-static pid_t
-start_cleaner(const char *mountpoint, const char *conf)
-{
-	char path[PATH_MAX + 32];
-	const char *prog = cleaner_path(path, sizeof(path));
-	pid_t pid = fork();
-	if (pid == 0) {
-		if (conf)
-			execlp(prog, "lfs_cleanerd", "-f", "-c", conf, mountpoint, (char *)NULL);
-		else
-			execlp(prog, "lfs_cleanerd", "-f", mountpoint, (char *)NULL);
-		_exit(127);
-	}
-	if (pid < 0) {
-		lfs_log("cannot start lfs_cleanerd: %s", strerror(errno));
-		return 0;
-	}
-	/* an exec that failed, or a cleaner that gave up at once, says so now */
-	usleep(100 * 1000);
-	int status;
-	if (waitpid(pid, &status, WNOHANG) == pid) {
-		lfs_log("lfs_cleanerd (%s) exited at start with status %d; running without a cleaner", prog,
-			WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-		return 0;
-	}
-	return pid;
-}
-
 int
 main(int argc, char *argv[])
 {
@@ -897,7 +905,7 @@ main(int argc, char *argv[])
 		if (c.show_help)
 			usage(stdout);
 		else
-			printf("lfs %s (on-disk format %d)\n", PACKAGE_VERSION, LFS_VERSION);
+			lfs_tool_version("lfs");
 		cmdline_free(&c, &args);
 		return 0;
 	}
@@ -935,6 +943,25 @@ main(int argc, char *argv[])
 	o.trace_path = c.trace;
 	o.fault = c.fault ? c.fault : getenv("LFS_FAULT");
 	o.readonly = c.ro;
+	o.hold_lock = true; /* one daemon per image, read-only or not */
+	o.atime = c.atime;
+	o.nodiratime = c.nodiratime;
+	o.sync = c.sync;
+	o.dirsync = c.dirsync;
+
+	/* libfuse judges its options only when the session is made: a bad
+	 * one must be refused before the image is opened or recovered */
+	struct fuse_args probe = FUSE_ARGS_INIT(0, NULL);
+	for (int i = 0; i < args.argc; i++)
+		fuse_opt_add_arg(&probe, args.argv[i]);
+	struct fuse_session *check = fuse_session_new(&probe, &lfs_ops, sizeof(lfs_ops), NULL);
+	fuse_opt_free_args(&probe);
+	if (!check) {
+		fprintf(stderr, "lfs: bad mount options; nothing was mounted\n");
+		cmdline_free(&c, &args);
+		return 2;
+	}
+	fuse_session_destroy(check);
 
 	struct lfs_daemon d = { .timeout = c.timeout, .writeback = !c.writethrough, .acl = !c.noacl };
 	lfs_fuse_cache_init(&d.cache);
@@ -1007,13 +1034,19 @@ main(int argc, char *argv[])
 	if (err)
 		lfs_log("control socket for %s: %s (no cleaner, no lfs-ckpt)", c.mountpoint, strerror(-err));
 	d.ctl = ctl;
-	if (!err && !c.no_cleaner && !c.ro)
-		d.cleaner = start_cleaner(c.mountpoint, c.cleaner_conf);
+	/* supervised: restarted when it dies, started and stopped by
+	 * lfs-clean; a read-only mount has nothing to clean */
+	char cleaner[PATH_MAX + 32];
+	if (!err && !c.ro && (err = lfs_supervisor_start(ctl, cleaner_path(cleaner, sizeof(cleaner)), c.mountpoint,
+							 c.cleaner_conf, !c.no_cleaner, &d.sup)))
+		lfs_log("cannot supervise a cleaner: %s", strerror(-err));
 	/* several threads: one can be in the kernel fetching or answering
 	 * requests while another holds the filesystem lock */
 	struct fuse_loop_config lc = { .clone_fd = 0, .max_idle_threads = 4 };
 	ret = fuse_session_loop_mt(se, &lc) ? 1 : 0;
-	stop_cleaner(&d);
+	lfs_supervisor_stop(d.sup);
+	lfs_supervisor_free(d.sup);
+	d.sup = NULL;
 	d.ctl = NULL;
 	lfs_ctl_server_stop(ctl);
 	d.stop = 1;

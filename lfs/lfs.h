@@ -27,7 +27,14 @@ struct lfs_opts {
 	const char *trace_path;     /* record block writes for crash tests */
 	const char *fault;          /* fault rules to arm at mount (fault.h), a testing aid */
 	bool readonly;
+	bool hold_lock;             /* a daemon: hold the image lock alone while mounted, read-only too */
 	bool verbose;
+	/* the standard mount options (lfs(8), MOUNT OPTIONS): when reads
+	 * move atime, and which changes are durable before the reply */
+	enum lfs_atime { LFS_ATIME_RELATIME = 0, LFS_ATIME_NOATIME, LFS_ATIME_STRICT } atime;
+	bool nodiratime;
+	bool dirsync;               /* namespace changes (create, link, unlink, rename, ...) */
+	bool sync;                  /* and attribute changes too (the kernel fsyncs data writes) */
 	uint64_t sb_block;          /* 0: block 0, else its backup; N: the superblock at block N only */
 };
 #define LFS_CACHE_DEFAULT (32ull << 20)
@@ -43,6 +50,11 @@ int lfs_log_to_file(const char *path);
 /* The log file's descriptor, or -1. */
 int lfs_log_fd(void);
 void lfs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* What a healthy filesystem does (roll-forward after a crash or on a
+ * live image): a tool that reads images quietly, as fsck.lfs does
+ * without -v, mutes these and keeps every warning. */
+void lfs_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void lfs_log_set_quiet_info(bool quiet);
 
 struct lfs_cred {
 	uid_t uid;
@@ -185,7 +197,6 @@ struct lfs_stats {
 	uint64_t segs_cleaned;
 	uint64_t cleaner_bytes_read;
 	uint64_t cleaner_passes;
-	uint64_t cleaner_pid;
 	/* segments cleaned, by their live share when chosen, in the bins of
 	 * lfs_ctl_bin (ctl_proto.h) */
 	uint64_t victim_hist[10];
@@ -193,6 +204,15 @@ struct lfs_stats {
 	uint64_t inodes_evicted, nodes_dropped;
 };
 void lfs_get_stats(struct lfs_fs *fs, struct lfs_stats *st);
+
+/* The read-only switch that stands in for mount -o remount,ro|rw (the
+ * kernel tells a FUSE daemon nothing of a remount; lfs(8), REMOUNTING).
+ * To read-only: everything buffered is written and a checkpoint taken,
+ * then every change fails with EROFS.  Back: only for a mount that
+ * opened its image for writing (not -o ro) and has not begun to unmount.
+ * 0 or -errno. */
+int lfs_set_readonly(struct lfs_fs *fs, bool ro);
+bool lfs_is_readonly(struct lfs_fs *fs);
 
 /* The control protocol's operations (ctl_proto.h). */
 struct lfs_ctl_seg;
@@ -204,7 +224,7 @@ int lfs_ctl_live(struct lfs_fs *fs, struct lfs_ctl_blk *b, uint32_t n);
 int lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_t cleaner_read,
 		 uint64_t *moved);
 int lfs_ctl_segclean(struct lfs_fs *fs, const uint64_t *segs, uint32_t n, uint64_t *cleaned);
-void lfs_ctl_cleaner_report(struct lfs_fs *fs, uint64_t passes, uint64_t pid, const uint64_t *victims);
+void lfs_ctl_cleaner_report(struct lfs_fs *fs, uint64_t passes, const uint64_t *victims);
 void lfs_ctl_stats(struct lfs_fs *fs, struct lfs_ctl_stats *out);
 
 #endif

@@ -160,6 +160,7 @@ struct lfs_fs {
 	bool near_full;             /* the last cached write came within a
 				     * headroom of the writers' floor */
 	int quiesce_err;            /* of the final checkpoint (lfs_quiesce) */
+	bool quiesced;              /* lfs_quiesce ran: read-only for good */
 	struct u64map *clean_victims; /* its victim segments: frees there are moves */
 	/* Bytes freed outside the segments being cleaned: by users (deletes,
 	 * overwrites), and by cleaning in other segments (the old copies of
@@ -444,6 +445,19 @@ int lfs_super_write_copy(struct lfs_bdev *dev, const struct lfs_super *sb, uint6
 int lfs_format(const char *path, const struct lfs_super *sb, uid_t uid, gid_t gid);
 /* Geometry for a device of `bytes` (inodes 0: one per 4 KiB). */
 int lfs_plan_geometry(struct lfs_super *sb, uint64_t bytes, uint32_t bs, uint32_t segsize, uint64_t inodes);
+/* Segments kept back (lfs_plan_geometry explains how many, and why). */
+uint64_t lfs_reserve_segs(uint64_t nsegs, uint32_t nimap, uint32_t nsut, uint32_t seg_blocks);
+
+/* grow.c: lfs-resize.  The geometry of `old` grown to a device of
+ * `bytes`: 0, -EINVAL for a size that is not larger (the message in
+ * `why`), -EFBIG when the checkpoint regions would have to grow. */
+int lfs_grow_plan(const struct lfs_super *old, uint64_t bytes, struct lfs_super *grown, char *why, size_t len);
+/* Rewrite the image on `dev` (open for writing, locked, at least as
+ * large as `grown` needs, its newest checkpoint clean) from `old` to
+ * `grown`: a checkpoint with the longer usage table in the older region,
+ * the new backup superblock, then block 0 (the commit point), then the
+ * old backup zeroed.  0 or -errno. */
+int lfs_grow(struct lfs_bdev *dev, const struct lfs_super *old, const struct lfs_super *grown);
 /* Drop the in-memory state without writing anything: a simulated crash. */
 void lfs_abandon(struct lfs_fs *fs);
 

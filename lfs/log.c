@@ -59,11 +59,39 @@ lfs_log_fd(void)
 	return log_file ? fileno(log_file) : -1;
 }
 
+static bool log_quiet_info;
+
+void
+lfs_log_set_quiet_info(bool quiet)
+{
+	log_quiet_info = quiet;
+}
+
+static void lfs_vlog(const char *fmt, va_list ap);
+
 void
 lfs_log(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
+	lfs_vlog(fmt, ap);
+	va_end(ap);
+}
+
+void
+lfs_log_info(const char *fmt, ...)
+{
+	if (log_quiet_info)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	lfs_vlog(fmt, ap);
+	va_end(ap);
+}
+
+static void
+lfs_vlog(const char *fmt, va_list ap)
+{
 	if (log_syslog) {
 		vsyslog(LOG_NOTICE, fmt, ap);
 	} else if (log_file) {
@@ -79,5 +107,4 @@ lfs_log(const char *fmt, ...)
 		vfprintf(stderr, fmt, ap);
 		fputc('\n', stderr);
 	}
-	va_end(ap);
 }

@@ -1,9 +1,13 @@
 /*
  * mkfs.c — mkfs.lfs: make a new lfs on an image file or block device.
  *
- *   mkfs.lfs [-s SIZE] [-S SEGMENT_SIZE] [-b BLOCK_SIZE] [-N INODES] [-L LABEL] [-f] DEVICE|IMAGE
+ *   mkfs.lfs [-fnq] [-s SIZE] [-S SEGMENT_SIZE] [-b BLOCK_SIZE] [-N INODES] [-L LABEL] [-U UUID] DEVICE|IMAGE
+ *
+ * An image file it creates and then fails to fill is removed again: a
+ * failed mkfs leaves nothing behind it did not find.
  */
 #include "lfs_int.h"
+#include "tool.h"
 
 #include <blkid.h>
 #include <errno.h>
@@ -19,9 +23,19 @@
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: mkfs.lfs [-s SIZE] [-S SEGMENT_SIZE] [-b BLOCK_SIZE] [-N INODES] [-L LABEL] [-f] "
-		   "DEVICE|IMAGE\n"
-		   "  sizes take K, M, G, T suffixes; SIZE is required for a new image file\n");
+	fprintf(f, "usage: mkfs.lfs [-fnq] [-s SIZE] [-S SEGMENT_SIZE] [-b BLOCK_SIZE] [-N INODES] [-L LABEL] "
+		   "[-U UUID] DEVICE|IMAGE\n"
+		   "  -s SIZE          size of the filesystem (required for a new image file)\n"
+		   "  -S SEGMENT_SIZE  bytes per segment (default 1M)\n"
+		   "  -b BLOCK_SIZE    bytes per block (default 4K)\n"
+		   "  -N INODES        number of inodes\n"
+		   "  -L LABEL         volume label\n"
+		   "  -U UUID          the filesystem's UUID instead of a random one\n"
+		   "  -f               overwrite another filesystem found there\n"
+		   "  -n               say what would be made, write nothing\n"
+		   "  -q               print nothing but errors\n"
+		   LFS_TOOL_HELP_LINES
+		   "  sizes take K, M, G, T suffixes\n");
 }
 
 /* What other filesystem or partition table libblkid finds on `path`:
@@ -61,14 +75,50 @@ is_pow2(uint64_t v)
 	return v && !(v & (v - 1));
 }
 
+/* The smallest device lfs_plan_geometry accepts for this geometry, in
+ * bytes (a whole number of blocks): what mkfs.lfs tells a user whose
+ * device is too small. */
+static uint64_t
+min_size(uint32_t bs, uint32_t segsize, uint64_t inodes)
+{
+	struct lfs_super sb;
+	uint64_t hi = segsize;
+	while (lfs_plan_geometry(&sb, hi, bs, segsize, inodes) != 0 && hi < (1ull << 50))
+		hi *= 2;
+	/* geometry grows with the size (inodes, tables): take the first
+	 * that fits, by bisection in blocks */
+	uint64_t lo = 1;
+	hi /= bs;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (lfs_plan_geometry(&sb, mid * bs, bs, segsize, inodes) == 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return hi * bs;
+}
+
+/* Remove the image this run created: nothing of a failed mkfs stays. */
+static int
+fail_created(const char *path, bool created)
+{
+	if (created && unlink(path) < 0)
+		fprintf(stderr, "mkfs.lfs: cannot remove %s, which it created: %s\n", path, strerror(errno));
+	return 1;
+}
+
 int
 main(int argc, char **argv)
 {
+	static const struct lfs_tool tool = { "mkfs.lfs", usage, 2 };
+	static const struct option longopts[] = { LFS_TOOL_LONGOPTS, { NULL, 0, NULL, 0 } };
 	uint64_t size = 0, segsize = LFS_DEFAULT_SEG_SIZE, bs = LFS_DEFAULT_BLOCK_SIZE, inodes = 0;
 	const char *label = "";
-	bool force = false;
+	bool force = false, dry_run = false, quiet = false, set_uuid = false;
+	uint8_t uuid_bytes[16];
 	int c;
-	while ((c = getopt(argc, argv, "s:S:b:N:L:fhV")) != -1) {
+	while ((c = getopt_long(argc, argv, "s:S:b:N:L:U:fnq" LFS_TOOL_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			if (lfs_parse_size(optarg, &size)) {
@@ -101,24 +151,21 @@ main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'f':
-			force = true;
+		case 'U':
+			if (lfs_uuid_parse(optarg, uuid_bytes)) {
+				fprintf(stderr, "mkfs.lfs: bad UUID '%s' (32 hex digits, dashes allowed)\n", optarg);
+				return 2;
+			}
+			set_uuid = true;
 			break;
-		case 'V':
-			printf("mkfs.lfs %s (on-disk format %d)\n", PACKAGE_VERSION, LFS_VERSION);
-			return 0;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
+		case 'f': force = true; break;
+		case 'n': dry_run = true; break;
+		case 'q': quiet = true; break;
+		default: return lfs_tool_opt(&tool, c);
 		}
 	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return 2;
-	}
+	if (optind != argc - 1)
+		return lfs_tool_usage_error(&tool);
 	const char *path = argv[optind];
 	if (!is_pow2(bs) || bs < LFS_MIN_BLOCK_SIZE || bs > LFS_MAX_BLOCK_SIZE) {
 		fprintf(stderr, "mkfs.lfs: block size must be a power of two from %d to %d\n", LFS_MIN_BLOCK_SIZE,
@@ -132,84 +179,103 @@ main(int argc, char **argv)
 	}
 
 	struct stat st;
-	bool exists = stat(path, &st) == 0;
-	if (!exists) {
-		if (!size) {
-			fprintf(stderr, "mkfs.lfs: %s does not exist; give its size with -s\n", path);
-			return 2;
-		}
+	bool exists = stat(path, &st) == 0, created = false;
+	if (!exists && errno != ENOENT) {
+		fprintf(stderr, "mkfs.lfs: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	if (!exists && !size) {
+		fprintf(stderr, "mkfs.lfs: %s does not exist; give its size with -s\n", path);
+		return 2;
+	}
+	if (!exists && !dry_run) {
 		int fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0644);
-		if (fd < 0 || ftruncate(fd, (off_t)size) < 0) {
+		if (fd < 0) {
 			fprintf(stderr, "mkfs.lfs: cannot create %s: %s\n", path, strerror(errno));
 			return 1;
 		}
+		created = true;
+		int terr = ftruncate(fd, (off_t)size) < 0 ? errno : 0;
 		close(fd);
+		if (terr) {
+			fprintf(stderr, "mkfs.lfs: cannot make %s %llu bytes long: %s\n", path,
+				(unsigned long long)size, strerror(terr));
+			return fail_created(path, created);
+		}
 	}
-	struct lfs_bdev dev;
-	int err = lfs_bdev_open(&dev, path, false);
-	if (err) {
-		fprintf(stderr, "mkfs.lfs: %s: %s\n", path, strerror(-err));
-		return 1;
-	}
-	if (flock(dev.fd, LOCK_EX | LOCK_NB) < 0) {
-		fprintf(stderr, "mkfs.lfs: %s is in use by a mounted lfs; unmount it first\n", path);
+	uint64_t dev_bytes = size;
+	if (exists) {
+		struct lfs_bdev dev;
+		int err = lfs_bdev_open(&dev, path, dry_run);
+		if (err) {
+			fprintf(stderr, "mkfs.lfs: %s: %s\n", path, strerror(-err));
+			return 1;
+		}
+		char where[4096];
+		if (lfs_image_busy(dev.fd, path, where, sizeof(where))) {
+			fprintf(stderr, "mkfs.lfs: %s is in use by a mounted lfs (%s); unmount it first\n", path, where);
+			lfs_bdev_close(&dev);
+			return 1;
+		}
+		if (!force) {
+			/* block 0, or the backup when block 0 is damaged (lfs.5) */
+			struct lfs_super old;
+			struct lfs_super_where w;
+			char what[256];
+			int found = 0;
+			if (lfs_super_find(&dev, 0, &old, &w) != -EINVAL) {
+				snprintf(what, sizeof(what), "an lfs filesystem");
+				found = 1;
+			} else if ((found = probe_other(path, what, sizeof(what))) < 0) {
+				fprintf(stderr, "mkfs.lfs: %s: cannot probe for an existing filesystem: %s; use -f to "
+					"overwrite it anyway\n", path, strerror(-found));
+				lfs_bdev_close(&dev);
+				return 1;
+			}
+			if (found) {
+				fprintf(stderr, "mkfs.lfs: %s already holds %s; use -f to overwrite it\n", path, what);
+				lfs_bdev_close(&dev);
+				return 1;
+			}
+		}
+		dev_bytes = dev.size_bytes;
+		if (S_ISREG(st.st_mode) && size > dev.size_bytes) {
+			if (!dry_run && ftruncate(dev.fd, (off_t)size) < 0) {
+				fprintf(stderr, "mkfs.lfs: cannot grow %s: %s\n", path, strerror(errno));
+				lfs_bdev_close(&dev);
+				return 1;
+			}
+			dev_bytes = size;
+		}
 		lfs_bdev_close(&dev);
-		return 1;
 	}
-	if (exists && !force) {
-		/* block 0, or the backup when block 0 is damaged (lfs.5) */
-		struct lfs_super old;
-		struct lfs_super_where w;
-		char what[256];
-		int found = 0;
-		if (lfs_super_find(&dev, 0, &old, &w) != -EINVAL) {
-			snprintf(what, sizeof(what), "an lfs filesystem");
-			found = 1;
-		} else if ((found = probe_other(path, what, sizeof(what))) < 0) {
-			fprintf(stderr, "mkfs.lfs: %s: cannot probe for an existing filesystem: %s; use -f to "
-				"overwrite it anyway\n", path, strerror(-found));
-			lfs_bdev_close(&dev);
-			return 1;
-		}
-		if (found) {
-			fprintf(stderr, "mkfs.lfs: %s already holds %s; use -f to overwrite it\n", path, what);
-			lfs_bdev_close(&dev);
-			return 1;
-		}
-	}
-	if (exists && S_ISREG(st.st_mode) && size > dev.size_bytes) {
-		if (ftruncate(dev.fd, (off_t)size) < 0) {
-			fprintf(stderr, "mkfs.lfs: cannot grow %s: %s\n", path, strerror(errno));
-			lfs_bdev_close(&dev);
-			return 1;
-		}
-		dev.size_bytes = size;
-	}
-	if (!size || size > dev.size_bytes)
-		size = dev.size_bytes;
-	lfs_bdev_close(&dev);
+	if (!size || size > dev_bytes)
+		size = dev_bytes;
 
 	struct lfs_super sb;
-	err = lfs_plan_geometry(&sb, size, (uint32_t)bs, (uint32_t)segsize, inodes);
+	int err = lfs_plan_geometry(&sb, size, (uint32_t)bs, (uint32_t)segsize, inodes);
 	if (err) {
-		fprintf(stderr, "mkfs.lfs: %llu bytes is too small for segments of %llu bytes\n",
-			(unsigned long long)size, (unsigned long long)segsize);
-		return 1;
+		uint64_t min = min_size((uint32_t)bs, (uint32_t)segsize, inodes);
+		fprintf(stderr, "mkfs.lfs: %s: %llu bytes is too small: with %llu-byte blocks and %llu KiB segments "
+			"an lfs needs at least %llu bytes (%.1f MiB)\n", path, (unsigned long long)size,
+			(unsigned long long)bs, (unsigned long long)segsize / 1024, (unsigned long long)min,
+			(double)min / 1048576.0);
+		return fail_created(path, created);
 	}
 	snprintf(sb.label, sizeof(sb.label), "%s", label);
-	err = lfs_format(path, &sb, getuid(), getgid());
-	if (err) {
+	if (set_uuid)
+		memcpy(sb.uuid, uuid_bytes, sizeof(sb.uuid));
+	if (!dry_run && (err = lfs_format(path, &sb, getuid(), getgid()))) {
 		fprintf(stderr, "mkfs.lfs: writing %s: %s\n", path, strerror(-err));
-		return 1;
+		return fail_created(path, created);
 	}
-	char uuid[37];
-	const uint8_t *u = sb.uuid;
-	snprintf(uuid, sizeof(uuid), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
-	printf("mkfs.lfs: %s: %llu MiB, %u-byte blocks, %llu segments of %u KiB (%u reserved), "
-	       "%u inodes, label '%s', uuid %s, backup superblock at block %llu\n",
-	       path, (unsigned long long)(sb.nblocks * sb.block_size >> 20), sb.block_size,
-	       (unsigned long long)sb.nsegs, sb.seg_blocks * sb.block_size / 1024, sb.reserved_segs,
-	       sb.max_inodes, sb.label, uuid, (unsigned long long)sb.backup_sb);
+	char uuid[LFS_UUID_STR];
+	lfs_uuid_format(sb.uuid, uuid);
+	if (!quiet)
+		printf("mkfs.lfs: %s%s: %llu MiB, %u-byte blocks, %llu segments of %u KiB (%u reserved), "
+		       "%u inodes, label '%s', uuid %s, backup superblock at block %llu\n",
+		       dry_run ? "would make " : "", path, (unsigned long long)(sb.nblocks * sb.block_size >> 20),
+		       sb.block_size, (unsigned long long)sb.nsegs, sb.seg_blocks * sb.block_size / 1024,
+		       sb.reserved_segs, sb.max_inodes, sb.label, uuid, (unsigned long long)sb.backup_sb);
 	return 0;
 }

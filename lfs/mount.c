@@ -169,18 +169,24 @@ lfs_image_busy(int fd, const char *path, char *where, size_t len)
 	return 1;
 }
 
-/* One writer per image.  An image mounted elsewhere is refused at once,
+/* One daemon per image.  An image mounted elsewhere is refused at once,
  * naming the mount; a daemon still finishing its unmount (a plain FUSE
  * mount lets umount(8) return before the daemon's last checkpoint) is
- * waited for, briefly. */
+ * waited for, briefly.
+ *
+ * A daemon (`hold`: the FUSE daemon, read-only or not) holds the lock
+ * alone for as long as it runs, so that no second daemon mounts or
+ * recovers the image beside it: a read-only daemon beside a writer
+ * would serve a stale image, and a writer beside a read-only daemon
+ * would change the image under it.  A reader that is no daemon
+ * (fsck.lfs) only checks that no daemon holds it. */
 static int
-lock_image(struct lfs_bdev *dev, const char *path, bool readonly)
+lock_image(struct lfs_bdev *dev, const char *path, bool readonly, bool hold)
 {
-	/* the one writer holds the image alone; a reader only checks that
-	 * no writer does (fsck.lfs -y takes the lock itself to repair) */
+	bool exclusive = !readonly || hold;
 	for (int i = 0; i < 600; i++) {
-		if (flock(dev->fd, (readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0) {
-			if (readonly)
+		if (flock(dev->fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0) {
+			if (!exclusive)
 				flock(dev->fd, LOCK_UN);
 			return 0;
 		}
@@ -189,7 +195,7 @@ lock_image(struct lfs_bdev *dev, const char *path, bool readonly)
 		char where[4096];
 		if (lfs_image_mounted_at(path, where, sizeof(where))) {
 			lfs_log("%s is already mounted at %s%s", path, where,
-				readonly ? "; the image lags what that daemon holds: unmount it first" : "");
+				readonly ? "; one daemon per image, read-only or not: unmount it first" : "");
 			return -EBUSY;
 		}
 		if (i == 0)
@@ -215,7 +221,7 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 		lfs_log("%s: %s", path, strerror(-err));
 		return err;
 	}
-	if ((err = lock_image(&dev, path, opts->readonly))) {
+	if ((err = lock_image(&dev, path, opts->readonly, opts->hold_lock))) {
 		lfs_bdev_close(&dev);
 		return err;
 	}
@@ -320,6 +326,7 @@ lfs_quiesce(struct lfs_fs *fs)
 		fs->dev.readonly = true;
 		fs->quiesce_err = err;
 	}
+	fs->quiesced = true;
 	pthread_mutex_unlock(&fs->lock);
 	return err;
 }
@@ -353,6 +360,16 @@ lfs_tick(struct lfs_fs *fs)
 }
 
 /* ---------------------------------------------------------------- */
+
+uint64_t
+lfs_reserve_segs(uint64_t nsegs, uint32_t nimap, uint32_t nsut, uint32_t seg_blocks)
+{
+	uint64_t tables = (nimap + nsut) / seg_blocks + 1;
+	uint64_t reserve = nsegs / 10;
+	if (reserve < 4)
+		reserve = 4;
+	return reserve + tables;
+}
 
 /* Lay out the geometry for a device of `bytes`. */
 int
@@ -396,11 +413,7 @@ lfs_plan_geometry(struct lfs_super *sb, uint64_t bytes, uint32_t bs, uint32_t se
 	 * blocks: at 2% the segments of a filesystem 85% full were ~86% live
 	 * and cleaning lost ground until writes failed; at 10% they are
 	 * ~78% live and it keeps up. */
-	uint64_t tables = (nimap + nsut) / sb->seg_blocks + 1;
-	uint64_t reserve = sb->nsegs / 10;
-	if (reserve < 4)
-		reserve = 4;
-	reserve += tables;
+	uint64_t reserve = lfs_reserve_segs(sb->nsegs, nimap, nsut, sb->seg_blocks);
 	sb->reserved_segs = (uint32_t)reserve;
 	if (sb->nsegs < reserve + LFS_MIN_FREE_SEGS)
 		return -ENOSPC;

@@ -14,7 +14,7 @@ lfs_parse_size(const char *s, uint64_t *out)
 	char *end;
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s)
+	if (errno || end == s || *s == '-')
 		return -EINVAL;
 	unsigned shift = 0;
 	switch (*end) {

@@ -31,6 +31,8 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 	run_suite "$top/build-san" --enable-sanitizers
 echo "== fuzz the mount path for ${FUZZ_SECONDS:-60} s (libFuzzer, ASan + UBSan)"
 FUZZ_BUILD="$top/build-fuzz" "$top/scripts/fuzz.sh" "${FUZZ_SECONDS:-60}" || { echo "test.sh: FAILED in fuzzing"; exit 1; }
+echo "== the Debian package: build, lintian, install, mount, purge"
+"$top/scripts/deb.sh" || { echo "test.sh: FAILED in the Debian package"; exit 1; }
 echo "== distcheck"
 (cd "$top/build-test" && make -j"$(nproc)" distcheck >/dev/null 2>&1) || { echo "distcheck failed"; exit 1; }
 echo "test.sh: all passed"

@@ -50,6 +50,12 @@ START_TEST(super_offsets)
 	ck_assert_uint_eq(lfs_get32(buf + 8), LFS_FEATURE_BACKUP_SB);
 	ck_assert_uint_eq(lfs_get64(buf + 168), sb.nblocks + 5);
 	ck_assert_uint_eq(lfs_get32(buf + 252), lfs_crc(0, buf, 252));
+	ck_assert_uint_eq(lfs_get32(buf + 176), 0); /* no seed of its own: the field stays zero */
+	sb.feature_incompat = LFS_FEATURE_CSUM_SEED;
+	sb.csum_seed = 0xdeadbeef;
+	lfs_super_encode(&sb, buf);
+	ck_assert_uint_eq(lfs_get32(buf + 12), LFS_FEATURE_CSUM_SEED);
+	ck_assert_uint_eq(lfs_get32(buf + 176), 0xdeadbeef);
 	/* little-endian byte order, whatever the host */
 	ck_assert_uint_eq(buf[0], 0x4c);
 	ck_assert_uint_eq(buf[1], 0x46);
@@ -79,6 +85,21 @@ START_TEST(super_roundtrip_and_rejects)
 	newer.version = LFS_VERSION + 1;
 	lfs_super_encode(&newer, bad);
 	ck_assert_int_eq(lfs_super_decode(&out, bad), -EPROTONOSUPPORT);
+
+	/* an incompatible feature this code does not know is refused */
+	newer = sb;
+	newer.feature_incompat = 2;
+	lfs_super_encode(&newer, bad);
+	ck_assert_int_eq(lfs_super_decode(&out, bad), -EPROTONOSUPPORT);
+	/* the seed a new uuid leaves behind: checksums stay as they were */
+	struct lfs_super tuned = sb;
+	tuned.feature_incompat = LFS_FEATURE_CSUM_SEED;
+	tuned.csum_seed = lfs_super_seed(&sb);
+	tuned.uuid[0] ^= 0xff;
+	lfs_super_encode(&tuned, bad);
+	ck_assert_int_eq(lfs_super_decode(&out, bad), 0);
+	ck_assert_uint_eq(lfs_super_seed(&out), lfs_super_seed(&sb));
+	ck_assert_uint_ne(lfs_crc(0, out.uuid, 16), lfs_super_seed(&sb));
 
 	struct lfs_super odd = sb;
 	odd.block_size = 3000;

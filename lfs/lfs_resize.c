@@ -1,0 +1,121 @@
+/*
+ * lfs_resize.c — lfs-resize: grow an unmounted lfs to a larger image
+ * file or device (lfs-resize(8)), as resize2fs and nilfs-resize do.
+ *
+ *   lfs-resize [-n] DEVICE|IMAGE [SIZE]
+ *
+ * First the image is mounted and unmounted in-process, so that its
+ * newest checkpoint is clean (recovery done, nothing to roll forward
+ * into the new geometry); then, under the image lock, an image file is
+ * extended and grow.c rewrites the checkpoint and both superblocks.
+ * Shrinking is refused.
+ */
+#include "lfs_int.h"
+#include "tool.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: lfs-resize [-n] DEVICE|IMAGE [SIZE]\n"
+		   "  SIZE  the new size (K, M, G, T suffixes); default: the device's or file's size;\n"
+		   "        an image file is extended to it; only growing is supported\n"
+		   "  -n    say what would be done, change nothing\n" LFS_TOOL_HELP_LINES);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct lfs_tool tool = { "lfs-resize", usage, 2 };
+	static const struct option longopts[] = { LFS_TOOL_LONGOPTS, { NULL, 0, NULL, 0 } };
+	bool dry_run = false;
+	int c;
+	while ((c = getopt_long(argc, argv, "n" LFS_TOOL_SHORTOPTS, longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n': dry_run = true; break;
+		default: return lfs_tool_opt(&tool, c);
+		}
+	}
+	if (optind != argc - 1 && optind != argc - 2)
+		return lfs_tool_usage_error(&tool);
+	const char *path = argv[optind];
+	uint64_t size = 0;
+	if (optind == argc - 2 && lfs_parse_size(argv[optind + 1], &size)) {
+		fprintf(stderr, "lfs-resize: bad size '%s'\n", argv[optind + 1]);
+		return 2;
+	}
+	struct stat st;
+	if (stat(path, &st) < 0) {
+		fprintf(stderr, "lfs-resize: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	if (!dry_run) {
+		/* a clean checkpoint: the mount recovers, the unmount writes it */
+		struct lfs_opts o;
+		lfs_opts_default(&o);
+		o.hold_lock = true;
+		struct lfs_fs *fs;
+		int err = lfs_mount(path, &o, &fs);
+		if (!err)
+			err = lfs_unmount(fs);
+		if (err) {
+			fprintf(stderr, "lfs-resize: %s: cannot open it to write a clean checkpoint: %s\n", path,
+				strerror(-err));
+			return 1;
+		}
+	}
+	struct lfs_bdev dev;
+	struct lfs_super old, grown;
+	if (lfs_tool_open_image("lfs-resize", path, !dry_run, &dev, &old))
+		return 1;
+	int status = 1;
+	if (!size)
+		size = dev.size_bytes;
+	if (!S_ISREG(st.st_mode) && size > dev.size_bytes) {
+		fprintf(stderr, "lfs-resize: %s: %" PRIu64 " bytes is larger than the device (%" PRIu64 ")\n", path,
+			size, dev.size_bytes);
+		goto out;
+	}
+	char why[512];
+	int err = lfs_grow_plan(&old, size, &grown, why, sizeof(why));
+	if (err) {
+		fprintf(stderr, "lfs-resize: %s: %s\n", path, why);
+		goto out;
+	}
+	if (dry_run) {
+		printf("lfs-resize: would grow %s from %" PRIu64 " to %" PRIu64 " segments (%" PRIu64 " to %" PRIu64
+		       " MiB)\n", path, old.nsegs, grown.nsegs, old.nblocks * old.block_size >> 20,
+		       grown.nblocks * grown.block_size >> 20);
+		status = 0;
+		goto out;
+	}
+	if (S_ISREG(st.st_mode) && size > dev.size_bytes) {
+		if (ftruncate(dev.fd, (off_t)size) < 0) {
+			fprintf(stderr, "lfs-resize: cannot extend %s: %s\n", path, strerror(errno));
+			goto out;
+		}
+		dev.size_bytes = size;
+	}
+	err = lfs_grow(&dev, &old, &grown);
+	if (err) {
+		fprintf(stderr, "lfs-resize: %s: %s\n", path,
+			err == -EUCLEAN ? "its newest checkpoint is not clean (mounted meanwhile?); try again"
+					: strerror(-err));
+		goto out;
+	}
+	printf("lfs-resize: %s: grown from %" PRIu64 " to %" PRIu64 " segments (%" PRIu64 " to %" PRIu64
+	       " MiB), %u reserved, backup superblock at block %" PRIu64 "\n", path, old.nsegs, grown.nsegs,
+	       old.nblocks * old.block_size >> 20, grown.nblocks * grown.block_size >> 20, grown.reserved_segs,
+	       grown.backup_sb);
+	status = 0;
+out:
+	lfs_bdev_close(&dev);
+	return status;
+}

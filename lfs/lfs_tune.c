@@ -1,0 +1,124 @@
+/*
+ * lfs_tune.c — lfs-tune: show the tunables of an unmounted lfs, and
+ * change its label and UUID (lfs-tune(8)), as tune2fs and nilfs-tune do.
+ *
+ *   lfs-tune [-l] [-L LABEL] [-U UUID|random] DEVICE|IMAGE
+ *
+ * Only the superblock changes, both copies: the backup first, then
+ * block 0, so that either copy a crash leaves behind is whole.  The UUID
+ * seeds every checksum in the log: the first time it changes, the seed
+ * it gave is kept in the superblock (LFS_FEATURE_CSUM_SEED, format.h),
+ * which lfs versions before it do not read.
+ */
+#include "lfs_int.h"
+#include "tool.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: lfs-tune [-l] [-L LABEL] [-U UUID|random] DEVICE|IMAGE\n"
+		   "  -l        list the superblock's settings (the default without -L or -U)\n"
+		   "  -L LABEL  set the label (at most 64 bytes; \"\" clears it)\n"
+		   "  -U UUID   set the UUID: 32 hex digits, or \"random\"\n" LFS_TOOL_HELP_LINES);
+}
+
+static void
+list(const char *path, const struct lfs_super *sb)
+{
+	char uuid[LFS_UUID_STR];
+	lfs_uuid_format(sb->uuid, uuid);
+	printf("lfs on %s\n", path);
+	printf("  label                 '%s'\n", sb->label);
+	printf("  uuid                  %s\n", uuid);
+	printf("  checksum seed         %#010x%s\n", lfs_super_seed(sb),
+	       sb->feature_incompat & LFS_FEATURE_CSUM_SEED ? " (kept from an earlier uuid)" : " (from the uuid)");
+	printf("  format version        %u\n", sb->version);
+	printf("  features              compat %#x%s, incompat %#x%s\n", sb->feature_compat,
+	       sb->feature_compat & LFS_FEATURE_BACKUP_SB ? " (backup superblock)" : "", sb->feature_incompat,
+	       sb->feature_incompat & LFS_FEATURE_CSUM_SEED ? " (checksum seed)" : "");
+	printf("  block size            %u\n", sb->block_size);
+	printf("  segment size          %u KiB (%u blocks)\n", sb->seg_blocks * (sb->block_size / 1024), sb->seg_blocks);
+	printf("  segments              %" PRIu64 ", %u reserved\n", sb->nsegs, sb->reserved_segs);
+	printf("  size                  %" PRIu64 " blocks in use\n", sb->nblocks);
+	printf("  inodes                %u\n", sb->max_inodes);
+	printf("  checkpoint regions    blocks %" PRIu64 " and %" PRIu64 ", %u blocks each\n", sb->ckpt_addr[0],
+	       sb->ckpt_addr[1], sb->ckpt_blocks);
+	if (sb->feature_compat & LFS_FEATURE_BACKUP_SB)
+		printf("  backup superblock     block %" PRIu64 "\n", sb->backup_sb);
+	printf("  created               %" PRIu64 ".%09" PRIu64 " (s since the Epoch)\n", sb->created_ns / 1000000000,
+	       sb->created_ns % 1000000000);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct lfs_tool tool = { "lfs-tune", usage, 2 };
+	static const struct option longopts[] = { LFS_TOOL_LONGOPTS, { NULL, 0, NULL, 0 } };
+	const char *label = NULL, *uuid_arg = NULL;
+	bool want_list = false;
+	uint8_t uuid[16];
+	int c;
+	while ((c = getopt_long(argc, argv, "lL:U:" LFS_TOOL_SHORTOPTS, longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l': want_list = true; break;
+		case 'L':
+			label = optarg;
+			if (strlen(label) > LFS_LABEL_MAX) {
+				fprintf(stderr, "lfs-tune: label longer than %d bytes\n", LFS_LABEL_MAX);
+				return 2;
+			}
+			break;
+		case 'U':
+			uuid_arg = optarg;
+			if (strcmp(optarg, "random") == 0) {
+				if (getrandom(uuid, sizeof(uuid), 0) != sizeof(uuid)) {
+					fprintf(stderr, "lfs-tune: getrandom: %s\n", strerror(errno));
+					return 1;
+				}
+			} else if (lfs_uuid_parse(optarg, uuid)) {
+				fprintf(stderr, "lfs-tune: bad UUID '%s' (32 hex digits, dashes allowed, or random)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		default: return lfs_tool_opt(&tool, c);
+		}
+	}
+	if (optind != argc - 1)
+		return lfs_tool_usage_error(&tool);
+	const char *path = argv[optind];
+	bool change = label || uuid_arg;
+	struct lfs_bdev dev;
+	struct lfs_super sb;
+	if (lfs_tool_open_image("lfs-tune", path, change, &dev, &sb))
+		return 1;
+	int err = 0;
+	if (change) {
+		if (label)
+			snprintf(sb.label, sizeof(sb.label), "%s", label);
+		if (uuid_arg) {
+			if (!(sb.feature_incompat & LFS_FEATURE_CSUM_SEED)) {
+				sb.csum_seed = lfs_super_seed(&sb);
+				sb.feature_incompat |= LFS_FEATURE_CSUM_SEED;
+			}
+			memcpy(sb.uuid, uuid, sizeof(uuid));
+		}
+		if (sb.feature_compat & LFS_FEATURE_BACKUP_SB)
+			err = lfs_super_write_copy(&dev, &sb, sb.backup_sb);
+		if (!err)
+			err = lfs_super_write_copy(&dev, &sb, 0);
+		if (err)
+			fprintf(stderr, "lfs-tune: %s: writing the superblock: %s\n", path, strerror(-err));
+	}
+	if (!err && (want_list || !change))
+		list(path, &sb);
+	lfs_bdev_close(&dev);
+	return err ? 1 : 0;
+}

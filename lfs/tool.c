@@ -1,0 +1,120 @@
+/*
+ * tool.c — the options every lfs program shares (tool.h).
+ */
+#include "tool.h"
+#include "lfs_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+
+void
+lfs_tool_version(const char *name)
+{
+	printf("%s %s (on-disk format %d)\n", name, PACKAGE_VERSION, LFS_VERSION);
+}
+
+int
+lfs_tool_usage_error(const struct lfs_tool *t)
+{
+	t->usage(stderr);
+	return t->usage_status;
+}
+
+int
+lfs_tool_opt(const struct lfs_tool *t, int c)
+{
+	switch (c) {
+	case 'h':
+		t->usage(stdout);
+		return 0;
+	case 'V':
+		lfs_tool_version(t->name);
+		return 0;
+	default:
+		/* getopt has said which option was wrong */
+		return lfs_tool_usage_error(t);
+	}
+}
+
+void
+lfs_uuid_format(const uint8_t u[16], char *out)
+{
+	snprintf(out, LFS_UUID_STR, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+		 u[15]);
+}
+
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int
+lfs_uuid_parse(const char *s, uint8_t uuid[16])
+{
+	uint8_t u[16];
+	int n = 0;
+	for (; *s && n < 32; s++) {
+		if (*s == '-')
+			continue;
+		int v = hexval(*s);
+		if (v < 0)
+			return -EINVAL;
+		if (n % 2 == 0)
+			u[n / 2] = (uint8_t)(v << 4);
+		else
+			u[n / 2] |= (uint8_t)v;
+		n++;
+	}
+	if (n != 32 || *s)
+		return -EINVAL;
+	memcpy(uuid, u, 16);
+	return 0;
+}
+
+int
+lfs_tool_open_image(const char *name, const char *path, bool write, struct lfs_bdev *dev, struct lfs_super *sb)
+{
+	int err = lfs_bdev_open(dev, path, !write);
+	if (err) {
+		fprintf(stderr, "%s: %s: %s\n", name, path, strerror(-err));
+		return err;
+	}
+	char where[4096];
+	if (write && flock(dev->fd, LOCK_EX | LOCK_NB) < 0) {
+		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		if (err == -EBUSY && !lfs_image_mounted_at(path, where, sizeof(where)))
+			snprintf(where, sizeof(where), "(a daemon finishing its unmount?)");
+		if (err == -EBUSY)
+			fprintf(stderr, "%s: %s is in use by a mounted lfs at %s; unmount it first\n", name, path, where);
+		else
+			fprintf(stderr, "%s: %s: cannot lock it: %s\n", name, path, strerror(-err));
+	} else if (!write && lfs_image_busy(dev->fd, path, where, sizeof(where))) {
+		fprintf(stderr, "%s: warning: %s is mounted at %s: its daemon may change what is shown\n", name,
+			path, where);
+	}
+	struct lfs_super_where w;
+	if (!err && (err = lfs_super_find(dev, 0, sb, &w)))
+		fprintf(stderr, "%s: %s: %s\n", name, path,
+			err == -EINVAL ? "not an lfs image" : err == -EPROTONOSUPPORT ?
+			"an lfs of a newer format version" : strerror(-err));
+	else if (!err && w.primary_err && write) {
+		fprintf(stderr, "%s: %s: block 0 %s; run fsck.lfs -y to rewrite it from the backup first\n", name,
+			path, lfs_super_why(w.primary_err));
+		err = -EUCLEAN;
+	}
+	if (!err)
+		dev->block_size = sb->block_size;
+	else
+		lfs_bdev_close(dev);
+	return err;
+}

@@ -1,0 +1,65 @@
+/*
+ * tool.h — what every lfs program answers alike: -h/--help prints the
+ * usage on standard output and exits 0, -V/--version prints the version
+ * and exits 0, a bad option or operand prints the usage on standard
+ * error and exits with the program's usage status.
+ *
+ * Each program keeps its own usage() text (the man page test compares it
+ * with the page) and hands getopt_long's other answers to
+ * lfs_tool_opt():
+ *
+ *	static const struct option longopts[] = { LFS_TOOL_LONGOPTS, ... };
+ *	while ((c = getopt_long(argc, argv, "s:" LFS_TOOL_SHORTOPTS, longopts, NULL)) != -1)
+ *		switch (c) {
+ *		case 's': ...; break;
+ *		default: return lfs_tool_opt(&tool, c);
+ *		}
+ */
+#ifndef LFS_TOOL_H
+#define LFS_TOOL_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#define LFS_TOOL_SHORTOPTS "hV"
+/* the lines every usage text ends with */
+#define LFS_TOOL_HELP_LINES "  -h, --help     print this text\n  -V, --version  print the version\n"
+#define LFS_TOOL_LONGOPTS { "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' }
+
+struct lfs_tool {
+	const char *name;           /* as in messages: "mkfs.lfs" */
+	void (*usage)(FILE *f);
+	int usage_status;           /* the exit status of a usage error: 2, fsck's 16 */
+};
+
+/* -h, -V or a bad option `c`: do what it asks; returns the exit status. */
+int lfs_tool_opt(const struct lfs_tool *t, int c);
+
+/* "NAME VERSION (on-disk format N)" on standard output. */
+void lfs_tool_version(const char *name);
+
+/* The usage on standard error; returns t->usage_status. */
+int lfs_tool_usage_error(const struct lfs_tool *t);
+
+
+#include <stdint.h>
+
+#define LFS_UUID_STR 37             /* "8-4-4-4-12" hex digits and the NUL */
+
+struct lfs_bdev;
+struct lfs_super;
+/* Open an unmounted image to change it (`write`) or to read it, with
+ * its superblock from block 0; a change holds the image lock until
+ * lfs_bdev_close, so that no daemon mounts it meanwhile.  Says what is
+ * wrong on stderr, prefixed with the tool's name; 0 or -errno. */
+int lfs_tool_open_image(const char *name, const char *path, bool write, struct lfs_bdev *dev,
+			struct lfs_super *sb);
+
+/* 16 bytes -> "0123abcd-...": `out` holds LFS_UUID_STR bytes. */
+void lfs_uuid_format(const uint8_t uuid[16], char *out);
+
+/* "0123abcd-..." (dashes optional, either case) -> 16 bytes; 0 or -EINVAL. */
+int lfs_uuid_parse(const char *s, uint8_t uuid[16]);
+
+#endif

@@ -1,0 +1,149 @@
+#!/bin/bash
+# remount.sh — read-only switching and the standard mount options:
+#  - what the kernel sends a FUSE daemon at mount -o remount,ro: counted
+#    with strace on the daemon's reads of /dev/fuse (no request names
+#    the change), while the kernel itself refuses writes;
+#  - lfs-clean --ro: the daemon writes what it buffers and a checkpoint,
+#    then refuses changes (EROFS), suspends cleaning; --rw undoes it, and
+#    is refused for a -o ro mount;
+#  - one daemon per image: a second, read-only or not, beside a writer
+#    or a read-only daemon, is refused before recovering anything;
+#    fsck.lfs too; dumplfs reads with a warning;
+#  - -o remount and unknown options are refused before the image is
+#    opened;
+#  - noatime, strictatime, relatime; sync and dirsync survive kill -9.
+. "$(dirname "$0")/lib.sh"
+
+CLEAN="$top_builddir/cleaner/lfs-clean"
+CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
+DUMPLFS="$top_builddir/ckpt/dumplfs"
+FSCK="$top_builddir/ckpt/fsck.lfs"
+command -v strace >/dev/null || skip "strace is missing (scripts/deps.sh installs it): the remount requests cannot be counted"
+newest_seq() { "$DUMPLFS" "$IMG" 2>/dev/null | grep -A2 "newest  *yes" | sed -n "s/^ *seq  *//p"; }
+# kill9: the daemon dies without unmounting
+kill9() {
+	kill -9 "$LFS_PID"; wait "$LFS_PID" 2>/dev/null || true; LFS_PID=
+	fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"
+	flock -w 10 "$IMG" true
+}
+
+mkfs_img 64M
+lfs_mount
+echo before > "$MNT/a"
+
+# 1. what the kernel tells the daemon about a remount
+strace -f -qq -p "$LFS_PID" -e trace=read -e read=none -o "$WORK/strace" &
+spid=$!
+sleep 1
+mount -i -o remount,ro "$MNT" || fail "mount -i -o remount,ro"
+sleep 0.5
+kill "$spid"; wait "$spid" 2>/dev/null || true
+# the opcode is the second 32-bit word of each request
+ops=$(python3 - "$WORK/strace" <<'PY'
+import re, sys
+names = {1: "LOOKUP", 2: "FORGET", 3: "GETATTR", 17: "STATFS", 42: "BATCH_FORGET", 50: "SYNCFS"}
+ops = []
+for m in re.finditer(r'"((?:[^"\\]|\\.)*)"\.*, \d+\) = (\d+)', open(sys.argv[1]).read()):
+    raw = m.group(1).encode().decode("unicode_escape").encode("latin-1")
+    if len(raw) >= 8:
+        op = int.from_bytes(raw[4:8], "little")
+        ops.append(names.get(op, str(op)))
+print(" ".join(ops) or "none")
+PY
+)
+echo "requests the daemon read during mount -o remount,ro: $ops"
+# only requests that any access makes (and SYNCFS: the kernel syncs a
+# fuseblk filesystem first); FUSE has no request that says "read-only"
+for op in $ops; do
+	case $op in LOOKUP|FORGET|BATCH_FORGET|GETATTR|STATFS|SYNCFS|none) ;; *) fail "unexpected request $op at remount" ;; esac
+done
+grep -q " ro," <(grep " $MNT " /proc/mounts) || fail "the kernel did not mark the mount read-only"
+if touch "$MNT/k" 2>/dev/null; then fail "the kernel let a write through a ro remount"; fi
+mount -i -o remount,rw "$MNT" || fail "mount -i -o remount,rw"
+echo "ok remount: the kernel flips its flag and refuses writes; no request tells the daemon ($ops)"
+
+# 2. lfs-clean --ro / --rw
+echo buffered > "$MNT/b"
+s0=$(newest_seq)
+"$CLEAN" --ro "$MNT" || fail "lfs-clean --ro"
+[ "$(newest_seq)" -gt "$s0" ] || fail "no checkpoint at the switch to read-only"
+if touch "$MNT/c" 2>"$WORK/err"; then fail "a create after lfs-clean --ro"; fi
+grep -q "Read-only file system" "$WORK/err" || fail "create after --ro: $(cat "$WORK/err")"
+if mkdir "$MNT/d" 2>/dev/null; then fail "mkdir after --ro"; fi
+[ "$(cat "$MNT/b")" = buffered ] || fail "read after --ro"
+"$CLEANERD" --status --json "$MNT" | grep -q '"readonly":true' || fail "--status does not say read-only"
+"$CLEAN" --rw "$MNT" || fail "lfs-clean --rw"
+echo again > "$MNT/c" || fail "write after --rw"
+echo "ok lfs-clean --ro: buffered data and a checkpoint on disk (seq $s0 -> $(newest_seq)), EROFS; --rw: writable"
+
+# 3. one daemon per image
+second() { # what, options: a second daemon must be refused untouched
+	mkdir -p "$WORK/mnt2"
+	rc=0; timeout 20 "$LFS" -f -o "$2" "$IMG" "$WORK/mnt2" 2>"$WORK/err" || rc=$?
+	[ $rc != 0 ] || { fusermount3 -u "$WORK/mnt2"; fail "$1: a second daemon mounted"; }
+	! mountpoint -q "$WORK/mnt2" || fail "$1: mounted"
+	grep -q "already mounted at $MNT" "$WORK/err" || { cat "$WORK/err"; fail "$1: message"; }
+	! grep -q "recovery" "$WORK/err" || fail "$1: the second daemon ran recovery"
+}
+second "ro beside a writer" ro,nocleaner
+second "rw beside a writer" nocleaner
+lfs_umount
+lfs_mount ro
+second "ro beside a read-only daemon" ro,nocleaner
+second "rw beside a read-only daemon" nocleaner
+if "$FSCK" "$IMG" >"$WORK/out" 2>&1; then fail "fsck.lfs ran on an image a read-only daemon holds"; fi
+"$DUMPLFS" "$IMG" >/dev/null 2>"$WORK/err" || fail "dumplfs on an image a read-only daemon holds"
+grep -q "warning: .* is mounted at $MNT" "$WORK/err" || fail "dumplfs: no warning"
+rc=0; "$CLEAN" --rw "$MNT" 2>"$WORK/err" || rc=$?
+[ $rc = 1 ] && grep -q "mounted with -o ro" "$WORK/err" || fail "lfs-clean --rw on a -o ro mount: status $rc"
+lfs_umount
+echo "ok one daemon per image, read-only or not; fsck refused, dumplfs warns; --rw refused on -o ro"
+
+# 4. refused before the image is opened
+for o in remount remount,ro no_such_option relatime,bogus; do
+	rc=0; "$LFS" -f -o "$o" "$IMG" "$MNT" >"$WORK/out" 2>&1 || rc=$?
+	[ $rc = 2 ] || { cat "$WORK/out"; fail "-o $o: status $rc"; }
+	! mountpoint -q "$MNT" || fail "-o $o mounted"
+	! grep -q "recovery\|mounted at" "$WORK/out" || fail "-o $o: the image was opened"
+	echo "ok -o $o refused: $(head -1 "$WORK/out")"
+done
+
+# 5. atime (cache_timeout=0: stat asks the daemon; a remount between
+# the reads empties the page cache, so both reads reach the daemon)
+atime() { stat -c %X "$MNT/a"; }
+for mode in noatime strictatime relatime; do
+	lfs_mount "$mode,cache_timeout=0"
+	touch -a -d "2020-01-01" "$MNT/a"
+	t0=$(atime)
+	cat "$MNT/a" >/dev/null
+	t1=$(atime)
+	lfs_umount
+	sleep 1.1
+	lfs_mount "$mode,cache_timeout=0"
+	cat "$MNT/a" >/dev/null
+	t2=$(atime)
+	lfs_umount
+	case $mode in
+	noatime) [ "$t1" = "$t0" ] && [ "$t2" = "$t0" ] || fail "noatime: atime $t0 -> $t1 -> $t2" ;;
+	strictatime) [ "$t1" != "$t0" ] && [ "$t2" != "$t1" ] || fail "strictatime: atime $t0 -> $t1 -> $t2" ;;
+	relatime) [ "$t1" != "$t0" ] && [ "$t2" = "$t1" ] || fail "relatime: atime $t0 -> $t1 -> $t2" ;;
+	esac
+	echo "ok -o $mode: atime $t0 -> $t1 -> $t2"
+done
+
+# 6. dirsync: a create is on disk when it returns; sync: data too
+lfs_mount dirsync
+mkdir "$MNT/dirsync.d"
+: > "$MNT/dirsync.d/f"
+kill9
+lfs_mount
+[ -f "$MNT/dirsync.d/f" ] || fail "dirsync: a create did not survive kill -9"
+lfs_umount
+lfs_mount sync
+echo synced > "$MNT/sync.f"
+kill9
+lfs_mount
+[ "$(cat "$MNT/sync.f" 2>/dev/null)" = synced ] || fail "sync: a write did not survive kill -9"
+lfs_umount
+"$FSCK" "$IMG" >/dev/null || fail "fsck after the kills"
+echo "ok dirsync and sync: changes survive kill -9 right after the call"

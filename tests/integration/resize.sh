@@ -1,0 +1,83 @@
+#!/bin/bash
+# resize.sh — lfs-tune and lfs-resize on an unmounted image: both refuse
+# a mounted one; lfs-tune changes label and UUID (the checksums keep
+# their seed) and lists the tunables; lfs-resize grows 64 MiB to 256 MiB
+# with fsck clean, the data intact, the room usable and the backup
+# superblock moved to the new last block (block 0 destroyed, it still
+# mounts); -n changes nothing; shrinking and a size beyond what the
+# checkpoint regions can describe are refused with a message.
+. "$(dirname "$0")/lib.sh"
+
+TUNE="$top_builddir/lfs/lfs-tune"
+RESIZE="$top_builddir/lfs/lfs-resize"
+FSCK="$top_builddir/ckpt/fsck.lfs"
+DUMPLFS="$top_builddir/ckpt/dumplfs"
+sums() { (cd "$MNT" && find . -type f | sort | xargs md5sum); }
+fsck_clean() {
+	"$FSCK" "$IMG" >"$WORK/fsck" 2>&1 || { cat "$WORK/fsck"; fail "fsck after $1"; }
+	[ "$(wc -l < "$WORK/fsck")" = 1 ] || { cat "$WORK/fsck"; fail "fsck after $1 says more than its summary"; }
+}
+
+mkfs_img 64M
+lfs_mount
+mkdir -p "$MNT/tree/sub"
+for i in $(seq 20); do head -c $((i * 7000)) /dev/urandom > "$MNT/tree/sub/f$i"; done
+head -c 20M /dev/urandom > "$MNT/big"
+sums > "$WORK/sums"
+# refused while mounted
+for cmd in "$RESIZE $IMG 256M" "$TUNE -L x $IMG"; do
+	rc=0; $cmd >/dev/null 2>"$WORK/err" || rc=$?
+	[ $rc = 1 ] || fail "$cmd on a mounted image: status $rc"
+	grep -q "mounted" "$WORK/err" || { cat "$WORK/err"; fail "$cmd: message"; }
+done
+lfs_umount
+echo "ok lfs-resize and lfs-tune refuse a mounted image"
+
+# lfs-tune
+"$TUNE" "$IMG" >"$WORK/list" || fail "lfs-tune (list)"
+for k in label uuid "checksum seed" "block size" "segment size" segments inodes "backup superblock"; do
+	grep -q "^  $k " "$WORK/list" || { cat "$WORK/list"; fail "lfs-tune does not list $k"; }
+done
+seed=$(sed -n 's/^  checksum seed *\(0x[0-9a-f]*\).*/\1/p' "$WORK/list")
+u=01234567-89ab-cdef-0123-456789abcdef
+"$TUNE" -L archive -U "$u" "$IMG" >/dev/null || fail "lfs-tune -L -U"
+"$DUMPLFS" "$IMG" >"$WORK/dump"
+grep -q "label  *archive" "$WORK/dump" && grep -q "uuid  *$u" "$WORK/dump" || fail "label/uuid not in the superblock"
+"$TUNE" -U random "$IMG" >/dev/null || fail "lfs-tune -U random"
+"$TUNE" -l "$IMG" >"$WORK/list"
+grep -q "^  checksum seed  *$seed (kept" "$WORK/list" || { cat "$WORK/list"; fail "the checksum seed changed"; }
+! grep -q "$u" "$WORK/list" || fail "-U random kept the old uuid"
+"$FSCK" -v "$IMG" | grep -q "backup superblock at block .* is intact" || fail "backup superblock not rewritten"
+fsck_clean "lfs-tune"
+rc=0; "$TUNE" -U nonsense "$IMG" 2>/dev/null || rc=$?
+[ $rc = 2 ] || fail "lfs-tune -U nonsense: status $rc"
+echo "ok lfs-tune: label, uuid (twice; seed $seed kept), list, fsck clean"
+
+# lfs-resize
+before=$(md5sum < "$IMG")
+"$RESIZE" -n "$IMG" 256M | grep -q "would grow" || fail "lfs-resize -n"
+[ "$before" = "$(md5sum < "$IMG")" ] || fail "lfs-resize -n changed the image"
+rc=0; "$RESIZE" "$IMG" 32M 2>"$WORK/err" || rc=$?
+[ $rc = 1 ] && grep -q "only grows" "$WORK/err" || { cat "$WORK/err"; fail "shrinking: status $rc"; }
+rc=0; "$RESIZE" "$IMG" 1T 2>"$WORK/err" || rc=$?
+[ $rc = 1 ] && grep -q "the largest size it grows to is" "$WORK/err" || { cat "$WORK/err"; fail "1T: status $rc"; }
+[ "$(stat -c %s "$IMG")" = $((64 << 20)) ] || fail "a refused resize changed the image size"
+"$RESIZE" "$IMG" 256M >"$WORK/out" || fail "lfs-resize 256M"
+cat "$WORK/out"
+[ "$(stat -c %s "$IMG")" = $((256 << 20)) ] || fail "the image was not extended"
+fsck_clean "lfs-resize"
+"$FSCK" -v "$IMG" | grep -q "backup superblock at block 65535 is intact" || fail "no backup superblock in the new last block"
+lfs_mount
+sums | diff - "$WORK/sums" || fail "data changed by lfs-resize"
+avail=$(stat -f -c '%a * %S' "$MNT")
+[ $((avail)) -gt $((150 << 20)) ] || fail "only $((avail)) bytes free after growing to 256M"
+head -c 120M /dev/zero > "$MNT/more" || fail "writing 120 MiB into the grown filesystem"
+lfs_umount
+fsck_clean "writing into the grown room"
+# block 0 gone: the backup at the new end describes the grown filesystem
+dd if=/dev/zero of="$IMG" bs=4096 count=1 conv=notrunc status=none
+lfs_mount
+sums | grep -v ' ./more$' | diff - "$WORK/sums" || fail "data after losing block 0"
+[ "$(stat -c %s "$MNT/more")" = $((120 << 20)) ] || fail "the file in the grown room after losing block 0"
+lfs_umount
+echo "ok lfs-resize 64M -> 256M: fsck clean, data intact, 120 MiB more written, backup superblock moved"

@@ -1,0 +1,129 @@
+#!/bin/bash
+# supervise.sh — the daemon supervises its cleaner (lfs/supervise.c):
+# --status names the real cleaner and its state; a second cleaner is
+# refused; a killed cleaner is restarted, after 1 s and then after 2 s
+# when it dies again at once; lfs-clean suspends, resumes, makes a pass
+# now (which cleans), stops and starts it; -o nocleaner waits for
+# lfs-clean --start; the cleaner ends with the mount.
+. "$(dirname "$0")/lib.sh"
+
+CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
+CLEAN="$top_builddir/cleaner/lfs-clean"
+FSCK="$top_builddir/ckpt/fsck.lfs"
+
+# field NAME: one field of --status --json
+field() {
+	"$CLEANERD" --status --json "$MNT" >"$WORK/status.json" || fail "lfs_cleanerd --status --json"
+	sed -n "s/.*\"$1\":\"\{0,1\}\([^\",]*\).*/\1/p" "$WORK/status.json"
+}
+# wait_state STATE [SECONDS]: until --status says STATE
+wait_state() {
+	local i
+	for i in $(seq $((${2:-5} * 20))); do
+		[ "$(field cleaner_state)" = "$1" ] && return 0
+		sleep 0.05
+	done
+	"$CLEANERD" --status "$MNT"
+	fail "the cleaner is not $1 within ${2:-5} s"
+}
+# cleaners: how many lfs_cleanerd processes serve $MNT
+cleaners() { pgrep -f "lfs_cleanerd .*$MNT\$" | wc -l; }
+
+cat > "$WORK/cleaner.conf" <<CONF
+protection_period 0
+cleaning_interval 1
+CONF
+mkfs_img 64M
+"$LFS" -f -o "cleaner_conf=$WORK/cleaner.conf" "$IMG" "$MNT" 2>>"$WORK/daemon.log" &
+LFS_PID=$!
+for _ in $(seq 100); do mountpoint -q "$MNT" && break; sleep 0.1; done
+mountpoint -q "$MNT" || { cat "$WORK/daemon.log"; fail "mount"; }
+
+wait_state idle
+pid=$(field cleaner_pid)
+[ "$(ps -o ppid= -p "$pid" | tr -d ' ')" = "$LFS_PID" ] || fail "cleaner pid $pid is not the daemon's child"
+"$CLEANERD" --status "$MNT" | grep -q "^  cleaner         running (pid $pid), idle" ||
+	{ "$CLEANERD" --status "$MNT"; fail "--status text"; }
+echo "ok --status: cleaner running (pid $pid), idle"
+
+# one cleaner per filesystem, whether it detaches or not
+for opt in "" -f; do
+	rc=0; timeout 10 "$CLEANERD" $opt "$MNT" 2>"$WORK/err" || rc=$?
+	[ $rc = 1 ] || fail "a second lfs_cleanerd $opt: status $rc"
+	grep -q "already has a cleaner (pid $pid)" "$WORK/err" || { cat "$WORK/err"; fail "second cleaner: message"; }
+done
+[ "$(cleaners)" = 1 ] || fail "$(cleaners) cleaners on $MNT"
+[ "$(field cleaner_pid)" = "$pid" ] || fail "the registered cleaner changed"
+echo "ok a second cleaner is refused, with and without -f"
+
+# killed: restarted after 1 s; killed again at once: after 2 s
+restarted_after() { # old pid -> seconds until the daemon started another
+	local t0 t1 new=
+	t0=$(date +%s.%N)
+	kill -9 "$1"
+	for _ in $(seq 1000); do
+		new=$(pgrep -P "$LFS_PID" -x lfs_cleanerd || true)
+		[ -n "$new" ] && [ "$new" != "$1" ] && break
+		sleep 0.01
+	done
+	t1=$(date +%s.%N)
+	[ -n "$new" ] && [ "$new" != "$1" ] || fail "the cleaner was not restarted within 10 s"
+	# registered: the pid --status names
+	for _ in $(seq 100); do [ "$(field cleaner_pid)" = "$new" ] && break; sleep 0.05; done
+	[ "$(field cleaner_pid)" = "$new" ] || fail "restarted cleaner $new did not register"
+	echo "$new $(python3 -c "print(f'{$t1 - $t0:.2f}')")"
+}
+kill -0 "$pid"
+read -r pid2 d1 < <(restarted_after "$pid")
+grep -q "lfs_cleanerd (pid $pid) was killed by signal 9" "$WORK/daemon.log" || fail "the death was not logged"
+read -r pid3 d2 < <(restarted_after "$pid2")
+python3 -c "import sys; sys.exit(0 if 0.9 <= $d1 < 3 and 1.9 <= $d2 < 4 else 1)" ||
+	fail "restart delays $d1 s then $d2 s, not about 1 then 2"
+[ "$(field cleaner_restarts)" = 2 ] || fail "restarts: $(field cleaner_restarts)"
+"$CLEANERD" --status "$MNT" | grep -q "restarted 2 times; the last one was killed by signal 9" ||
+	{ "$CLEANERD" --status "$MNT"; fail "--status does not tell the restarts"; }
+[ "$(cleaners)" = 1 ] || fail "$(cleaners) cleaners after the restarts"
+echo "ok killed cleaner restarted after $d1 s, killed again at once: after $d2 s (backoff)"
+
+# suspend, resume, a pass now
+"$CLEAN" --suspend "$MNT" || fail "lfs-clean --suspend"
+wait_state suspended 2
+if "$CLEAN" --now "$MNT" 2>"$WORK/err"; then fail "lfs-clean --now while suspended"; fi
+grep -q "suspended" "$WORK/err" || fail "lfs-clean --now while suspended: message"
+"$CLEAN" -r "$MNT" || fail "lfs-clean -r"
+wait_state idle 2
+echo "ok lfs-clean --suspend, --resume"
+# dead space the thresholds would leave alone (most segments are clean)
+for i in 1 2 3 4 5 6; do head -c 3M /dev/urandom > "$MNT/f$i"; done
+sync -f "$MNT"
+rm "$MNT"/f[1-5]
+"$top_builddir/ckpt/lfs-ckpt" -c "$MNT" >/dev/null
+sleep 2
+[ "$(field segments_cleaned)" = 0 ] || fail "the cleaner cleaned without being asked"
+"$CLEAN" "$MNT" || fail "lfs-clean (a pass now)"
+for _ in $(seq 100); do [ "$(field segments_cleaned)" != 0 ] && break; sleep 0.05; done
+[ "$(field segments_cleaned)" != 0 ] || { "$CLEANERD" --status "$MNT"; fail "lfs-clean: the pass cleaned nothing"; }
+echo "ok lfs-clean: a pass now cleaned $(field segments_cleaned) segments"
+
+# stop: gone and not restarted; start: back
+"$CLEAN" --stop "$MNT" || fail "lfs-clean --stop"
+wait_state stopped 5
+sleep 1.5
+[ "$(cleaners)" = 0 ] || fail "a cleaner runs after --stop"
+[ "$(field cleaner_state)" = stopped ] || fail "restarted after --stop"
+"$CLEAN" --start "$MNT" || fail "lfs-clean --start"
+wait_state idle 5
+echo "ok lfs-clean --stop, --start"
+cpid=$(field cleaner_pid)
+lfs_umount
+! kill -0 "$cpid" 2>/dev/null || fail "the cleaner outlived the unmount"
+"$FSCK" "$IMG" >/dev/null || fail "fsck"
+
+# -o nocleaner: none until asked
+lfs_mount
+[ "$(field cleaner_state)" = stopped ] || fail "-o nocleaner: $(field cleaner_state)"
+[ "$(cleaners)" = 0 ] || fail "-o nocleaner started a cleaner"
+"$CLEAN" --start "$MNT" || fail "lfs-clean --start on -o nocleaner"
+wait_state idle 5
+lfs_umount
+echo "ok -o nocleaner: stopped until lfs-clean --start"
