@@ -1003,6 +1003,10 @@ def main():
         o.append(f"This run covered only some workloads; the rows of the others are carried over from an "
                  f"earlier run ({env['merged_from']}), so their machine state and settings are that run's "
                  f"(see its `results/run-ID.env`).\n")
+    o.append("The machine is shared (2 cores) with other developers' builds and tests while the bench runs, so "
+             "absolute times move between runs: compare figures within one run, as ratios. The device-model "
+             "figures (*devmodel*) depend on the requests traced, not on this machine's speed (only the "
+             "order of concurrent requests can vary).\n")
     o.append("Each cell is the **median over rounds**, with ±half the range across rounds relative "
              "to the median (the run-to-run noise on this shared machine); ↑ = higher is better, ↓ = lower is better. "
              "\"—\" = not applicable to that target, **FAIL** = the target failed that workload "
