@@ -604,7 +604,10 @@ def section_devmodel(res, rows, env, plots, plot_rel):
         "(neither daemon uses O_DIRECT, so rewrites of a dirty page are absorbed and a flush writes the "
         "dirty pages sorted and merged) and then through two device models, with the same parameters for "
         "every target. Modeled time is the device's busy time with requests issued back to back: the FUSE "
-        "and CPU time this VM spends are left out, so these are the device-bound rates.\n")
+        "and CPU time this VM spends are left out, so these are the device-bound rates. Kernel read-ahead "
+        "is not modeled: on the HDD sequential reads stream on regardless, but on flash fuse2fs's 4 KiB "
+        "sequential reads each pay a flash read, so lfs's flash advantage on sequential reads is an upper "
+        "bound.\n")
     o.append(
         f"*HDD*: 7,200 rpm (half a rotation {30e3 / hp['rpm']:.2f} ms), seek = a + b·√d below "
         f"{hp['xb'] * 100:.1f}% of the stroke and c + e·d above (Ruemmler & Wilkes 1994), fitted to "
