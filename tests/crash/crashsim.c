@@ -361,7 +361,8 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 	}
 	/* a read-write mount frees every orphan before anyone can see it */
 	for (uint32_t ino = LFS_ROOT_INO + 1; ino < fs->sb.max_inodes; ino++)
-		if ((fs->imap[ino].flags & (LFS_IMAP_INUSE | LFS_IMAP_ORPHAN)) == (LFS_IMAP_INUSE | LFS_IMAP_ORPHAN)) {
+		if ((lfs_imap_get(fs, ino)->flags & (LFS_IMAP_INUSE | LFS_IMAP_ORPHAN)) ==
+		    (LFS_IMAP_INUSE | LFS_IMAP_ORPHAN)) {
 			printf("crashsim: %s: orphan inode %u not freed by the mount\n", what, ino);
 			c->failures++;
 			break;

@@ -10,7 +10,7 @@
 #include <fcntl.h>
 #include <string.h>
 
-static const struct lfs_cred me = { 1000, 1000 };
+static const struct lfs_cred me = { 1000, 1000, 0 };
 
 static struct lfs_fs *
 mount_budget(uint64_t bytes)

@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
-static const struct lfs_cred me = { 1000, 1000 };
+static const struct lfs_cred me = { 1000, 1000, 0 };
 
 /* Bytes the first checkpoint after the mount's own writes for 50 new
  * small files (the regions as read at mount are compared with the

@@ -11,7 +11,7 @@
 #include <linux/falloc.h>
 #include <string.h>
 
-static const struct lfs_cred me = { 1000, 1000 };
+static const struct lfs_cred me = { 1000, 1000, 0 };
 
 #define BIG (256ull << 20)     /* 65,536 blocks: 128 leaves, 4 levels deep at most */
 #define CHUNK (4u << 20)
