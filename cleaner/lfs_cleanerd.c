@@ -594,6 +594,47 @@ usage(FILE *f)
 		   LFS_TOOL_HELP_LINES);
 }
 
+/* Become the filesystem's one cleaner: refused when it has one (said
+ * here, in the process that was started), detached unless -f.  0, or -1
+ * after a message. */
+static int
+take_place(struct cleaner *c, const char *mnt)
+{
+	int err;
+	if (!c->foreground) {
+		/* the place is taken after daemon(), by the process that
+		 * stays (the daemon knows its cleaner by its pid) */
+		struct lfs_ctl_resp sr;
+		struct lfs_ctl_stats st;
+		if ((err = call(c, LFS_CTL_STATS, 0, 0, NULL, 0, &sr, &st, sizeof(st))) == 0 && st.cleaner_pid)
+			err = -EBUSY;
+		if (err == -EBUSY)
+			say(LOG_ERR, "%s already has a cleaner (pid %llu); not starting another", mnt,
+			    (unsigned long long)st.cleaner_pid);
+		else if (err)
+			say(LOG_ERR, "%s: %s", mnt, lfs_ctl_strerror(err));
+		if (err || daemon(0, 0) < 0) {
+			if (!err)
+				say(LOG_ERR, "daemon: %s", strerror(errno));
+			return -1;
+		}
+		log_stderr = false;
+		lfs_ctl_close(&c->cl);
+		if ((err = lfs_ctl_connect(&c->cl, mnt))) {
+			say(LOG_ERR, "%s: cannot reach the lfs daemon: %s", mnt, lfs_ctl_strerror(err));
+			return -1;
+		}
+	}
+	if (register_cleaner(c, mnt))
+		return -1;
+	c->state = LFS_CLEANER_IDLE;
+	say(LOG_INFO, "cleaning %s (%llu segments of %llu KiB, policy %s%s, settings from %s)", mnt,
+	    (unsigned long long)c->nsegs, (unsigned long long)c->seg_bytes / 1024,
+	    c->cfg.policy == LFS_POLICY_GREEDY ? "greedy" : "cost-benefit", c->cfg.age_sort ? ", age-sorted" : "",
+	    c->config_path ? c->config_path : "the built-in defaults");
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -667,45 +708,17 @@ main(int argc, char **argv)
 	sa.sa_handler = on_wake;
 	sa.sa_flags = 0;
 	sigaction(SIGUSR1, &sa, NULL);
-	if (!c.foreground) {
-		/* a second cleaner is refused here, where it was started and
-		 * can say so; the place is taken after daemon(), by the process
-		 * that stays (the daemon knows its cleaner by its pid) */
-		struct lfs_ctl_resp sr;
-		struct lfs_ctl_stats st;
-		if ((err = call(&c, LFS_CTL_STATS, 0, 0, NULL, 0, &sr, &st, sizeof(st))) == 0 && st.cleaner_pid)
-			err = -EBUSY;
-		if (err == -EBUSY)
-			say(LOG_ERR, "%s already has a cleaner (pid %llu); not starting another", mnt,
-			    (unsigned long long)st.cleaner_pid);
-		else if (err)
-			say(LOG_ERR, "%s: %s", mnt, lfs_ctl_strerror(err));
-		if (err || daemon(0, 0) < 0) {
-			if (!err)
-				say(LOG_ERR, "daemon: %s", strerror(errno));
-			return 1;
-		}
-		log_stderr = false;
-		lfs_ctl_close(&c.cl);
-		if ((err = lfs_ctl_connect(&c.cl, mnt))) {
-			say(LOG_ERR, "%s: cannot reach the lfs daemon: %s", mnt, lfs_ctl_strerror(err));
-			return 1;
-		}
+	if (!take_place(&c, mnt)) {
+		err = run(&c);
+		if (err)
+			say(LOG_ERR, "stopping: %s", strerror(-err));
+		else
+			say(LOG_INFO, "stopped: %llu passes, %llu segments cleaned, %llu blocks moved",
+			    (unsigned long long)c.passes, (unsigned long long)c.segs_cleaned,
+			    (unsigned long long)c.blocks_moved);
+	} else {
+		err = -EBUSY;
 	}
-	if (register_cleaner(&c, mnt))
-		return 1;
-	c.state = LFS_CLEANER_IDLE;
-	say(LOG_INFO, "cleaning %s (%llu segments of %llu KiB, policy %s%s, settings from %s)", mnt,
-	    (unsigned long long)c.nsegs, (unsigned long long)c.seg_bytes / 1024,
-	    c.cfg.policy == LFS_POLICY_GREEDY ? "greedy" : "cost-benefit", c.cfg.age_sort ? ", age-sorted" : "",
-	    c.config_path ? c.config_path : "the built-in defaults");
-	err = run(&c);
-	if (err)
-		say(LOG_ERR, "stopping: %s", strerror(-err));
-	else
-		say(LOG_INFO, "stopped: %llu passes, %llu segments cleaned, %llu blocks moved",
-		    (unsigned long long)c.passes, (unsigned long long)c.segs_cleaned,
-		    (unsigned long long)c.blocks_moved);
 	close(c.image_fd);
 	lfs_ctl_close(&c.cl);
 	free(c.usage);
