@@ -281,14 +281,17 @@ lfs_file_allocate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_
 	return err;
 }
 
-/* Admission of a write; notes when cached data came within a headroom
- * of what plain writers may use (fuse_cache.c then checks the writer's
- * every write()). */
+/* Admission of a write; `grows`: it adds blocks the file did not have.
+ * Notes when cached data that grows a file came within a headroom of
+ * what plain writers may use (fuse_cache.c then checks that writer's
+ * every write()); overwrites are not marked: they need no capacity. */
 static int
-admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
+admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes, bool grows)
 {
+	if (cls == LFS_SPACE_WRITE && !grows)
+		cls = LFS_SPACE_OVERWRITE;
 	int err = lfs_space_admit(fs, cls, bytes);
-	if (!err && cls == LFS_SPACE_WRITEBACK &&
+	if (!err && cls == LFS_SPACE_WRITEBACK && grows &&
 	    !lfs_space_fits(fs, LFS_SPACE_WRITE, bytes + fs->headroom_blocks * fs->bsize))
 		fs->near_full = true;
 	return err;
@@ -306,7 +309,7 @@ lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, enum lfs_space_class cls
 	int err;
 	if (ip->di.flags & LFS_DI_INLINE) {
 		if (end <= lfs_inline_max(fs->bsize)) {
-			err = admit(fs, cls, 0);
+			err = admit(fs, cls, end > ip->di.size ? end - ip->di.size : 0, end > ip->di.size);
 			if (!err)
 				err = lfs_inode_inline_buf(fs, ip);
 			if (err)
@@ -323,8 +326,8 @@ lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, enum lfs_space_class cls
 	}
 	/* overwriting what fallocate gave frees as much as it takes: the
 	 * promise of fallocate holds on a full filesystem too */
-	err = admit(fs, (ip->di.flags & LFS_DI_PREALLOC) && range_allocated(fs, ip, off, size)
-				? LFS_SPACE_DELETE : cls, size);
+	bool have = range_allocated(fs, ip, off, size);
+	err = admit(fs, (ip->di.flags & LFS_DI_PREALLOC) && have ? LFS_SPACE_DELETE : cls, size, !have);
 	if (err == -ENOSPC) {
 		/* as much as fits, in whole blocks: a short write, as ext4
 		 * gives, so a stream stops within a block of the end */

@@ -1011,10 +1011,9 @@ lfs_statfs(struct lfs_fs *fs, struct statvfs *st)
 {
 	lock(fs);
 	memset(st, 0, sizeof(*st));
-	/* what the kernel's page cache may still hand us is spoken for, as
-	 * the reserve is */
-	uint64_t usable = (fs->sb.nsegs - fs->sb.reserved_segs) * (uint64_t)fs->sb.seg_blocks;
-	usable = usable > fs->headroom_blocks ? usable - fs->headroom_blocks : 0;
+	/* the reserve, what the kernel's page cache may still hand us and
+	 * the dead space cleaning needs are all spoken for */
+	uint64_t usable = lfs_space_capacity(fs);
 	uint64_t used = (fs->live_total + fs->dirty_bytes) / fs->bsize;
 	st->f_bsize = fs->bsize;
 	st->f_frsize = fs->bsize;

@@ -337,7 +337,10 @@ ssize_t lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t
 /* who may use which part of the clean space (space.c) */
 enum lfs_space_class {
 	LFS_SPACE_WRITE,            /* new content and names: stops at the
-				     * reserve plus the cache headroom */
+				     * reserve plus the cache headroom, and
+				     * at the capacity (lfs_space_capacity) */
+	LFS_SPACE_OVERWRITE,        /* content replacing blocks a file has:
+				     * the writers' floor, no capacity check */
 	LFS_SPACE_WRITEBACK,        /* content a page cache already took: may
 				     * use the headroom, stops at the reserve */
 	LFS_SPACE_DELETE,           /* frees space: may use most of the reserve */
@@ -398,6 +401,9 @@ int lfs_space_admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 bool lfs_space_fits(const struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes);
 /* Blocks of content that fit now without flushing or cleaning. */
 uint64_t lfs_space_avail_blocks(const struct lfs_fs *fs, enum lfs_space_class cls);
+/* Blocks of live data writers may bring the filesystem to: the log less
+ * the writers' floor and the compaction slack (lfs(5)); df's size. */
+uint64_t lfs_space_capacity(const struct lfs_fs *fs);
 /* Clean blocks a class must leave untouched. */
 uint64_t lfs_space_floor(const struct lfs_fs *fs, enum lfs_space_class cls);
 /* Blocks cleaning may fill now, keeping the checkpoint's floor. */

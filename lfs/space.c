@@ -33,6 +33,10 @@
 
 #include <errno.h>
 
+#ifndef LFS_SLACK_FACTOR
+#define LFS_SLACK_FACTOR 1
+#endif
+
 /* Blocks the log will take for the dirty state plus `bytes` of new
  * content: pages with their leaves, records and interior nodes as they
  * were counted when dirtied (lfs_file_dirty_page), the new content's
@@ -68,7 +72,7 @@ lfs_space_floor(const struct lfs_fs *fs, enum lfs_space_class cls)
 	/* cleaning at a loss stops half way into the reserve, and deletes
 	 * may go half way from there to the checkpoint's floor */
 	uint64_t loss = reserve / 2 > ckpt ? reserve / 2 : ckpt;
-	if (cls == LFS_SPACE_WRITE)
+	if (cls == LFS_SPACE_WRITE || cls == LFS_SPACE_OVERWRITE)
 		return reserve + fs->headroom_blocks;
 	if (cls == LFS_SPACE_WRITEBACK)
 		return reserve;
@@ -77,9 +81,49 @@ lfs_space_floor(const struct lfs_fs *fs, enum lfs_space_class cls)
 	return ckpt + (loss - ckpt) / 2;
 }
 
+/* Dead space writers leave, so that cleaning can always gather a clean
+ * segment from it: spread evenly over every segment, each victim then
+ * holds total/slack of its own dead, and the victims that cleaning can
+ * move within its budget (the writers' floor above the checkpoint's)
+ * must hold a segment's worth; one more segment for the block-map
+ * leaves and inode records that moved blocks drag along (lfs(5), "Space
+ * and the reserve"). */
+static uint64_t
+slack_blocks(const struct lfs_fs *fs)
+{
+	uint64_t seg = fs->sb.seg_blocks, total = fs->sb.nsegs * seg;
+	uint64_t floor = lfs_space_floor(fs, LFS_SPACE_WRITE), ckpt = ckpt_floor(fs);
+	uint64_t budget = floor > ckpt + seg ? floor - ckpt : seg;
+	return (LFS_SLACK_FACTOR * total / budget + 1) * seg;
+}
+
+uint64_t
+lfs_space_capacity(const struct lfs_fs *fs)
+{
+	uint64_t total = fs->sb.nsegs * (uint64_t)fs->sb.seg_blocks;
+	uint64_t keep = lfs_space_floor(fs, LFS_SPACE_WRITE) + slack_blocks(fs);
+	return total > keep ? total - keep : 0;
+}
+
+/* Live blocks now, the buffered ones counted as new (an overwrite's old
+ * block is freed only when it is written: a flush settles it). */
+static uint64_t
+used_blocks(const struct lfs_fs *fs)
+{
+	return (fs->live_total + fs->dirty_bytes + fs->bsize - 1) / fs->bsize;
+}
+
+static bool
+grows_within(const struct lfs_fs *fs, uint64_t bytes)
+{
+	return used_blocks(fs) + (bytes + fs->bsize - 1) / fs->bsize <= lfs_space_capacity(fs);
+}
+
 bool
 lfs_space_fits(const struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 {
+	if (cls == LFS_SPACE_WRITE && !grows_within(fs, bytes))
+		return false;
 	return blocks_needed(fs, bytes) + lfs_space_floor(fs, cls) <= lfs_seg_clean_blocks(fs);
 }
 
@@ -99,7 +143,14 @@ lfs_space_avail_blocks(const struct lfs_fs *fs, enum lfs_space_class cls)
 		return 0;
 	/* n blocks of content take n + n/nptr + 1 */
 	uint64_t n = have - keep;
-	return n > 1 ? (n - 1) * fs->nptr / (fs->nptr + 1) : 0;
+	n = n > 1 ? (n - 1) * fs->nptr / (fs->nptr + 1) : 0;
+	if (cls == LFS_SPACE_WRITE) {
+		uint64_t used = used_blocks(fs), cap = lfs_space_capacity(fs);
+		uint64_t room = cap > used ? cap - used : 0;
+		if (n > room)
+			n = room;
+	}
+	return n;
 }
 
 /* Try to make room: flush, checkpoint, clean.  Returns 0 when `bytes`
@@ -120,6 +171,22 @@ lfs_space_admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 	return err;
 }
 
+static void
+log_full(struct lfs_fs *fs, enum lfs_space_class cls, const char *why)
+{
+	uint64_t now = lfs_now_ns();
+	if (now - fs->full_logged_ns < 60ull * 1000000000ull)
+		return;
+	fs->full_logged_ns = now;
+	lfs_log("full: %s refused (%llu of %llu segments clean, %llu reserved; %llu of %llu blocks "
+		"of capacity live); %s",
+		cls == LFS_SPACE_WRITE ? "a write" : cls == LFS_SPACE_OVERWRITE ? "an overwrite"
+		: cls == LFS_SPACE_WRITEBACK ? "a cached write" : "a delete",
+		(unsigned long long)fs->nclean, (unsigned long long)fs->sb.nsegs,
+		(unsigned long long)fs->sb.reserved_segs, (unsigned long long)used_blocks(fs),
+		(unsigned long long)lfs_space_capacity(fs), why);
+}
+
 static int
 make_room(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 {
@@ -132,6 +199,11 @@ make_room(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 		return err;
 	if (lfs_space_fits(fs, cls, bytes))
 		return 0;
+	/* at capacity, cleaning cannot help: only a delete can */
+	if (cls == LFS_SPACE_WRITE && !grows_within(fs, bytes)) {
+		log_full(fs, cls, "the live data is at the capacity");
+		return -ENOSPC;
+	}
 	/* A checkpoint costs blocks of its own: write one only when it frees
 	 * segments, or a nearly full disk drains itself checkpointing. */
 	if (lfs_seg_freeable(fs) && (err = lfs_ckpt_write(fs, false)))
@@ -164,14 +236,6 @@ make_room(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 	}
 	if (lfs_space_fits(fs, cls, bytes))
 		return 0;
-	uint64_t now = lfs_now_ns();
-	if (now - fs->full_logged_ns >= 60ull * 1000000000ull) {
-		fs->full_logged_ns = now;
-		lfs_log("full: %s refused (%llu of %llu segments clean, %llu reserved); cleaning can free "
-			"nothing more until something is deleted",
-			cls == LFS_SPACE_WRITE ? "a write" : cls == LFS_SPACE_WRITEBACK ? "a cached write" : "a delete",
-			(unsigned long long)fs->nclean, (unsigned long long)fs->sb.nsegs,
-			(unsigned long long)fs->sb.reserved_segs);
-	}
+	log_full(fs, cls, "cleaning can free nothing more until something is deleted");
 	return -ENOSPC;
 }
