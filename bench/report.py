@@ -396,6 +396,8 @@ def section_cleaning(res, rows, env, plots, plot_rel):
                      f"{'below' if ok1 else 'not below'} greedy, and {'within' if ok2 else 'above'} 2.0: "
                      f"**{'met' if ok1 and ok2 else 'not met'}**.\n")
 
+    o.extend(tofull_lines(res, rows))
+
     png = os.path.join(plots, "cleaning-write-cost.png")
     styles = {("greedy", "uniform"): "lc rgb '#1f77b4' pt 7", ("greedy", "hot-cold"): "lc rgb '#1f77b4' dt 2 pt 5",
               ("cost-benefit", "uniform"): "lc rgb '#d62728' pt 7",
@@ -456,6 +458,28 @@ def section_cleaning(res, rows, env, plots, plot_rel):
                          "segment utilization when cleaned (%, bin centre)", "fraction of segments cleaned",
                          series, xtics="set xrange [0:100]"):
             o.append(f"![segments cleaned at {u}%]({plot_rel}/{os.path.basename(png)})\n")
+    return o
+
+
+def tofull_lines(res, rows):
+    """bench/run's cl_tofull: from CL_FULL_UTIL% full to ENOSPC"""
+    w = "cleaning"
+    utils = sorted({r["metric"].rsplit(".", 1)[1] for r in rows
+                    if r["workload"] == w and r["metric"].startswith("secs.tofull.")})
+    if not utils:
+        return []
+    o = ["From nearly full to ENOSPC (cost-benefit with age sorting): filled to u of df's size, the "
+         "capacity overwritten once at random, remounted, then one file streamed (`dd bs=1M`) until "
+         "write() failed with ENOSPC; the file read back after a remount and fsck.lfs run. Median over rounds:\n"]
+    trs = []
+    for u in utils:
+        trs.append([f"{u}%", res.cell(w, f"secs.tofull.{u}", "lfs"), res.cell(w, f"accepted.tofull.{u}", "lfs"),
+                    res.cell(w, f"wcfull.tofull.{u}", "lfs")])
+    o.append(md_table(["u", "time to ENOSPC (s) ↓", "written before ENOSPC (% of df's Avail at the start)",
+                       "write cost meanwhile ↓"], trs) + "\n")
+    bad = [r for r in rows if r["workload"] == w and r["status"] == "FAIL" and ".tofull." in r["metric"]]
+    for r in bad:
+        o.append(f"**Failed**: round {r['round']}, {r['metric']}: {r['note']}\n")
     return o
 
 
