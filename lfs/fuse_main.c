@@ -560,6 +560,13 @@ daemon_syncfs(void *ctx)
 	return lfs_syncfs(ctx);
 }
 
+/* LFS_CTL_REQUESTS, from the control server's thread */
+static void
+daemon_requests(void *ctx, bool reset, uint64_t *counts, uint64_t *notifies, uint64_t *ms)
+{
+	lfs_fuse_io_requests(ctx, reset, counts, notifies, ms);
+}
+
 /* FS_IOC_SHUTDOWN or LFS_IOC_SHUTDOWN (ctl_proto.h): 0 or -errno.  A
  * full sync first has the kernel write back its dirty pages (syncfs on
  * the mountpoint, answered by the other worker threads), as ext4's
@@ -1013,9 +1020,12 @@ main(int argc, char *argv[])
 		goto out_sig;
 	d.io.syncfs = daemon_syncfs;
 	d.io.ctx = d.fs;
-	if ((err = lfs_fuse_io_attach(se, &d.io)))
+	err = lfs_fuse_io_attach(se, &d.io);
+	bool counted = !err;        /* the requests are counted where they are read */
+	if (err)
 		lfs_log("fuse: own request handling unavailable (%s): the kernel will ask for "
-			"security.capability before every write", strerror(err < 0 ? -err : err));
+			"security.capability before every write, and no request is counted",
+			strerror(err < 0 ? -err : err));
 	struct statvfs sv;
 	if (lfs_statfs(d.fs, &sv) == 0)
 		d.usable = (uint64_t)sv.f_blocks * sv.f_frsize;
@@ -1034,6 +1044,10 @@ main(int argc, char *argv[])
 	if (err)
 		lfs_log("control socket for %s: %s (no cleaner, no lfs-ckpt)", c.mountpoint, strerror(-err));
 	d.ctl = ctl;
+	if (ctl && counted) {
+		struct lfs_ctl_requests rq = { &d.io, daemon_requests };
+		lfs_ctl_server_set_requests(ctl, &rq);
+	}
 	/* supervised: restarted when it dies, started and stopped by
 	 * lfs-clean; a read-only mount has nothing to clean */
 	char cleaner[PATH_MAX + 32];
