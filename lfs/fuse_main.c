@@ -307,11 +307,15 @@ op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newpar
 		f |= LFS_RENAME_NOREPLACE;
 	if (flags & RENAME_EXCHANGE)
 		f |= LFS_RENAME_EXCHANGE;
-	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) {
+	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT)) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	fuse_reply_err(req, -lfs_rename(FS(req), parent, name, newparent, newname, f));
+	/* the kernel has checked CAP_MKNOD for a whiteout */
+	struct lfs_cred c = cred_of(req);
+	fuse_reply_err(req, -((flags & RENAME_WHITEOUT)
+				      ? lfs_rename_whiteout(FS(req), parent, name, newparent, newname, f, &c)
+				      : lfs_rename(FS(req), parent, name, newparent, newname, f)));
 }
 
 static void
