@@ -132,7 +132,7 @@ after_write(struct lfs_fs *fs)
 static void
 touch_atime(struct lfs_fs *fs, struct lfs_inode *ip)
 {
-	if (fs->dev.readonly || fs->fatal || fs->opts.atime == LFS_ATIME_NOATIME ||
+	if (fs->dev.readonly || fs->fatal || fs->opts.atime == LFS_ATIME_NOATIME || (ip->di.flags & LFS_DI_NOATIME) ||
 	    (fs->opts.nodiratime && S_ISDIR(ip->di.mode)))
 		return;
 	struct timespec now;
@@ -256,14 +256,21 @@ in_any_group(void *ctx, gid_t gid)
 	return true;
 }
 
+/* Take the lock (held on return, error or not) and the inode `ino` of a
+ * writable filesystem, to change it. */
+static int
+lock_inode_for_change(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **ip)
+{
+	lock(fs);
+	int err = writable(fs);
+	return err ? err : lfs_iget(fs, ino, ip);
+}
+
 int
 lfs_drop_privs(struct lfs_fs *fs, uint64_t ino, const struct lfs_caller *who)
 {
-	lock(fs);
 	struct lfs_inode *ip;
-	int err = writable(fs);
-	if (!err)
-		err = lfs_iget(fs, ino, &ip);
+	int err = lock_inode_for_change(fs, ino, &ip);
 	if (!err)
 		err = drop_privs(fs, ip, who);
 	return unlock(fs, err);
@@ -272,11 +279,8 @@ lfs_drop_privs(struct lfs_fs *fs, uint64_t ino, const struct lfs_caller *who)
 int
 lfs_setattr(struct lfs_fs *fs, uint64_t ino, const struct stat *a, int to_set, struct stat *out)
 {
-	lock(fs);
 	struct lfs_inode *ip;
-	int err = writable(fs);
-	if (!err)
-		err = lfs_iget(fs, ino, &ip);
+	int err = lock_inode_for_change(fs, ino, &ip);
 	if (err)
 		return unlock(fs, err);
 	struct lfs_dinode *di = &ip->di;
@@ -341,6 +345,36 @@ lfs_setattr(struct lfs_fs *fs, uint64_t ino, const struct stat *a, int to_set, s
 	}
 	lfs_inode_dirty(fs, ip);
 	lfs_inode_stat(fs, ip, out);
+	after_write(fs);
+	return unlock_attr(fs, 0);
+}
+
+int
+lfs_get_flags(struct lfs_fs *fs, uint64_t ino, uint32_t *flags)
+{
+	lock(fs);
+	struct lfs_inode *ip;
+	int err = lfs_iget(fs, ino, &ip);
+	if (!err)
+		*flags = ip->di.flags & LFS_DI_USER;
+	return unlock(fs, err);
+}
+
+int
+lfs_set_flags(struct lfs_fs *fs, uint64_t ino, uint32_t flags)
+{
+	if (flags & ~LFS_DI_USER)
+		return -EOPNOTSUPP;
+	struct lfs_inode *ip;
+	int err = lock_inode_for_change(fs, ino, &ip);
+	/* a changed record: allowed on a full filesystem, as a setattr */
+	if (!err)
+		err = lfs_space_admit(fs, LFS_SPACE_DELETE, 0);
+	if (err)
+		return unlock(fs, err);
+	ip->di.flags = (ip->di.flags & ~LFS_DI_USER) | flags;
+	lfs_inode_touch(ip, false, true);
+	lfs_inode_dirty(fs, ip);
 	after_write(fs);
 	return unlock_attr(fs, 0);
 }

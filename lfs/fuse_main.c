@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -600,6 +601,87 @@ do_shutdown(fuse_req_t req, unsigned cmd, const void *in_buf, size_t in_bufsz)
 	return lfs_shutdown(FS(req), how);
 }
 
+/* chattr(1)'s flags lfs keeps, as FS_IOC_GETFLAGS and FS_IOC_FSGETXATTR
+ * name them. */
+static const struct { uint32_t fl, xflag, lfs; } file_flags[] = {
+	{ FS_NODUMP_FL, FS_XFLAG_NODUMP, LFS_DI_NODUMP },
+	{ FS_NOATIME_FL, FS_XFLAG_NOATIME, LFS_DI_NOATIME },
+};
+
+/* lfs's flags as the ioctl's (`x`: xflags), or back: the bits of `in`
+ * with no counterpart stay in *rest. */
+static uint32_t
+map_flags(uint32_t in, bool from_lfs, bool x, uint32_t *rest)
+{
+	uint32_t out = 0;
+	for (size_t i = 0; i < sizeof(file_flags) / sizeof(file_flags[0]); i++) {
+		uint32_t ours = x ? file_flags[i].xflag : file_flags[i].fl;
+		uint32_t from = from_lfs ? file_flags[i].lfs : ours, to = from_lfs ? ours : file_flags[i].lfs;
+		if (in & from) {
+			out |= to;
+			in &= ~from;
+		}
+	}
+	*rest = in;
+	return out;
+}
+
+/* FS_IOC_GETFLAGS, FS_IOC_SETFLAGS, FS_IOC_FSGETXATTR, FS_IOC_FSSETXATTR
+ * (lsattr, chattr, xfs_io), through the kernel's fileattr calls: it has
+ * checked that the caller owns the file (and CAP_LINUX_IMMUTABLE for i
+ * and a), asks for the old flags before setting new ones, and passes an
+ * int or a struct fsxattr each way.  Immutable and append-only are
+ * refused (EOPNOTSUPP, which the kernel turns into ENOTTY), not kept:
+ * under the writeback cache, and with opens not sent to the daemon,
+ * open(2) and write(2) never reach it in time to be refused (lfs(8)).
+ * Returns 0 or -errno; *reply_len bytes of `out` are the answer. */
+static int
+file_flags_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned cmd, const void *in_buf, size_t in_bufsz,
+		 size_t out_bufsz, void *out, size_t *reply_len)
+{
+	bool x = cmd == FS_IOC_FSGETXATTR || cmd == FS_IOC_FSSETXATTR;
+	size_t len = x ? sizeof(struct fsxattr) : sizeof(uint32_t);
+	uint32_t lf, rest;
+	int err;
+	*reply_len = 0;
+	if (cmd == FS_IOC_GETFLAGS || cmd == FS_IOC_FSGETXATTR) {
+		if (out_bufsz < len)
+			return -EINVAL;
+		if ((err = lfs_get_flags(FS(req), ino, &lf)))
+			return err;
+		uint32_t fl = map_flags(lf, true, x, &rest);
+		if (x) {
+			struct fsxattr fa;
+			memset(&fa, 0, sizeof(fa));
+			fa.fsx_xflags = fl;
+			memcpy(out, &fa, sizeof(fa));
+		} else {
+			memcpy(out, &fl, sizeof(fl));
+		}
+		*reply_len = len;
+		return 0;
+	}
+	if (in_bufsz < len)
+		return -EINVAL;
+	uint32_t fl;
+	if (x) {
+		struct fsxattr fa;
+		memcpy(&fa, in_buf, sizeof(fa));
+		/* nothing but flags: no extent size hints, no projects */
+		if (fa.fsx_extsize || fa.fsx_projid || fa.fsx_cowextsize)
+			return -EOPNOTSUPP;
+		fl = fa.fsx_xflags;
+	} else {
+		memcpy(&fl, in_buf, sizeof(fl));
+	}
+	lf = map_flags(fl, false, x, &rest);
+	err = rest ? -EOPNOTSUPP : lfs_set_flags(FS(req), ino, lf);
+	/* ctime moved under the kernel's attribute cache */
+	if (!err)
+		fuse_lowlevel_notify_inval_inode(D(req)->se, ino, -1, 0);
+	return err;
+}
+
 /* Only the daemon serving this mount can answer an ioctl on it: that is
  * how a client learns which control socket is ours (ctl_proto.h). */
 static void
@@ -615,6 +697,17 @@ op_ioctl(fuse_req_t req, fuse_ino_t ino, int cmd, void *arg, struct fuse_file_in
 			fuse_reply_err(req, -err);
 		else
 			fuse_reply_ioctl(req, 0, NULL, 0);
+		return;
+	}
+	unsigned c = (unsigned)cmd;
+	if (c == FS_IOC_GETFLAGS || c == FS_IOC_SETFLAGS || c == FS_IOC_FSGETXATTR || c == FS_IOC_FSSETXATTR) {
+		struct fsxattr out;
+		size_t len;
+		int err = file_flags_ioctl(req, ino, c, in_buf, in_bufsz, out_bufsz, &out, &len);
+		if (err)
+			fuse_reply_err(req, -err);
+		else
+			fuse_reply_ioctl(req, 0, len ? &out : NULL, len);
 		return;
 	}
 	struct lfs_ctl_where w;

@@ -119,6 +119,12 @@ int lfs_rename(struct lfs_fs *fs, uint64_t odir, const char *oname, uint64_t ndi
 int lfs_rename_whiteout(struct lfs_fs *fs, uint64_t odir, const char *oname, uint64_t ndir,
 			const char *nname, unsigned flags, const struct lfs_cred *cred);
 
+/* The flags of chattr(1) lfs keeps, LFS_DI_NODUMP and LFS_DI_NOATIME
+ * (format.h): any other is -EOPNOTSUPP.  Setting them changes ctime;
+ * the caller has checked that the file is the caller's. */
+int lfs_get_flags(struct lfs_fs *fs, uint64_t ino, uint32_t *flags);
+int lfs_set_flags(struct lfs_fs *fs, uint64_t ino, uint32_t flags);
+
 int lfs_open(struct lfs_fs *fs, uint64_t ino, int flags);
 int lfs_release(struct lfs_fs *fs, uint64_t ino);
 ssize_t lfs_read(struct lfs_fs *fs, uint64_t ino, void *buf, size_t size, off_t off);

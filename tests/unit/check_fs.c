@@ -11,6 +11,7 @@
 #include <linux/falloc.h>
 #include <string.h>
 #include <sys/xattr.h>
+#include <time.h>
 
 static const struct lfs_cred me = { 1000, 1000, 0 };
 
@@ -289,6 +290,48 @@ START_TEST(rename_whiteout)
 	ck_assert_uint_eq(st.st_ino, wo);
 	ck_assert(S_ISCHR(st.st_mode) && st.st_rdev == 0);
 	testfs_fsck_clean(fs);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	testfs_remove();
+}
+END_TEST
+
+/* chattr's flags: nodump and noatime are kept across a remount and
+ * change ctime; noatime leaves atime alone at a read that would move
+ * it (relatime: atime not after mtime); any other flag is refused. */
+START_TEST(file_flags)
+{
+	testfs_make(32 << 20, 1 << 20);
+	struct lfs_fs *fs = testfs_mount();
+	uint64_t f = mkfile(fs, LFS_ROOT_INO, "f");
+	ck_assert_int_eq(lfs_write(fs, f, "data", 4, 0, NULL), 4);
+	uint32_t fl = 99;
+	struct stat before, after;
+	char buf[4];
+	ck_assert_int_eq(lfs_get_flags(fs, f, &fl), 0);
+	ck_assert_uint_eq(fl, 0);
+	ck_assert_int_eq(lfs_set_flags(fs, f, 16), -EOPNOTSUPP);
+	ck_assert_int_eq(lfs_set_flags(fs, f, LFS_DI_INLINE), -EOPNOTSUPP);
+	ck_assert_int_eq(lfs_getattr(fs, f, &before), 0);
+	struct timespec pause = { 0, 2000000 };
+	nanosleep(&pause, NULL);
+	ck_assert_int_eq(lfs_set_flags(fs, f, LFS_DI_NOATIME | LFS_DI_NODUMP), 0);
+	ck_assert_int_eq(lfs_getattr(fs, f, &after), 0);
+	ck_assert(after.st_ctim.tv_sec > before.st_ctim.tv_sec ||
+		  (after.st_ctim.tv_sec == before.st_ctim.tv_sec && after.st_ctim.tv_nsec > before.st_ctim.tv_nsec));
+	ck_assert_int_eq(lfs_read(fs, f, buf, 4, 0), 4);
+	ck_assert_int_eq(lfs_getattr(fs, f, &after), 0);
+	ck_assert_int_eq(after.st_atim.tv_sec, before.st_atim.tv_sec);
+	ck_assert_int_eq(after.st_atim.tv_nsec, before.st_atim.tv_nsec);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount();
+	ck_assert_int_eq(lfs_get_flags(fs, f, &fl), 0);
+	ck_assert_uint_eq(fl, LFS_DI_NOATIME | LFS_DI_NODUMP);
+	ck_assert_int_eq(lfs_set_flags(fs, f, LFS_DI_NODUMP), 0);
+	ck_assert_int_eq(lfs_read(fs, f, buf, 4, 0), 4);
+	ck_assert_int_eq(lfs_getattr(fs, f, &after), 0);
+	ck_assert(after.st_atim.tv_sec != before.st_atim.tv_sec || after.st_atim.tv_nsec != before.st_atim.tv_nsec);
+	ck_assert_int_eq(lfs_get_flags(fs, f, &fl), 0);
+	ck_assert_uint_eq(fl, LFS_DI_NODUMP);
 	ck_assert_int_eq(lfs_unmount(fs), 0);
 	testfs_remove();
 }
@@ -584,6 +627,7 @@ main(void)
 	tcase_add_test(tc, large_directory);
 	tcase_add_test(tc, renames_and_links);
 	tcase_add_test(tc, rename_whiteout);
+	tcase_add_test(tc, file_flags);
 	tcase_add_test(tc, unlink_open_file);
 	tcase_add_test(tc, xattrs);
 	tcase_add_test(tc, crash_keeps_fsynced_data);
