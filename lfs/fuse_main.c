@@ -44,6 +44,7 @@ struct lfs_daemon {
 	struct lfs_supervisor *sup; /* NULL: no cleaner (read-only, no control socket) */
 	struct lfs_ctl_server *ctl; /* NULL: no control socket */
 	bool no_open;               /* the kernel opens files without asking us */
+	bool no_opendir;            /* and directories */
 	bool acl;                   /* offer POSIX ACLs (not -o noacl) */
 	bool dont_mask;             /* the umask is ours to apply (FUSE_CAP_DONT_MASK) */
 	bool writeback;             /* the kernel buffers writes (not -o writethrough) */
@@ -114,6 +115,11 @@ op_init(void *userdata, struct fuse_conn_info *conn)
 		d->no_open = true;
 		conn->want &= ~(unsigned)FUSE_CAP_ATOMIC_O_TRUNC;
 	}
+	/* A directory's open holds nothing either (readdir is by offset):
+	 * ENOSYS to the first OPENDIR saves OPENDIR and RELEASEDIR, two
+	 * round trips of every ls. */
+	if (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT)
+		d->no_opendir = true;
 	conn->max_write = LFS_MAX_WRITE;
 	conn->max_readahead = LFS_MAX_WRITE;
 	conn->want &= ~(unsigned)FUSE_CAP_POSIX_LOCKS; /* the kernel does local locks */
@@ -422,6 +428,10 @@ op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi
 static void
 op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	if (D(req)->no_opendir) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
 	struct stat st;
 	int err = lfs_getattr(FS(req), ino, &st);
 	if (!err && !S_ISDIR(st.st_mode))
