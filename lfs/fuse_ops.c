@@ -471,8 +471,13 @@ op_statfs(fuse_req_t req, fuse_ino_t ino)
 static void
 op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size, int flags)
 {
-	fuse_reply_err(req, -lfs_setxattr_kill_sgid(FS(req), ino, name, value, size, flags,
-						    lfs_fuse_io_acl_kill_sgid()));
+	int err = lfs_setxattr_kill_sgid(FS(req), ino, name, value, size, flags, lfs_fuse_io_acl_kill_sgid());
+	/* the mode's bits follow an access ACL (and set-group-ID may go):
+	 * the daemon says so itself rather than count on the kernel's own
+	 * invalidation, whatever the attribute timeout */
+	if (!err && strcmp(name, "system.posix_acl_access") == 0)
+		fuse_lowlevel_notify_inval_inode(D(req)->se, ino, -1, 0);
+	fuse_reply_err(req, -err);
 }
 
 static void
