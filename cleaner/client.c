@@ -82,7 +82,9 @@ ask_mount(const char *mountpoint, struct lfs_ctl_where *w, uid_t *owner)
 	close(fd);
 	if (err)
 		return err;
-	if (w->magic != LFS_CTL_MAGIC || w->version != LFS_CTL_VERSION ||
+	if (w->magic == LFS_CTL_MAGIC && w->version != LFS_CTL_VERSION)
+		return -EPROTONOSUPPORT;
+	if (w->magic != LFS_CTL_MAGIC ||
 	    strnlen(w->name, sizeof(w->name)) == sizeof(w->name) ||
 	    strncmp(w->name, LFS_CTL_PREFIX, strlen(LFS_CTL_PREFIX)) != 0)
 		return -EPROTO;
@@ -136,6 +138,9 @@ lfs_ctl_strerror(int err)
 	case -ENOTCONN: return "the lfs daemon has no control socket";
 	case -EPERM: return "the control socket is not held by the daemon of this mount";
 	case -EPROTO: return "the daemon's answer is malformed (another lfs version?)";
+	case -EPROTONOSUPPORT:
+		return "the daemon speaks another version of the control protocol than this tool's (" LFS_CTL_VERSION_STR
+		       "): use the tools of the lfs that is mounted";
 	default: return strerror(-err);
 	}
 }

@@ -46,7 +46,10 @@
 #include <sys/ioctl.h>
 
 #define LFS_CTL_MAGIC   0x4c544331u /* "1CTL" */
-#define LFS_CTL_VERSION 4         /* 4: one registered cleaner, its state, lfs-clean's verbs */
+#define LFS_CTL_VERSION 5         /* 4: one registered cleaner, its state, lfs-clean's verbs;
+				   * 5: LFS_CTL_REQUESTS */
+#define LFS_CTL_VERSION_STR "5"   /* in messages: keep equal */
+_Static_assert(LFS_CTL_VERSION == 5, "LFS_CTL_VERSION_STR");
 #define LFS_CTL_PREFIX  "lfs-ctl:"
 #define LFS_CTL_NAME_MAX 48         /* the abstract name, NUL included */
 
@@ -88,7 +91,20 @@ enum lfs_ctl_op {
 	LFS_CTL_CLEANER_STATE = 10, /* from the registered cleaner: arg0 enum lfs_cleaner_state it is in
 				     * -> val0 LFS_CLEANER_CMD_* bits it is asked to obey */
 	LFS_CTL_CLEANER_CTL = 11, /* from lfs-clean: arg0 enum lfs_clean_verb */
+	LFS_CTL_REQUESTS = 12,  /* arg0 LFS_CTL_REQUESTS_RESET or 0 -> LFS_CTL_REQ_SLOTS uint64_t,
+				 * the FUSE requests the daemon read, by opcode; val0 the
+				 * notifications it sent the kernel, val1 the milliseconds
+				 * counted over (since the mount or the last reset);
+				 * -EOPNOTSUPP if the daemon cannot count them */
 };
+
+/* LFS_CTL_REQUESTS: slot i counts the requests of FUSE opcode i
+ * (linux/fuse.h); the last slot counts every opcode from it up
+ * (CUSE_INIT, opcodes newer than this header).  With
+ * LFS_CTL_REQUESTS_RESET the counters start again from zero as they are
+ * read: what is answered is what was counted up to then. */
+#define LFS_CTL_REQ_SLOTS 64
+#define LFS_CTL_REQUESTS_RESET 1u
 
 /* What the cleaner says it is doing (LFS_CTL_CLEANER_STATE), and what
  * --status reports: the supervisor's states first, then the cleaner's. */

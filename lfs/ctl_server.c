@@ -59,6 +59,7 @@ struct lfs_ctl_server {
 	bool suspend;               /* lfs-clean --suspend, until --resume */
 	bool pass_now;              /* lfs-clean (--now), until the cleaner reads it */
 	struct lfs_ctl_supervisor sup; /* set before the first client; ops NULL: none */
+	struct lfs_ctl_requests req; /* protected by lock; read NULL: not counted */
 };
 
 /* Largest message: a header and LFS_CTL_MAX_RECORDS of the largest record. */
@@ -116,6 +117,7 @@ payload_len(uint16_t op, uint32_t count)
 	case LFS_CTL_CLEANER_HELLO:
 	case LFS_CTL_CLEANER_STATE:
 	case LFS_CTL_CLEANER_CTL:
+	case LFS_CTL_REQUESTS:
 		return 0;
 	default:
 		return SIZE_MAX;
@@ -271,7 +273,11 @@ handle(struct lfs_ctl_server *srv, struct client *c, uint8_t *msg, size_t len, u
 	memcpy(&req, msg, sizeof(req));
 	uint8_t *payload = msg + sizeof(req), *rout = out + sizeof(*resp);
 	size_t plen = len - sizeof(req), want = payload_len(req.op, req.count);
-	if (req.magic != LFS_CTL_MAGIC || req.version != LFS_CTL_VERSION || req.count > LFS_CTL_MAX_RECORDS) {
+	if (req.magic == LFS_CTL_MAGIC && req.version != LFS_CTL_VERSION) {
+		resp->err = -EPROTONOSUPPORT; /* a client of another lfs: strerror says it */
+		return sizeof(*resp);
+	}
+	if (req.magic != LFS_CTL_MAGIC || req.count > LFS_CTL_MAX_RECORDS) {
 		resp->err = -EPROTO;
 		return sizeof(*resp);
 	}
@@ -338,6 +344,19 @@ handle(struct lfs_ctl_server *srv, struct client *c, uint8_t *msg, size_t len, u
 	case LFS_CTL_CLEANER_CTL:
 		resp->err = clean_verb(srv, req.arg[0]);
 		break;
+	case LFS_CTL_REQUESTS: {
+		pthread_mutex_lock(&srv->lock);
+		struct lfs_ctl_requests rq = srv->req;
+		pthread_mutex_unlock(&srv->lock);
+		if (!rq.read || (req.arg[0] & ~(uint64_t)LFS_CTL_REQUESTS_RESET)) {
+			resp->err = rq.read ? -EINVAL : -EOPNOTSUPP;
+			break;
+		}
+		rq.read(rq.ctx, req.arg[0] & LFS_CTL_REQUESTS_RESET, (uint64_t *)rout, &resp->val[0], &resp->val[1]);
+		resp->count = LFS_CTL_REQ_SLOTS;
+		extra = LFS_CTL_REQ_SLOTS * sizeof(uint64_t);
+		break;
+	}
 	}
 	return sizeof(*resp) + extra;
 }
@@ -509,6 +528,14 @@ lfs_ctl_server_set_supervisor(struct lfs_ctl_server *srv, const struct lfs_ctl_s
 {
 	pthread_mutex_lock(&srv->lock);
 	srv->sup = *sup;
+	pthread_mutex_unlock(&srv->lock);
+}
+
+void
+lfs_ctl_server_set_requests(struct lfs_ctl_server *srv, const struct lfs_ctl_requests *req)
+{
+	pthread_mutex_lock(&srv->lock);
+	srv->req = *req;
 	pthread_mutex_unlock(&srv->lock);
 }
 

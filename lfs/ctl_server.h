@@ -5,6 +5,8 @@
 
 #include "ctl_proto.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/un.h>
@@ -33,6 +35,15 @@ struct lfs_ctl_supervisor {
 	void (*status)(void *ctx, struct lfs_ctl_stats *st);
 };
 void lfs_ctl_server_set_supervisor(struct lfs_ctl_server *srv, const struct lfs_ctl_supervisor *sup);
+/* The FUSE layer's request counters, as the server sees them
+ * (LFS_CTL_REQUESTS): read fills LFS_CTL_REQ_SLOTS counts, the
+ * notifications sent and the milliseconds counted over, and zeroes them
+ * if `reset`.  Called without the server's lock held. */
+struct lfs_ctl_requests {
+	void *ctx;
+	void (*read)(void *ctx, bool reset, uint64_t *counts, uint64_t *notifies, uint64_t *ms);
+};
+void lfs_ctl_server_set_requests(struct lfs_ctl_server *srv, const struct lfs_ctl_requests *req);
 /* The registered cleaner's pid, 0 if none. */
 pid_t lfs_ctl_server_cleaner(struct lfs_ctl_server *srv);
 /* The answer to LFS_IOC_CTL_WHERE: the name and this process. */

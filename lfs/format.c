@@ -517,7 +517,7 @@ dinode_problem(const struct lfs_dinode *di, const struct lfs_super *sb)
 		return NULL; /* a tombstone */
 	if (!known_type(di->mode) || (di->mode & ~(uint32_t)(S_IFMT | 07777)))
 		return "unknown file type or mode bits";
-	if (di->flags & ~(LFS_DI_INLINE | LFS_DI_PREALLOC))
+	if (di->flags & ~LFS_DI_KNOWN)
 		return "unknown flags";
 	if (di->inline_len > lfs_inline_max(sb->block_size))
 		return "inline content longer than a record can hold";

@@ -358,6 +358,11 @@ struct lfs_dinode {
 #define LFS_DI_INLINE 1u        /* content lives in the record */
 #define LFS_DI_PREALLOC 2u      /* fallocate gave it blocks: overwriting them
 				   frees as much as it takes (lfs(8)) */
+/* The flags of chattr(1) lfs keeps (FS_IOC_SETFLAGS): */
+#define LFS_DI_NODUMP 4u        /* d: dump(8) skips the file; lfs only keeps it */
+#define LFS_DI_NOATIME 8u       /* A: reads leave its atime alone */
+#define LFS_DI_USER (LFS_DI_NODUMP | LFS_DI_NOATIME)
+#define LFS_DI_KNOWN (LFS_DI_INLINE | LFS_DI_PREALLOC | LFS_DI_USER)
 
 enum {
 	LFS_DI_OFF_INO = 0, LFS_DI_OFF_VERSION = 4, LFS_DI_OFF_MODE = 8, LFS_DI_OFF_UID = 12,

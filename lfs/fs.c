@@ -132,7 +132,7 @@ after_write(struct lfs_fs *fs)
 static void
 touch_atime(struct lfs_fs *fs, struct lfs_inode *ip)
 {
-	if (fs->dev.readonly || fs->fatal || fs->opts.atime == LFS_ATIME_NOATIME ||
+	if (fs->dev.readonly || fs->fatal || fs->opts.atime == LFS_ATIME_NOATIME || (ip->di.flags & LFS_DI_NOATIME) ||
 	    (fs->opts.nodiratime && S_ISDIR(ip->di.mode)))
 		return;
 	struct timespec now;
@@ -256,14 +256,21 @@ in_any_group(void *ctx, gid_t gid)
 	return true;
 }
 
+/* Take the lock (held on return, error or not) and the inode `ino` of a
+ * writable filesystem, to change it. */
+static int
+lock_inode_for_change(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **ip)
+{
+	lock(fs);
+	int err = writable(fs);
+	return err ? err : lfs_iget(fs, ino, ip);
+}
+
 int
 lfs_drop_privs(struct lfs_fs *fs, uint64_t ino, const struct lfs_caller *who)
 {
-	lock(fs);
 	struct lfs_inode *ip;
-	int err = writable(fs);
-	if (!err)
-		err = lfs_iget(fs, ino, &ip);
+	int err = lock_inode_for_change(fs, ino, &ip);
 	if (!err)
 		err = drop_privs(fs, ip, who);
 	return unlock(fs, err);
@@ -272,11 +279,8 @@ lfs_drop_privs(struct lfs_fs *fs, uint64_t ino, const struct lfs_caller *who)
 int
 lfs_setattr(struct lfs_fs *fs, uint64_t ino, const struct stat *a, int to_set, struct stat *out)
 {
-	lock(fs);
 	struct lfs_inode *ip;
-	int err = writable(fs);
-	if (!err)
-		err = lfs_iget(fs, ino, &ip);
+	int err = lock_inode_for_change(fs, ino, &ip);
 	if (err)
 		return unlock(fs, err);
 	struct lfs_dinode *di = &ip->di;
@@ -341,6 +345,36 @@ lfs_setattr(struct lfs_fs *fs, uint64_t ino, const struct stat *a, int to_set, s
 	}
 	lfs_inode_dirty(fs, ip);
 	lfs_inode_stat(fs, ip, out);
+	after_write(fs);
+	return unlock_attr(fs, 0);
+}
+
+int
+lfs_get_flags(struct lfs_fs *fs, uint64_t ino, uint32_t *flags)
+{
+	lock(fs);
+	struct lfs_inode *ip;
+	int err = lfs_iget(fs, ino, &ip);
+	if (!err)
+		*flags = ip->di.flags & LFS_DI_USER;
+	return unlock(fs, err);
+}
+
+int
+lfs_set_flags(struct lfs_fs *fs, uint64_t ino, uint32_t flags)
+{
+	if (flags & ~LFS_DI_USER)
+		return -EOPNOTSUPP;
+	struct lfs_inode *ip;
+	int err = lock_inode_for_change(fs, ino, &ip);
+	/* a changed record: allowed on a full filesystem, as a setattr */
+	if (!err)
+		err = lfs_space_admit(fs, LFS_SPACE_DELETE, 0);
+	if (err)
+		return unlock(fs, err);
+	ip->di.flags = (ip->di.flags & ~LFS_DI_USER) | flags;
+	lfs_inode_touch(ip, false, true);
+	lfs_inode_dirty(fs, ip);
 	after_write(fs);
 	return unlock_attr(fs, 0);
 }
@@ -625,9 +659,24 @@ reparent(struct lfs_fs *fs, struct lfs_inode *child, struct lfs_inode *from, str
 	lfs_inode_dirty(fs, to);
 }
 
+/* The whiteout overlayfs leaves where a name of a lower layer was: a
+ * character device 0/0 of mode 0, owned as a new node of `cred` in dir
+ * (ext4's ext4_whiteout_for_rename). */
+static int
+new_whiteout(struct lfs_fs *fs, struct lfs_inode *dir, const struct lfs_cred *cred, struct lfs_inode **out)
+{
+	int err = lfs_inode_new(fs, S_IFCHR, cred, dir, out);
+	if (err)
+		return err;
+	(*out)->di.nlink = 1;
+	(*out)->di.rdev = lfs_rdev_encode(0); /* WHITEOUT_DEV, makedev(0, 0) */
+	return 0;
+}
+
+/* whiteout: NULL, or leave a whiteout made as `whiteout` at the old name */
 static int
 do_rename(struct lfs_fs *fs, uint64_t odir, const char *oname, uint64_t ndir, const char *nname,
-	  unsigned flags)
+	  unsigned flags, const struct lfs_cred *whiteout)
 {
 	struct lfs_inode *od, *nd, *src, *dst = NULL;
 	uint32_t sino, dino;
@@ -636,7 +685,7 @@ do_rename(struct lfs_fs *fs, uint64_t odir, const char *oname, uint64_t ndir, co
 		err = dir_for_change(fs, ndir, nname, &nd);
 	if (err)
 		return err;
-	if ((flags & LFS_RENAME_EXCHANGE) && (flags & LFS_RENAME_NOREPLACE))
+	if ((flags & LFS_RENAME_EXCHANGE) && ((flags & LFS_RENAME_NOREPLACE) || whiteout))
 		return -EINVAL;
 	if ((err = lfs_dir_lookup(fs, od, oname, &sino, NULL)) || (err = lfs_iget(fs, sino, &src)))
 		return err;
@@ -674,8 +723,9 @@ do_rename(struct lfs_fs *fs, uint64_t odir, const char *oname, uint64_t ndir, co
 	}
 	if (S_ISDIR(src->di.mode) && od != nd && !dst && nd->di.nlink >= LFS_LINK_MAX)
 		return -EMLINK;
-	/* renaming over a name rewrites entries in place: a delete's room */
-	if ((err = lfs_space_admit(fs, dst ? LFS_SPACE_DELETE : LFS_SPACE_WRITE, 2 * fs->bsize)))
+	/* renaming over a name rewrites entries in place: a delete's room;
+	 * a whiteout is a new inode */
+	if ((err = lfs_space_admit(fs, dst && !whiteout ? LFS_SPACE_DELETE : LFS_SPACE_WRITE, 2 * fs->bsize)))
 		return err;
 
 	if (flags & LFS_RENAME_EXCHANGE) {
@@ -687,14 +737,25 @@ do_rename(struct lfs_fs *fs, uint64_t odir, const char *oname, uint64_t ndir, co
 		lfs_inode_touch(dst, false, true);
 		lfs_inode_dirty(fs, dst);
 	} else {
+		struct lfs_inode *wo = NULL;
+		if (whiteout && (err = new_whiteout(fs, od, whiteout, &wo)))
+			return err;
 		if (dst)
 			err = lfs_dir_set(fs, nd, nname, src->ino, lfs_mode_to_dt(src->di.mode));
 		else
 			err = lfs_dir_add(fs, nd, nname, src->ino, lfs_mode_to_dt(src->di.mode));
+		/* the old name is the whiteout's under the same lock and in
+		 * the same flush: no moment shows the lower layer's file */
 		if (!err)
-			err = lfs_dir_remove(fs, od, oname);
-		if (err)
+			err = wo ? lfs_dir_set(fs, od, oname, wo->ino, lfs_mode_to_dt(wo->di.mode))
+				 : lfs_dir_remove(fs, od, oname);
+		if (err) {
+			if (wo) {
+				wo->di.nlink = 0;
+				lfs_inode_maybe_free(fs, wo);
+			}
 			return err;
+		}
 		reparent(fs, src, od, nd);
 		if (dst) {
 			if (S_ISDIR(dst->di.mode)) {
@@ -721,7 +782,16 @@ lfs_rename(struct lfs_fs *fs, uint64_t odir, const char *oname, uint64_t ndir, c
 	   unsigned flags)
 {
 	lock(fs);
-	int err = do_rename(fs, odir, oname, ndir, nname, flags);
+	int err = do_rename(fs, odir, oname, ndir, nname, flags, NULL);
+	return unlock_dirop(fs, err);
+}
+
+int
+lfs_rename_whiteout(struct lfs_fs *fs, uint64_t odir, const char *oname, uint64_t ndir, const char *nname,
+		    unsigned flags, const struct lfs_cred *cred)
+{
+	lock(fs);
+	int err = do_rename(fs, odir, oname, ndir, nname, flags, cred);
 	return unlock_dirop(fs, err);
 }
 

@@ -15,6 +15,8 @@
  *     that setting an ACL takes set-group-ID away (the caller is neither
  *     in the file's group nor has CAP_FSETID), and hand libfuse the
  *     SETXATTR arguments in the older layout it knows;
+ *   - every request: counted by opcode, and every notification the
+ *     daemon sends, for lfs-requests(8) (LFS_CTL_REQUESTS);
  *   - TMPFILE (open(2) with O_TMPFILE, kernel 6.1 and later): the same
  *     arguments and reply as CREATE, with the name "/", so it is handed
  *     to libfuse as a CREATE and the handler, told so, makes an unnamed
@@ -78,6 +80,8 @@ io_read(int fd, void *buf, size_t len, void *userdata)
 		struct fuse_in_header h;
 		memcpy(&h, buf, sizeof(h));
 		const uint8_t *arg = (const uint8_t *)buf + sizeof(h);
+		unsigned slot = h.opcode < LFS_CTL_REQ_SLOTS ? h.opcode : LFS_CTL_REQ_SLOTS - 1;
+		atomic_fetch_add_explicit(&io->requests[slot], 1, memory_order_relaxed);
 		size_t alen = (size_t)n - sizeof(h);
 		kill_suidgid = false;
 		tmpfile = false;
@@ -142,10 +146,13 @@ io_writev(int fd, struct iovec *iov, int count, void *userdata)
 {
 	(void)userdata;
 	struct lfs_fuse_io *io = the_io;
-	if (count >= 2 && iov[0].iov_len == sizeof(struct fuse_out_header) &&
-	    iov[1].iov_len >= offsetof(struct fuse_init_out, flags) + sizeof(uint32_t)) {
-		struct fuse_out_header out;
-		memcpy(&out, iov[0].iov_base, sizeof(out));
+	struct fuse_out_header out;
+	if (count < 1 || iov[0].iov_len != sizeof(out))
+		return writev(fd, iov, count);
+	memcpy(&out, iov[0].iov_base, sizeof(out));
+	if (out.unique == 0) /* a notification, not a reply */
+		atomic_fetch_add_explicit(&io->notifies, 1, memory_order_relaxed);
+	if (count >= 2 && iov[1].iov_len >= offsetof(struct fuse_init_out, flags) + sizeof(uint32_t)) {
 		pthread_mutex_lock(&io->lock);
 		bool init = io->init_unique && out.unique == io->init_unique && out.error == 0;
 		if (init)
@@ -168,6 +175,26 @@ io_writev(int fd, struct iovec *iov, int count, void *userdata)
 	return writev(fd, iov, count);
 }
 
+void
+lfs_fuse_io_requests(struct lfs_fuse_io *io, bool reset, uint64_t *counts, uint64_t *notifies, uint64_t *ms)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	/* each counter is exact; together they are a snapshot only as far
+	 * as requests keep arriving while they are read */
+	for (unsigned i = 0; i < LFS_CTL_REQ_SLOTS; i++)
+		counts[i] = reset ? atomic_exchange_explicit(&io->requests[i], 0, memory_order_relaxed)
+				  : atomic_load_explicit(&io->requests[i], memory_order_relaxed);
+	*notifies = reset ? atomic_exchange_explicit(&io->notifies, 0, memory_order_relaxed)
+			  : atomic_load_explicit(&io->notifies, memory_order_relaxed);
+	pthread_mutex_lock(&io->lock);
+	int64_t d = (int64_t)(now.tv_sec - io->since.tv_sec) * 1000 + (now.tv_nsec - io->since.tv_nsec) / 1000000;
+	if (reset)
+		io->since = now;
+	pthread_mutex_unlock(&io->lock);
+	*ms = d > 0 ? (uint64_t)d : 0;
+}
+
 int
 lfs_fuse_io_attach(struct fuse_session *se, struct lfs_fuse_io *io)
 {
@@ -176,6 +203,10 @@ lfs_fuse_io_attach(struct fuse_session *se, struct lfs_fuse_io *io)
 	io->init_unique = 0;
 	io->killpriv = false;
 	io->setxattr_ext = false;
+	for (unsigned i = 0; i < LFS_CTL_REQ_SLOTS; i++)
+		atomic_init(&io->requests[i], 0);
+	atomic_init(&io->notifies, 0);
+	clock_gettime(CLOCK_MONOTONIC, &io->since);
 	the_io = io;
 	return fuse_session_custom_io(se, &ops, fuse_session_fd(se));
 }

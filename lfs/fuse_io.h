@@ -6,9 +6,13 @@
 #define LFS_FUSE_IO_H
 
 #include <fuse_lowlevel.h>
+#include "ctl_proto.h"
+
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 struct lfs_fuse_io {
 	/* answers FUSE_SYNCFS: 0 or -errno */
@@ -20,10 +24,20 @@ struct lfs_fuse_io {
 	uint64_t init_unique;
 	uint32_t kernel_flags;
 	bool setxattr_ext;          /* FUSE_SETXATTR_EXT was agreed */
+	/* every request read, by opcode (ctl_proto.h, LFS_CTL_REQ_SLOTS),
+	 * and every notification written: relaxed atomics, a few ns beside
+	 * the tens of microseconds a request costs */
+	_Atomic uint64_t requests[LFS_CTL_REQ_SLOTS];
+	_Atomic uint64_t notifies;
+	struct timespec since;      /* protected by lock: when counting (re)started */
 };
 
 /* Take over the session's reads and writes (after fuse_session_mount). */
 int lfs_fuse_io_attach(struct fuse_session *se, struct lfs_fuse_io *io);
+/* The counters (LFS_CTL_REQUESTS): copies them out, and the milliseconds
+ * counted over; zeroes them if `reset`. */
+void lfs_fuse_io_requests(struct lfs_fuse_io *io, bool reset, uint64_t *counts, uint64_t *notifies,
+			  uint64_t *ms);
 /* Whether the request this thread is handling asks that set-user-ID and
  * set-group-ID bits be cleared (the caller lacks CAP_FSETID). */
 bool lfs_fuse_io_kill_suidgid(void);

@@ -113,6 +113,17 @@ int lfs_rmdir(struct lfs_fs *fs, uint64_t dir, const char *name);
 #define LFS_RENAME_EXCHANGE 2u
 int lfs_rename(struct lfs_fs *fs, uint64_t odir, const char *oname, uint64_t ndir,
 	       const char *nname, unsigned flags);
+/* rename(2)'s RENAME_WHITEOUT, as overlayfs asks it of its upper layer:
+ * the old name is left to a whiteout (a character device 0/0, mode 0,
+ * made as a node of `cred`), in the same step. */
+int lfs_rename_whiteout(struct lfs_fs *fs, uint64_t odir, const char *oname, uint64_t ndir,
+			const char *nname, unsigned flags, const struct lfs_cred *cred);
+
+/* The flags of chattr(1) lfs keeps, LFS_DI_NODUMP and LFS_DI_NOATIME
+ * (format.h): any other is -EOPNOTSUPP.  Setting them changes ctime;
+ * the caller has checked that the file is the caller's. */
+int lfs_get_flags(struct lfs_fs *fs, uint64_t ino, uint32_t *flags);
+int lfs_set_flags(struct lfs_fs *fs, uint64_t ino, uint32_t flags);
 
 int lfs_open(struct lfs_fs *fs, uint64_t ino, int flags);
 int lfs_release(struct lfs_fs *fs, uint64_t ino);

@@ -24,6 +24,7 @@ PROGRAMS = {  # page -> program, relative to the build directory
     "lfs-ckpt.8": "ckpt/lfs-ckpt",
     "lfs_cleanerd.8": "cleaner/lfs_cleanerd",
     "lfs-clean.8": "cleaner/lfs-clean",
+    "lfs-requests.8": "cleaner/lfs-requests",
     "lfs-tune.8": "lfs/lfs-tune",
     "lfs-resize.8": "lfs/lfs-resize",
     "lfs-probe.8": "lfs/lfs-probe",

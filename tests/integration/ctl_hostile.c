@@ -185,6 +185,15 @@ garbage(const char *mnt)
 	bad.count = 0;
 	memcpy(big, &bad, sizeof(bad));
 	TRY(big, sizeof(bad) + 7);                       /* a payload where none belongs */
+	/* the request counters: flags it does not know, and a payload */
+	bad = req;
+	bad.op = LFS_CTL_REQUESTS;
+	bad.arg[0] = ~(uint64_t)0;
+	TRY(&bad, sizeof(bad));
+	bad.arg[0] = LFS_CTL_REQUESTS_RESET;
+	bad.count = 3;
+	memcpy(big, &bad, sizeof(bad));
+	TRY(big, sizeof(bad) + 3 * sizeof(uint64_t));
 	/* oversized: more than the largest request */
 	bad.op = LFS_CTL_LIVE;
 	bad.count = LFS_CTL_MAX_RECORDS;

@@ -25,7 +25,7 @@ dirs() { mk -s -C "$1" print-installdirs; }
 # installed_ok ROOT (DESTDIR or ""): the files make install must leave
 installed_ok() {
 	local root=$1 p
-	for p in lfs dumplfs lfs-ckpt; do
+	for p in lfs dumplfs lfs-ckpt lfs-requests; do
 		[ -x "$root$bindir/$p" ] || fail "$bindir/$p not installed"
 	done
 	for p in mkfs.lfs fsck.lfs lfs_cleanerd lfs-clean lfs-tune lfs-resize lfs-probe; do

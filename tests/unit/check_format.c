@@ -360,6 +360,11 @@ START_TEST(dinode_invariants)
 	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
 	d.size = 0;
 	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), 0);
+	/* chattr's kept flags are known; a bit beyond them is not */
+	d.flags = LFS_DI_NODUMP | LFS_DI_NOATIME;
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), 0);
+	d.flags = LFS_DI_NOATIME << 1;
+	ck_assert_int_eq(lfs_dinode_check(&d, &sb, &why), -EFSCORRUPTED);
 }
 END_TEST
 

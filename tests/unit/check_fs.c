@@ -11,6 +11,7 @@
 #include <linux/falloc.h>
 #include <string.h>
 #include <sys/xattr.h>
+#include <time.h>
 
 static const struct lfs_cred me = { 1000, 1000, 0 };
 
@@ -232,6 +233,105 @@ START_TEST(renames_and_links)
 	fs = testfs_mount();
 	ck_assert_int_eq(lfs_lookup(fs, a.st_ino, "g2", &st), 0);
 	ck_assert_int_eq(st.st_nlink, 1);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	testfs_remove();
+}
+END_TEST
+
+/* RENAME_WHITEOUT: the old name becomes a character device 0/0 of mode 0
+ * owned by the caller, in the same step; a whiteout is refused with an
+ * exchange, and a refused rename leaves no whiteout; across a remount
+ * fsck finds the whiteout's inode accounted for. */
+START_TEST(rename_whiteout)
+{
+	testfs_make(32 << 20, 1 << 20);
+	struct lfs_fs *fs = testfs_mount();
+	struct lfs_cred other = { 1234, 5678, 022 };
+	struct stat st, d;
+	uint64_t f = mkfile(fs, LFS_ROOT_INO, "f");
+	uint64_t g = mkfile(fs, LFS_ROOT_INO, "g");
+	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "d", 0755, &me, &d), 0);
+	ck_assert_int_eq(lfs_rename_whiteout(fs, LFS_ROOT_INO, "f", LFS_ROOT_INO, "g", LFS_RENAME_EXCHANGE, &other),
+			 -EINVAL);
+	ck_assert_int_eq(lfs_rename_whiteout(fs, LFS_ROOT_INO, "f", LFS_ROOT_INO, "g", LFS_RENAME_NOREPLACE, &other),
+			 -EEXIST);
+	ck_assert_int_eq(lfs_lookup(fs, LFS_ROOT_INO, "f", &st), 0);
+	ck_assert_uint_eq(st.st_ino, f);
+	/* over an existing name, into another directory */
+	ck_assert_int_eq(lfs_rename_whiteout(fs, LFS_ROOT_INO, "f", LFS_ROOT_INO, "g", 0, &other), 0);
+	ck_assert_int_eq(lfs_lookup(fs, LFS_ROOT_INO, "g", &st), 0);
+	ck_assert_uint_eq(st.st_ino, f);
+	ck_assert_int_eq(lfs_getattr(fs, g, &st), 0); /* the test's lookup reference keeps it */
+	ck_assert_uint_eq(st.st_nlink, 0);
+	ck_assert_int_eq(lfs_lookup(fs, LFS_ROOT_INO, "f", &st), 0);
+	ck_assert_uint_ne(st.st_ino, f);
+	ck_assert_uint_eq(st.st_mode, S_IFCHR);
+	ck_assert_uint_eq(st.st_rdev, 0);
+	ck_assert_uint_eq(st.st_nlink, 1);
+	ck_assert_uint_eq(st.st_uid, 1234);
+	ck_assert_uint_eq(st.st_gid, 5678);
+	uint64_t wo = st.st_ino;
+	ck_assert_int_eq(lfs_rename_whiteout(fs, LFS_ROOT_INO, "g", d.st_ino, "h", LFS_RENAME_NOREPLACE, &me), 0);
+	ck_assert_int_eq(lfs_lookup(fs, d.st_ino, "h", &st), 0);
+	ck_assert_uint_eq(st.st_ino, f);
+	ck_assert_int_eq(lfs_lookup(fs, LFS_ROOT_INO, "g", &st), 0);
+	ck_assert(S_ISCHR(st.st_mode) && st.st_rdev == 0);
+	/* the test's open and lookup references go, as a close and FORGET would */
+	uint64_t made[] = { f, g };
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(lfs_release(fs, made[i]), 0);
+		lfs_forget(fs, made[i], 1);
+	}
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	testfs_fsck_clean(fs);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount();
+	ck_assert_int_eq(lfs_lookup(fs, LFS_ROOT_INO, "f", &st), 0);
+	ck_assert_uint_eq(st.st_ino, wo);
+	ck_assert(S_ISCHR(st.st_mode) && st.st_rdev == 0);
+	testfs_fsck_clean(fs);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	testfs_remove();
+}
+END_TEST
+
+/* chattr's flags: nodump and noatime are kept across a remount and
+ * change ctime; noatime leaves atime alone at a read that would move
+ * it (relatime: atime not after mtime); any other flag is refused. */
+START_TEST(file_flags)
+{
+	testfs_make(32 << 20, 1 << 20);
+	struct lfs_fs *fs = testfs_mount();
+	uint64_t f = mkfile(fs, LFS_ROOT_INO, "f");
+	ck_assert_int_eq(lfs_write(fs, f, "data", 4, 0, NULL), 4);
+	uint32_t fl = 99;
+	struct stat before, after;
+	char buf[4];
+	ck_assert_int_eq(lfs_get_flags(fs, f, &fl), 0);
+	ck_assert_uint_eq(fl, 0);
+	ck_assert_int_eq(lfs_set_flags(fs, f, 16), -EOPNOTSUPP);
+	ck_assert_int_eq(lfs_set_flags(fs, f, LFS_DI_INLINE), -EOPNOTSUPP);
+	ck_assert_int_eq(lfs_getattr(fs, f, &before), 0);
+	struct timespec pause = { 0, 2000000 };
+	nanosleep(&pause, NULL);
+	ck_assert_int_eq(lfs_set_flags(fs, f, LFS_DI_NOATIME | LFS_DI_NODUMP), 0);
+	ck_assert_int_eq(lfs_getattr(fs, f, &after), 0);
+	ck_assert(after.st_ctim.tv_sec > before.st_ctim.tv_sec ||
+		  (after.st_ctim.tv_sec == before.st_ctim.tv_sec && after.st_ctim.tv_nsec > before.st_ctim.tv_nsec));
+	ck_assert_int_eq(lfs_read(fs, f, buf, 4, 0), 4);
+	ck_assert_int_eq(lfs_getattr(fs, f, &after), 0);
+	ck_assert_int_eq(after.st_atim.tv_sec, before.st_atim.tv_sec);
+	ck_assert_int_eq(after.st_atim.tv_nsec, before.st_atim.tv_nsec);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount();
+	ck_assert_int_eq(lfs_get_flags(fs, f, &fl), 0);
+	ck_assert_uint_eq(fl, LFS_DI_NOATIME | LFS_DI_NODUMP);
+	ck_assert_int_eq(lfs_set_flags(fs, f, LFS_DI_NODUMP), 0);
+	ck_assert_int_eq(lfs_read(fs, f, buf, 4, 0), 4);
+	ck_assert_int_eq(lfs_getattr(fs, f, &after), 0);
+	ck_assert(after.st_atim.tv_sec != before.st_atim.tv_sec || after.st_atim.tv_nsec != before.st_atim.tv_nsec);
+	ck_assert_int_eq(lfs_get_flags(fs, f, &fl), 0);
+	ck_assert_uint_eq(fl, LFS_DI_NODUMP);
 	ck_assert_int_eq(lfs_unmount(fs), 0);
 	testfs_remove();
 }
@@ -526,6 +626,8 @@ main(void)
 	tcase_add_test(tc, posix_acls);
 	tcase_add_test(tc, large_directory);
 	tcase_add_test(tc, renames_and_links);
+	tcase_add_test(tc, rename_whiteout);
+	tcase_add_test(tc, file_flags);
 	tcase_add_test(tc, unlink_open_file);
 	tcase_add_test(tc, xattrs);
 	tcase_add_test(tc, crash_keeps_fsynced_data);

@@ -1,0 +1,152 @@
+/*
+ * lfs_requests.c — lfs-requests: the FUSE requests the daemon of a
+ * mounted lfs has served, by opcode, and the notifications it sent the
+ * kernel (lfs-requests(8)):
+ *
+ *   lfs-requests [--json] [--reset] MOUNTPOINT
+ *
+ * One request (LFS_CTL_REQUESTS) over the control socket.  Each request
+ * is one read of /dev/fuse by the daemon, so the count of a workload is
+ * its number of round trips: run it between two --reset calls, or take
+ * the difference of two readings.
+ */
+#include "cleaner.h"
+#include "tool.h"
+
+#include <errno.h>
+#include <linux/fuse.h>
+#include <stdio.h>
+#include <string.h>
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: lfs-requests [--json] [--reset] MOUNTPOINT\n"
+		   "  -j, --json     print one JSON object\n"
+		   "  -r, --reset    start the counts again from zero once read\n" LFS_TOOL_HELP_LINES);
+}
+
+/* The names of linux/fuse.h, without FUSE_. */
+static const char *const opnames[LFS_CTL_REQ_SLOTS] = {
+	[FUSE_LOOKUP] = "LOOKUP", [FUSE_FORGET] = "FORGET", [FUSE_GETATTR] = "GETATTR",
+	[FUSE_SETATTR] = "SETATTR", [FUSE_READLINK] = "READLINK", [FUSE_SYMLINK] = "SYMLINK",
+	[FUSE_MKNOD] = "MKNOD", [FUSE_MKDIR] = "MKDIR", [FUSE_UNLINK] = "UNLINK",
+	[FUSE_RMDIR] = "RMDIR", [FUSE_RENAME] = "RENAME", [FUSE_LINK] = "LINK", [FUSE_OPEN] = "OPEN",
+	[FUSE_READ] = "READ", [FUSE_WRITE] = "WRITE", [FUSE_STATFS] = "STATFS",
+	[FUSE_RELEASE] = "RELEASE", [FUSE_FSYNC] = "FSYNC", [FUSE_SETXATTR] = "SETXATTR",
+	[FUSE_GETXATTR] = "GETXATTR", [FUSE_LISTXATTR] = "LISTXATTR", [FUSE_REMOVEXATTR] = "REMOVEXATTR",
+	[FUSE_FLUSH] = "FLUSH", [FUSE_INIT] = "INIT", [FUSE_OPENDIR] = "OPENDIR",
+	[FUSE_READDIR] = "READDIR", [FUSE_RELEASEDIR] = "RELEASEDIR", [FUSE_FSYNCDIR] = "FSYNCDIR",
+	[FUSE_GETLK] = "GETLK", [FUSE_SETLK] = "SETLK", [FUSE_SETLKW] = "SETLKW",
+	[FUSE_ACCESS] = "ACCESS", [FUSE_CREATE] = "CREATE", [FUSE_INTERRUPT] = "INTERRUPT",
+	[FUSE_BMAP] = "BMAP", [FUSE_DESTROY] = "DESTROY", [FUSE_IOCTL] = "IOCTL", [FUSE_POLL] = "POLL",
+	[FUSE_NOTIFY_REPLY] = "NOTIFY_REPLY", [FUSE_BATCH_FORGET] = "BATCH_FORGET",
+	[FUSE_FALLOCATE] = "FALLOCATE", [FUSE_READDIRPLUS] = "READDIRPLUS", [FUSE_RENAME2] = "RENAME2",
+	[FUSE_LSEEK] = "LSEEK", [FUSE_COPY_FILE_RANGE] = "COPY_FILE_RANGE",
+	[FUSE_SETUPMAPPING] = "SETUPMAPPING", [FUSE_REMOVEMAPPING] = "REMOVEMAPPING",
+	[FUSE_SYNCFS] = "SYNCFS", [FUSE_TMPFILE] = "TMPFILE",
+	[LFS_CTL_REQ_SLOTS - 1] = "OTHER",
+};
+_Static_assert(FUSE_TMPFILE < LFS_CTL_REQ_SLOTS - 1, "a slot of its own for every named opcode");
+
+static const char *
+opname(unsigned i, char *buf, size_t len)
+{
+	if (opnames[i])
+		return opnames[i];
+	snprintf(buf, len, "OP%u", i);
+	return buf;
+}
+
+/* s as a JSON string's contents */
+static void
+json_string(const char *s)
+{
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+}
+
+static void
+print_text(const char *mnt, const uint64_t *n, const struct lfs_ctl_resp *r, uint64_t total)
+{
+	char buf[16];
+	printf("%s: %llu requests in %.3f s; %llu notifications sent\n", mnt, (unsigned long long)total,
+	       (double)r->val[1] / 1000, (unsigned long long)r->val[0]);
+	for (unsigned i = 0; i < LFS_CTL_REQ_SLOTS; i++)
+		if (n[i])
+			printf("%-16s %12llu\n", opname(i, buf, sizeof(buf)), (unsigned long long)n[i]);
+}
+
+static void
+print_json(const char *mnt, const uint64_t *n, const struct lfs_ctl_resp *r, uint64_t total)
+{
+	char buf[16];
+	printf("{\"mountpoint\": \"");
+	json_string(mnt);
+	printf("\", \"seconds\": %.3f, \"total\": %llu, \"notifications\": %llu, \"requests\": {",
+	       (double)r->val[1] / 1000, (unsigned long long)total, (unsigned long long)r->val[0]);
+	const char *sep = "";
+	for (unsigned i = 0; i < LFS_CTL_REQ_SLOTS; i++) {
+		if (!n[i])
+			continue;
+		printf("%s\"%s\": %llu", sep, opname(i, buf, sizeof(buf)), (unsigned long long)n[i]);
+		sep = ", ";
+	}
+	printf("}}\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct lfs_tool tool = { "lfs-requests", usage, 2 };
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' }, { "reset", no_argument, NULL, 'r' },
+		LFS_TOOL_LONGOPTS, { NULL, 0, NULL, 0 },
+	};
+	bool json = false, reset = false;
+	int c;
+	while ((c = getopt_long(argc, argv, "jr" LFS_TOOL_SHORTOPTS, longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'r': reset = true; break;
+		default: return lfs_tool_opt(&tool, c);
+		}
+	}
+	if (optind != argc - 1)
+		return lfs_tool_usage_error(&tool);
+	const char *mnt = argv[optind];
+	struct lfs_ctl_client cl = { -1 };
+	int err = lfs_ctl_connect(&cl, mnt);
+	if (err) {
+		fprintf(stderr, "lfs-requests: %s: cannot reach the lfs daemon: %s\n", mnt, lfs_ctl_strerror(err));
+		return 1;
+	}
+	struct lfs_ctl_req req = { .op = LFS_CTL_REQUESTS, .arg = { reset ? LFS_CTL_REQUESTS_RESET : 0 } };
+	struct lfs_ctl_resp r;
+	uint64_t n[LFS_CTL_REQ_SLOTS];
+	err = lfs_ctl_call(&cl, &req, NULL, 0, &r, n, sizeof(n), NULL);
+	lfs_ctl_close(&cl);
+	if (!err && r.count != LFS_CTL_REQ_SLOTS)
+		err = -EPROTO;
+	if (err) {
+		fprintf(stderr, "lfs-requests: %s: %s\n", mnt,
+			err == -EOPNOTSUPP ? "this daemon does not count its requests (see its log)"
+					   : lfs_ctl_strerror(err));
+		return 1;
+	}
+	uint64_t total = 0;
+	for (unsigned i = 0; i < LFS_CTL_REQ_SLOTS; i++)
+		total += n[i];
+	if (json)
+		print_json(mnt, n, &r, total);
+	else
+		print_text(mnt, n, &r, total);
+	return 0;
+}

@@ -1,0 +1,49 @@
+/*
+ * fuse_daemon.h — the lfs daemon's state, shared by its operations
+ * (fuse_ops.c) and its main program (fuse_main.c): options, the session
+ * and the helpers it runs.
+ */
+#ifndef LFS_FUSE_DAEMON_H
+#define LFS_FUSE_DAEMON_H
+
+#include "ctl_server.h"
+#include "fuse_cache.h"
+#include "fuse_io.h"
+#include "supervise.h"
+
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define LFS_MAX_WRITE (1u << 20)
+
+struct lfs_daemon {
+	struct lfs_fs *fs;
+	struct fuse_session *se;
+	double timeout;             /* entry and attribute cache, seconds */
+	pthread_t ticker;
+	volatile int stop;
+	struct lfs_supervisor *sup; /* NULL: no cleaner (read-only, no control socket) */
+	struct lfs_ctl_server *ctl; /* NULL: no control socket */
+	bool no_open;               /* the kernel opens files without asking us */
+	bool no_opendir;            /* and directories */
+	bool acl;                   /* offer POSIX ACLs (not -o noacl) */
+	bool dont_mask;             /* the umask is ours to apply (FUSE_CAP_DONT_MASK) */
+	bool writeback;             /* the kernel buffers writes (not -o writethrough) */
+	struct lfs_fuse_cache cache; /* what those buffered writes may need */
+	uint64_t usable;            /* bytes the filesystem holds, for the cache's bound */
+	struct lfs_fuse_io io;
+	bool quiesced;              /* DESTROY: the final checkpoint is written */
+	const char *mountpoint;     /* for the syncfs before a shutdown */
+};
+
+/* The operations, with a struct lfs_daemon as the session's userdata. */
+extern const struct fuse_lowlevel_ops lfs_fuse_ops;
+/* FUSE_SYNCFS, answered by fuse_io.c: ctx is the struct lfs_fs. */
+int lfs_daemon_syncfs(void *ctx);
+/* LFS_CTL_REQUESTS, from the control server's thread: ctx is the
+ * daemon's struct lfs_fuse_io. */
+void lfs_daemon_requests(void *ctx, bool reset, uint64_t *counts, uint64_t *notifies, uint64_t *ms);
+
+#endif

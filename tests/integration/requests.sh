@@ -1,0 +1,100 @@
+#!/bin/bash
+# requests.sh — the daemon counts the FUSE requests it reads, by opcode
+# (fuse_io.c), and lfs-requests shows them: a create + 1 KiB write +
+# fsync + close is exactly one CREATE, one WRITE, one FSYNC, and no more
+# than a handful of requests; ten creates are ten CREATEs; --reset starts
+# from zero, and a reading costs the next one exactly its own IOCTL (no
+# OPENDIR, RELEASEDIR: the daemon declines directory opens); --json is
+# one JSON object; a directory that is no lfs mount point is refused;
+# ten listings of an unchanged directory cost no OPENDIR or RELEASEDIR
+# and at most one reading of it, and a change shows in the next listing.
+. "$(dirname "$0")/lib.sh"
+
+REQ="$top_builddir/cleaner/lfs-requests"
+command -v python3 >/dev/null || skip "python3 is missing"
+mkfs_img 128M
+lfs_mount
+
+"$REQ" "$MNT" >"$WORK/text" || fail "lfs-requests failed"
+grep -q '^INIT  *1$' "$WORK/text" || { cat "$WORK/text"; fail "no INIT counted at mount"; }
+ls "$MNT" >/dev/null # the first OPENDIR, answered ENOSYS
+if "$REQ" "$WORK" 2>"$WORK/err"; then fail "lfs-requests accepted a directory that is no mount"; fi
+grep -q "not the mount point of an lfs" "$WORK/err" || { cat "$WORK/err"; fail "the refusal does not say why"; }
+
+cat >"$WORK/count.py" <<'PY'
+import json, os, subprocess, sys
+tool, mnt, what = sys.argv[1], sys.argv[2], sys.argv[3]
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+def reading(first=False):
+    out = subprocess.run([tool, "--json", "--reset", mnt], check=True, capture_output=True, text=True).stdout
+    r = json.loads(out)
+    if r["mountpoint"] != mnt or r["total"] != sum(r["requests"].values()) or r["seconds"] < 0:
+        fail("inconsistent reading: " + out)
+    req = r["requests"]
+    if first:
+        return req
+    # the previous reading's own request, exactly: its open of the
+    # mount point reaches the daemon no more (ENOSYS to the first OPENDIR)
+    if req.get("IOCTL") != 1 or "OPENDIR" in req or "RELEASEDIR" in req:
+        fail("one reading counted as %s" % out)
+    del req["IOCTL"]
+    return req
+
+def forgets_only(req):
+    return {k: v for k, v in req.items() if k not in ("FORGET", "BATCH_FORGET")}
+
+reading(first=True)
+if forgets_only(reading()):
+    fail("requests counted with nothing done between two readings")
+d = os.path.join(mnt, "d")
+os.mkdir(d)
+os.stat(d)
+reading()
+if what == "create":
+    fd = os.open(os.path.join(d, "f"), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    os.write(fd, b"x" * 1024)
+    os.fsync(fd)
+    os.close(fd)
+    req = reading()
+    print("create+write+fsync+close:", json.dumps(req, sort_keys=True))
+    for op in ("CREATE", "WRITE", "FSYNC"):
+        if req.get(op) != 1:
+            fail("%s counted %s times" % (op, req.get(op)))
+    if req.get("LOOKUP", 0) < 1:
+        fail("the new name was created without a LOOKUP: %s" % req)
+    extra = set(req) - {"CREATE", "WRITE", "FSYNC", "LOOKUP", "GETATTR", "GETXATTR", "SETATTR",
+                        "RELEASE", "FLUSH", "FORGET", "BATCH_FORGET"}
+    if extra or sum(req.values()) > 10:
+        fail("implausible requests for one create: %s" % req)
+    for i in range(10):
+        os.close(os.open(os.path.join(d, "g%d" % i), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+    req = reading()
+    if req.get("CREATE") != 10 or req.get("LOOKUP", 0) < 10:
+        fail("ten creates counted as %s" % req)
+    for i in range(10):
+        os.unlink(os.path.join(d, "g%d" % i))
+    req = reading()
+    if req.get("UNLINK") != 10 or req.get("CREATE"):
+        fail("ten unlinks counted as %s" % req)
+    # directories are read without OPENDIR and RELEASEDIR, and an
+    # unchanged one from the kernel's cache; a change is seen at once
+    for i in range(10):
+        if os.listdir(d) != ["f"]:
+            fail("listing %s" % os.listdir(d))
+    req = reading()
+    if "OPENDIR" in req or "RELEASEDIR" in req or req.get("READDIR", 0) > 2:
+        fail("ten listings of an unchanged directory counted as %s" % req)
+    open(os.path.join(d, "n"), "w").close()
+    if sorted(os.listdir(d)) != ["f", "n"]:
+        fail("a new name missing from the listing: %s" % os.listdir(d))
+    os.unlink(os.path.join(d, "n"))
+    if os.listdir(d) != ["f"]:
+        fail("a removed name still listed: %s" % os.listdir(d))
+PY
+python3 "$WORK/count.py" "$REQ" "$MNT" create
+lfs_umount
+echo "ok requests counted by opcode"
