@@ -283,10 +283,7 @@ max_clean_segments 100
 protection_period 0
 cleaning_interval 0.1
 CONF
-"$LFS" -f -o "cleaner_conf=$WORK/cleaner.conf" "$IMG" "$MNT" 2>>"$WORK/daemon.log" &
-LFS_PID=$!
-for _ in $(seq 1 100); do mountpoint -q "$MNT" && break; sleep 0.1; done
-mountpoint -q "$MNT" || fail "mount with the cleaner"
+lfs_mount_cleaner "$WORK/cleaner.conf"
 sleep 5
 getfattr --absolute-names -d -m - -e hex "$MNT/cl" >"$WORK/cl2"
 cmp -s "$WORK/cl1" "$WORK/cl2" || fail "the attributes of cl changed while the cleaner ran"
