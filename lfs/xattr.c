@@ -372,6 +372,8 @@ list_one(void *ctx, const struct xpos *p)
 ssize_t
 lfs_xattr_list(struct lfs_fs *fs, struct lfs_inode *ip, char *list, size_t size)
 {
+	if (!ip->di.xattr && !ip->xattr)
+		return 0; /* nothing to read, nothing to hold in memory */
 	int err = load(fs, ip);
 	if (err)
 		return err;
