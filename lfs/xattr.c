@@ -196,6 +196,8 @@ load_slots(struct lfs_fs *fs, struct lfs_inode *ip, struct lfs_xattrs *xa, const
 	return err;
 }
 
+static int to_indexed(struct lfs_fs *fs, struct lfs_xattrs *xa);
+
 static int
 load(struct lfs_fs *fs, struct lfs_inode *ip)
 {
@@ -214,6 +216,10 @@ load(struct lfs_fs *fs, struct lfs_inode *ip)
 			err = load_slots(fs, ip, xa, blk);
 		if (!err && !r.nslots)
 			err = take_entries(fs, xa, &xa->root, blk, r.ents, r.count, NULL);
+		/* a block of an image from before the feature may hold more
+		 * than a root has room for: it is written back as a leaf */
+		if (!err && r.legacy && xa->root.used > root_cap(fs))
+			err = to_indexed(fs, xa);
 		if (err == -EFSCORRUPTED)
 			lfs_log("inode %u: extended attributes at block %llu are corrupt", ip->ino,
 				(unsigned long long)ip->di.xattr);

@@ -360,7 +360,30 @@ START_TEST(without_feature)
 	uint8_t blk[4096];
 	ck_assert_int_eq(lfs_read_block(fs, ip->di.xattr, blk), 0);
 	ck_assert_uint_eq(lfs_get32(blk), 1);
-	finish(fs);
+	/* a full legacy block (4092 bytes of entries) read where the feature
+	 * is on, as after an upgrade: more than a root holds, so it becomes
+	 * a leaf when written back */
+	ck_assert_int_eq(lfs_removexattr(fs, ino, "user.a"), 0);
+	set_value(fs, ino, "user.a", 4092 - 8 - 6, 3);
+	fsck_clean(fs);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount();
+	fs->sb.feature_incompat |= LFS_FEATURE_XATTR_BLOCKS; /* in memory only */
+	expect_value(fs, ino, "user.a", 4092 - 8 - 6, 3);
+	/* written back unchanged, as cleaning does */
+	ck_assert_int_eq(lfs_iget(fs, ino, &ip), 0);
+	ck_assert_int_eq(lfs_xattr_move_block(fs, ip, 0, blk), 0);
+	ck_assert_int_eq(lfs_fsync(fs, ino, false), 0);
+	ck_assert_int_eq(lfs_iget(fs, ino, &ip), 0);
+	ck_assert_uint_eq(ip->di.xattr_blocks, 2); /* a root of slots and the leaf */
+	fsck_clean(fs);
+	set_value(fs, ino, "user.b", 10000, 4);
+	fsck_clean(fs);
+	expect_value(fs, ino, "user.a", 4092 - 8 - 6, 3);
+	expect_value(fs, ino, "user.b", 10000, 4);
+	/* not unmounted: the superblock on disk does not name the feature */
+	lfs_abandon(fs);
+	testfs_remove();
 }
 END_TEST
 
