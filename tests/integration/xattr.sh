@@ -12,6 +12,8 @@
 #     limit is ENOSPC; the per-inode block bound is ENOSPC.
 #  3. They survive a remount, kill -9 after fsync, and the cleaner
 #     moving their blocks; fsck.lfs finds nothing wrong.
+#  4. An image without the feature keeps one block per inode until
+#     lfs-tune -O xattr_blocks.
 . "$(dirname "$0")/lib.sh"
 
 command -v setfattr >/dev/null || skip "setfattr (package attr) is missing"
@@ -305,7 +307,47 @@ awk -v s0="$seg0" -v sb="$segb" '{ print int(($1 - s0) / sb) }' "$WORK/at1" | so
 n1=$(wc -l <"$WORK/segs1")
 emptied=$(comm -12 "$WORK/segs1" "$WORK/empty" | wc -l)
 [ "$emptied" -gt 0 ] || fail "none of the $n1 segments holding the XATTR blocks of cl was emptied by the cleaner"
+# 5. an image from before the feature (its bit cleared in both
+# superblocks, as mkfs.lfs wrote them until now): one block per inode,
+# E2BIG beyond it; lfs-tune -O xattr_blocks turns it on, and the old
+# attributes stay readable beside new large ones
+rm -f "$IMG"
+mkfs_img 64M
+"$PY" - "$IMG" <<'PY'
+import struct, sys, zlib
+with open(sys.argv[1], "r+b") as f:
+    sb = bytearray(f.read(256))
+    bs = struct.unpack_from("<I", sb, 16)[0]
+    backup = struct.unpack_from("<Q", sb, 168)[0]
+    struct.pack_into("<I", sb, 12, struct.unpack_from("<I", sb, 12)[0] & ~2)
+    struct.pack_into("<I", sb, 252, zlib.crc32(bytes(sb[:252])))
+    for at in (0, backup * bs):
+        f.seek(at); f.write(sb)
+PY
+"$top_builddir/lfs/lfs-tune" -l "$IMG" | grep -qE "incompat 0$" || fail "the feature bit was not cleared"
+lfs_mount
+: >"$MNT/old"
+setfattr -n user.old -v "0x$(head -c 3000 /dev/zero | od -An -tx1 -v | tr -d ' \n')" "$MNT/old"
+"$PY" -c 'import errno, os, sys
+try:
+    os.setxattr(sys.argv[1], "user.big", b"x" * 5000); print("ok")
+except OSError as e:
+    print(errno.errorcode[e.errno])' "$MNT/old" >"$WORK/old.out"
+lfs_umount
+grep -qxF E2BIG "$WORK/old.out" || fail "without the feature a 5000-byte value gave $(cat "$WORK/old.out"), not E2BIG"
+"$top_builddir/lfs/lfs-tune" -l -O xattr_blocks "$IMG" | grep -q "(xattr blocks)" || fail "lfs-tune -O xattr_blocks"
+lfs_mount
+setfattr -n user.big -v "0x$(head -c 60000 /dev/zero | tr '\0' 'y' | od -An -tx1 -v | tr -d ' \n')" "$MNT/old"
+lfs_umount
+lfs_mount
+[ "$(getfattr --only-values -n user.old "$MNT/old" | wc -c)" = 3000 ] || fail "the old attribute after the upgrade"
+[ "$(getfattr --only-values -n user.big "$MNT/old" | tr -d y | wc -c)" = 0 ] &&
+	[ "$(getfattr --only-values -n user.big "$MNT/old" | wc -c)" = 60000 ] || fail "a 60000-byte value after the upgrade"
+lfs_umount
+"$FSCK" -n "$IMG" >"$WORK/fsck.out" 2>&1 || { cat "$WORK/fsck.out"; fail "fsck.lfs after the upgrade"; }
+
 echo "xattr: $ncompared answers the same as ext4 (ea_inode; also after remount); ext4 took $ext4_cap small" \
 	"attributes on one file, lfs took $(cut -d' ' -f2- "$WORK/many.out"); $(cat "$WORK/limits.out" | tr '\n' ';')" \
 	"kept through remount, kill -9 and cleaning (the cleaner emptied $emptied of the $n1" \
-	"segments holding one file's XATTR blocks); fsck clean"
+	"segments holding one file's XATTR blocks); an image without the feature keeps one block" \
+	"(E2BIG at 5000 bytes) and after lfs-tune -O xattr_blocks holds 60000; fsck clean"
