@@ -723,6 +723,14 @@ dump_pseg_blocks(struct dump *d, uint64_t sum_addr, const struct pseg_rec *p)
 			out_u64(o, "level", lfs_node_level(e.lblk));
 			out_u64(o, "idx", lfs_node_idx(e.lblk));
 		}
+		if (e.kind == LFS_BK_XATTR) {
+			/* what the block is to its inode (format.h, "XATTR blocks") */
+			struct lfs_xroot r;
+			if (e.lblk)
+				out_u64(o, "xattr_slot", e.lblk - 1);
+			else if (strcmp(crc, "unreadable") && !lfs_xroot_decode(&r, d->blk, d->bs))
+				out_str(o, "xattr_root", r.legacy ? "one block" : r.nslots ? "slot table" : "entries");
+		}
 		out_str(o, "crc", crc);
 		out_end(o);
 	}

@@ -90,6 +90,7 @@ scan_summaries(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr,
 struct owner_ctx {
 	struct fsck *f;
 	uint32_t ino;
+	uint32_t xattr_blocks;      /* XATTR blocks the walk found */
 };
 
 static int
@@ -129,6 +130,7 @@ claim_block(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk)
 {
 	struct owner_ctx *o = ctx;
 	(void)lblk;
+	o->xattr_blocks += kind == LFS_BK_XATTR;
 	return claim(o->f, addr, kind, o->ino, o->f->fs->bsize);
 }
 
@@ -301,13 +303,19 @@ fsck_run(struct fsck *f)
 				S_ISDIR(ip->di.mode) ? " (counting subdirectories)" : "");
 		const struct lfs_imap_entry *e = lfs_imap_get(fs, ino);
 		claim(f, e->daddr, LFS_BK_INODE, ino, lfs_inode_reclen(ip->di.inline_len));
-		struct owner_ctx o = { f, ino };
+		struct owner_ctx o = { f, ino, 0 };
 		uint64_t before = f->owner.count;
 		err = lfs_bmap_walk_disk(fs, &ip->di, claim_block, &o);
 		if (err)
 			problem(f, "inode %u%s: block map cannot be read (%s)", ino, ipath, strerror(-err));
 		uint64_t blocks = f->owner.count - before;
 		(void)blocks;
+		if (!err && !ip->xattr_dirty && lfs_dinode_xattr_blocks(&ip->di) != o.xattr_blocks)
+			problem(f, "inode %u%s holds %u xattr blocks, but its record says %u", ino, ipath,
+				o.xattr_blocks, lfs_dinode_xattr_blocks(&ip->di));
+		/* reading them checks every entry and slot */
+		if (!err && ip->di.xattr && !ip->xattr_dirty && (err = lfs_xattr_load(fs, ip)))
+			problem(f, "inode %u%s: extended attributes cannot be read (%s)", ino, ipath, strerror(-err));
 		if (!was_cached && !ip->dirty)
 			lfs_inode_evict(fs, ip);
 	}

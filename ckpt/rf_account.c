@@ -225,6 +225,38 @@ diff_node(struct lfs_rf *rf, uint64_t a, uint64_t b, unsigned k, unsigned l)
 	return err;
 }
 
+/* An XATTR root and the blocks its slots name (format.h), counted or
+ * uncounted.  A block both roots name is pushed twice, counted then
+ * uncounted: the new root goes first, so no segment looks empty between. */
+static int
+xattr_push(struct lfs_rf *rf, uint64_t root, bool unuse)
+{
+	struct lfs_fs *fs = rf->fs;
+	int err = op_push(rf, root, unuse);
+	if (err || !root)
+		return err;
+	uint8_t *blk = lfs_malloc(fs->bsize);
+	if (!blk)
+		return -ENOMEM;
+	struct lfs_xroot r;
+	err = rf_read(rf, root, blk);
+	if (!err && lfs_xroot_decode(&r, blk, fs->bsize))
+		err = -EFSCORRUPTED;
+	for (uint32_t s = 0; !err && s < r.nslots; s++) {
+		uint64_t v = lfs_xroot_slot(blk, s);
+		if (!v)
+			continue;
+		if (!lfs_addr_valid(fs, lfs_xslot_addr(v))) {
+			lfs_log("xattr root %llu: slot %u outside the log", (unsigned long long)root, s);
+			err = -EFSCORRUPTED;
+		} else {
+			err = op_push(rf, lfs_xslot_addr(v), unuse);
+		}
+	}
+	free(blk);
+	return err;
+}
+
 int
 lfs_rf_account(struct lfs_rf *rf, const struct lfs_dinode *old, const struct lfs_dinode *cur)
 {
@@ -243,8 +275,8 @@ lfs_rf_account(struct lfs_rf *rf, const struct lfs_dinode *old, const struct lfs
 	}
 	for (unsigned k = 0; k < LFS_NINDIRECT && !err; k++)
 		err = diff_node(rf, o->ind[k], c->ind[k], k, 0);
-	if (!err && o->xattr != c->xattr && !(err = op_push(rf, o->xattr, true)))
-		err = op_push(rf, c->xattr, false);
+	if (!err && o->xattr != c->xattr && !(err = xattr_push(rf, c->xattr, false)))
+		err = xattr_push(rf, o->xattr, true);
 	u64map_free(&rf->seen);
 	u64map_init(&rf->seen);
 	if (err)

@@ -237,6 +237,10 @@ lfs_acl_set(struct lfs_fs *fs, struct lfs_inode *ip, const char *name, const voi
 	int err = acl_check(value, size);
 	if (err)
 		return err;
+	/* an ACL is read into a block's buffer (acl_get); ext4 without
+	 * ea_inode has no room for a larger one either */
+	if (size > fs->bsize)
+		return -ENOSPC;
 	if (strcmp(name, ACL_DEFAULT) == 0)
 		return S_ISDIR(ip->di.mode) ? lfs_xattr_set(fs, ip, name, value, size, flags) : -EACCES;
 	uint32_t mode = ip->di.mode;

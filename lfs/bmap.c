@@ -454,6 +454,32 @@ walk_node(struct walk *w, uint64_t addr, unsigned k, unsigned l, uint64_t i)
 	return err;
 }
 
+/* The blocks an XATTR root's slot table names (format.h). */
+static int
+walk_xattr_slots(struct lfs_fs *fs, uint64_t root, int (*fn)(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk),
+		 void *ctx)
+{
+	uint8_t *blk = lfs_malloc(fs->bsize);
+	if (!blk)
+		return -ENOMEM;
+	struct lfs_xroot r;
+	int err = lfs_read_block(fs, root, blk);
+	if (!err && lfs_xroot_decode(&r, blk, fs->bsize))
+		err = -EFSCORRUPTED;
+	for (uint32_t s = 0; !err && s < r.nslots; s++) {
+		uint64_t v = lfs_xroot_slot(blk, s), a = lfs_xslot_addr(v);
+		if (!v)
+			continue;
+		if ((lfs_xslot_kind(v) != LFS_XSLOT_LEAF && lfs_xslot_kind(v) != LFS_XSLOT_VALUE) ||
+		    !lfs_addr_valid(fs, a))
+			err = -EFSCORRUPTED;
+		else
+			err = fn(ctx, a, LFS_BK_XATTR, s + 1);
+	}
+	free(blk);
+	return err;
+}
+
 int
 lfs_bmap_walk_disk(struct lfs_fs *fs, const struct lfs_dinode *di,
 		   int (*fn)(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk), void *ctx)
@@ -472,6 +498,8 @@ lfs_bmap_walk_disk(struct lfs_fs *fs, const struct lfs_dinode *di,
 			err = walk_node(&w, di->ind[k], k, 0, 0);
 	if (!err && di->xattr)
 		err = fn(ctx, di->xattr, LFS_BK_XATTR, 0);
+	if (!err && di->xattr)
+		err = walk_xattr_slots(fs, di->xattr, fn, ctx);
 	u64map_free(&w.nodes);
 	return err;
 }

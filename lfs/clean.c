@@ -70,7 +70,7 @@ lfs_clean_block_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t
 		return n->addr == addr;
 	}
 	case LFS_BK_XATTR:
-		return ip->di.xattr == addr;
+		return lfs_xattr_block_live(fs, ip, e->lblk, addr);
 	}
 	return false;
 }
@@ -123,16 +123,7 @@ lfs_clean_move_block(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t
 		return err;
 	}
 	case LFS_BK_XATTR:
-		if (!ip->xattr_loaded) {
-			ip->xattr = lfs_malloc(fs->bsize);
-			if (!ip->xattr)
-				return -ENOMEM;
-			memcpy(ip->xattr, blk, fs->bsize);
-			ip->xattr_loaded = true;
-		}
-		ip->xattr_dirty = true;
-		lfs_inode_dirty(fs, ip);
-		return 0;
+		return lfs_xattr_move_block(fs, ip, e->lblk, blk);
 	}
 	return 0;
 }

@@ -2,7 +2,7 @@
  * flush.c — turn all dirty in-memory state into one log group.
  *
  * Order inside the group: tombstones of freed inodes, then per dirty
- * inode its data pages, xattr block and block-map nodes (deepest first),
+ * inode its data pages, xattr blocks and block-map nodes (deepest first),
  * then the inode records packed into INODE blocks.  The group's last pseg
  * carries LFS_PSEG_END; roll-forward applies a group only whole, and a
  * flush runs only between operations, so every group is a consistent
@@ -54,25 +54,6 @@ write_record(struct lfs_fs *fs, struct lfs_inode *ip)
 	return 0;
 }
 
-static int
-write_xattr(struct lfs_fs *fs, struct lfs_inode *ip)
-{
-	if (!ip->xattr_dirty)
-		return 0;
-	uint64_t addr = 0;
-	if (ip->xattr) {
-		int err = lfs_seg_append(fs, LFS_BK_XATTR, ip->ino, ip->di.version, 0, ip->xattr, &addr);
-		if (err)
-			return err;
-		lfs_seg_use(fs, addr, fs->bsize);
-	}
-	if (ip->di.xattr)
-		lfs_seg_unuse(fs, ip->di.xattr, fs->bsize);
-	ip->di.xattr = addr;
-	ip->xattr_dirty = false;
-	return 0;
-}
-
 static void
 collect_tomb(uint64_t key, void *val, void *ctx)
 {
@@ -110,7 +91,7 @@ lfs_flush(struct lfs_fs *fs)
 		struct lfs_inode *ip = u64map_get(&fs->dirty, inos[i]);
 		err = lfs_file_flush_pages(fs, ip);
 		if (!err)
-			err = write_xattr(fs, ip);
+			err = lfs_xattr_flush(fs, ip);
 		if (!err)
 			err = lfs_bmap_flush_nodes(fs, ip);
 	}

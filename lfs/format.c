@@ -426,6 +426,7 @@ lfs_dinode_encode(const struct lfs_dinode *di, const void *inline_data, uint8_t 
 	for (int i = 0; i < LFS_NINDIRECT; i++)
 		lfs_put64(p + LFS_DI_OFF_IND + 8 * i, di->ind[i]);
 	lfs_put64(p + LFS_DI_OFF_XATTR, di->xattr);
+	lfs_put32(p + LFS_DI_OFF_XBLOCKS, di->xattr_blocks);
 	if (di->inline_len)
 		memcpy(p + LFS_INODE_HDR_SIZE, inline_data, di->inline_len);
 	return reclen;
@@ -462,6 +463,7 @@ lfs_dinode_decode(struct lfs_dinode *di, const uint8_t *p, uint32_t avail)
 	for (int i = 0; i < LFS_NINDIRECT; i++)
 		di->ind[i] = lfs_get64(p + LFS_DI_OFF_IND + 8 * i);
 	di->xattr = lfs_get64(p + LFS_DI_OFF_XATTR);
+	di->xattr_blocks = lfs_get32(p + LFS_DI_OFF_XBLOCKS);
 	uint32_t reclen = lfs_get32(p + LFS_DI_OFF_RECLEN);
 	/* bound inline_len first: lfs_inode_reclen() of a huge one wraps */
 	if (di->inline_len > avail - LFS_INODE_HDR_SIZE || reclen != lfs_inode_reclen(di->inline_len) ||
@@ -531,6 +533,8 @@ dinode_problem(const struct lfs_dinode *di, const struct lfs_super *sb)
 		return "xattr block pointer outside the log";
 	if (di->blocks > sb->nblocks)
 		return "more blocks than the device has";
+	if (di->xattr_blocks > 1 + lfs_xattr_max_slots(sb->block_size) || (di->xattr_blocks && !di->xattr))
+		return "xattr block count impossible";
 	if (di->flags & LFS_DI_INLINE) {
 		if (!S_ISREG(di->mode) && !S_ISLNK(di->mode))
 			return "inline content in an inode that is not a file or symlink";
@@ -649,4 +653,77 @@ lfs_dirent_check(const struct lfs_dirent *d, const struct lfs_super *sb, const c
 	else if (d->name[0] == '.' && (d->name_len == 1 || (d->name_len == 2 && d->name[1] == '.')))
 		*why = "name is . or ..";
 	return *why ? -EFSCORRUPTED : 0;
+}
+
+/* ---------------------------------------------------------------- */
+
+int
+lfs_xent_decode(struct lfs_xent *e, const uint8_t *blk, uint32_t off, uint32_t end, uint32_t block_size,
+		uint32_t nslots)
+{
+	if (off > end || end - off < LFS_XATTR_ENT_HDR)
+		return -EFSCORRUPTED;
+	e->name_len = lfs_get16(blk + off + LFS_XE_OFF_NAMELEN);
+	e->flags = blk[off + LFS_XE_OFF_FLAGS];
+	e->value_len = lfs_get32(blk + off + LFS_XE_OFF_VALLEN);
+	bool out = e->flags & LFS_XENT_OUT;
+	if (e->name_len == 0 || e->name_len > LFS_XATTR_NAME_MAX || (e->flags & ~LFS_XENT_OUT) ||
+	    (out && e->value_len > LFS_XATTR_SIZE_MAX))
+		return -EFSCORRUPTED;
+	/* 64-bit: an inline value_len near 4 GiB must not wrap */
+	uint64_t need = out ? lfs_xent_len(e->name_len, e->value_len, true, block_size)
+			    : (uint64_t)LFS_XATTR_ENT_HDR + e->name_len + e->value_len;
+	if (need > end - off)
+		return -EFSCORRUPTED;
+	e->name = (const char *)blk + off + LFS_XATTR_ENT_HDR;
+	e->payload = blk + off + LFS_XATTR_ENT_HDR + e->name_len;
+	if (out)
+		for (uint32_t i = 0; i < (e->value_len + block_size - 1) / block_size; i++)
+			if (lfs_xent_slot(e, i) >= nslots)
+				return -EFSCORRUPTED;
+	return 0;
+}
+
+uint32_t
+lfs_xent_encode(uint8_t *p, const char *name, uint16_t name_len, uint8_t flags, uint32_t value_len,
+		const void *payload, uint32_t payload_len)
+{
+	lfs_put16(p + LFS_XE_OFF_NAMELEN, name_len);
+	p[LFS_XE_OFF_FLAGS] = flags;
+	p[LFS_XE_OFF_FLAGS + 1] = 0;
+	lfs_put32(p + LFS_XE_OFF_VALLEN, value_len);
+	memcpy(p + LFS_XATTR_ENT_HDR, name, name_len);
+	if (payload_len)
+		memcpy(p + LFS_XATTR_ENT_HDR + name_len, payload, payload_len);
+	return LFS_XATTR_ENT_HDR + name_len + payload_len;
+}
+
+int
+lfs_xroot_decode(struct lfs_xroot *r, const uint8_t *blk, uint32_t block_size)
+{
+	memset(r, 0, sizeof(*r));
+	if (lfs_get32(blk + LFS_XR_OFF_MAGIC) != LFS_XATTR_MAGIC) {
+		r->legacy = true;
+		r->count = lfs_get32(blk);
+		r->ents = LFS_XATTR_HDR;
+	} else {
+		r->nslots = lfs_get16(blk + LFS_XR_OFF_NSLOTS);
+		r->count = lfs_get32(blk + LFS_XR_OFF_COUNT);
+		r->ents = LFS_XATTR_ROOT_HDR + 8 * r->nslots;
+		if (r->nslots > lfs_xattr_max_slots(block_size))
+			return -EFSCORRUPTED;
+	}
+	/* every entry takes more than 8 bytes */
+	if (r->count > (block_size - r->ents) / (LFS_XATTR_ENT_HDR + 1))
+		return -EFSCORRUPTED;
+	return 0;
+}
+
+void
+lfs_xroot_encode_hdr(uint8_t *blk, uint32_t nslots, uint32_t count)
+{
+	memset(blk, 0, LFS_XATTR_ROOT_HDR);
+	lfs_put32(blk + LFS_XR_OFF_MAGIC, LFS_XATTR_MAGIC);
+	lfs_put16(blk + LFS_XR_OFF_NSLOTS, (uint16_t)nslots);
+	lfs_put32(blk + LFS_XR_OFF_COUNT, count);
 }

@@ -40,7 +40,10 @@
  *   INDIR   block-map node, (ino, node id; see lfs_node_id())
  *   INODE   packed inode records, each 64-byte aligned, variable length
  *           (small files keep their data inline in the record)
- *   XATTR   one block of extended attributes of an inode
+ *   XATTR   extended attributes of an inode: its root block (lblk 0),
+ *           and with LFS_FEATURE_XATTR_BLOCKS the blocks the root's slot
+ *           table names (lblk = slot + 1): leaves of attributes, and the
+ *           blocks of values too large for a leaf
  *   IMAP    a block of the inode map (ino -> record address), written at
  *           checkpoints
  *   SUT     a block of the segment usage table, written at checkpoints
@@ -120,7 +123,12 @@ static inline uint64_t lfs_get64(const uint8_t *p) { return (uint64_t)lfs_get32(
 				     * set by lfs-tune -U, so that a new uuid leaves
 				     * every checksum in the log valid (as ext4's
 				     * metadata_csum_seed) */
-#define LFS_FEATURE_INCOMPAT_KNOWN LFS_FEATURE_CSUM_SEED
+#define LFS_FEATURE_XATTR_BLOCKS 2u  /* an inode's XATTR root may name more XATTR
+				     * blocks ("XATTR blocks" below): values up
+				     * to 64 KiB, thousands of attributes.  Set
+				     * by mkfs.lfs; images without it keep one
+				     * block of attributes per inode */
+#define LFS_FEATURE_INCOMPAT_KNOWN (LFS_FEATURE_CSUM_SEED | LFS_FEATURE_XATTR_BLOCKS)
 
 struct lfs_super {
 	uint32_t magic;
@@ -353,7 +361,10 @@ struct lfs_dinode {
 	uint32_t inline_len;        /* bytes of inline content after the header */
 	uint64_t direct[LFS_NDIRECT];
 	uint64_t ind[LFS_NINDIRECT];
-	uint64_t xattr;             /* XATTR block, 0 if none */
+	uint64_t xattr;             /* XATTR (root) block, 0 if none */
+	uint32_t xattr_blocks;      /* XATTR blocks the inode holds, root included;
+				       0 in records older than the field: then
+				       one if xattr is set (lfs_dinode_xattr_blocks) */
 };
 #define LFS_DI_INLINE 1u        /* content lives in the record */
 #define LFS_DI_PREALLOC 2u      /* fallocate gave it blocks: overwriting them
@@ -373,15 +384,23 @@ enum {
 	LFS_DI_OFF_CTIME = 80, LFS_DI_OFF_CTIME_NS = 88, LFS_DI_OFF_INLINE = 92,
 	LFS_DI_OFF_BTIME = 96, LFS_DI_OFF_BTIME_NS = 104, LFS_DI_OFF_MAGIC = 108,
 	LFS_DI_OFF_DIRECT = 112, LFS_DI_OFF_IND = 208, LFS_DI_OFF_XATTR = 240,
+	LFS_DI_OFF_XBLOCKS = 248,   /* then 4 bytes, zero */
 };
 _Static_assert(LFS_DI_OFF_DIRECT + 8 * LFS_NDIRECT == LFS_DI_OFF_IND, "direct");
 _Static_assert(LFS_DI_OFF_IND + 8 * LFS_NINDIRECT == LFS_DI_OFF_XATTR, "indirect");
-_Static_assert(LFS_DI_OFF_XATTR + 16 == LFS_INODE_HDR_SIZE, "inode header size");
+_Static_assert(LFS_DI_OFF_XATTR + 8 == LFS_DI_OFF_XBLOCKS, "xattr");
+_Static_assert(LFS_DI_OFF_XBLOCKS + 8 == LFS_INODE_HDR_SIZE, "inode header size");
 
 static inline uint32_t lfs_inline_max(uint32_t block_size) { return block_size - LFS_INODE_HDR_SIZE; }
 static inline uint32_t lfs_inode_reclen(uint32_t inline_len)
 {
 	return (LFS_INODE_HDR_SIZE + inline_len + LFS_INODE_ALIGN - 1) & ~(uint32_t)(LFS_INODE_ALIGN - 1);
+}
+
+/* The XATTR blocks a record holds (for st_blocks). */
+static inline uint32_t lfs_dinode_xattr_blocks(const struct lfs_dinode *di)
+{
+	return !di->xattr ? 0 : di->xattr_blocks ? di->xattr_blocks : 1;
 }
 
 /* Encodes the header and copies inline content; returns the record length. */
@@ -448,10 +467,93 @@ int lfs_dirent_decode(struct lfs_dirent *d, const uint8_t *blk, uint32_t off, ui
 int lfs_dirent_check(const struct lfs_dirent *d, const struct lfs_super *sb, const char **why);
 
 /* ---------------------------------------------------------------- */
-/* XATTR block: le32 count, then per attribute                       */
-/* le16 name_len | le16 pad | le32 value_len | name | value.         */
+/* XATTR blocks.                                                     */
+/*                                                                   */
+/* An attribute entry, 8-byte header then name then payload:         */
+/*   le16 name_len | u8 flags | u8 0 | le32 value_len | name |       */
+/*   value (inline), or with LFS_XENT_OUT one le16 slot per block of */
+/*   the value (value_len / block size, rounded up), in order.       */
+/* A leaf (and the only block of an image without                    */
+/* LFS_FEATURE_XATTR_BLOCKS, the "legacy" root): le32 count, entries.*/
+/* A root with the feature:                                          */
+/*   le32 magic "XATR" | le16 nslots | le16 0 | le32 count | le32 0  */
+/*   | nslots le64 slots | count entries                             */
+/* A slot is 0 (free) or a block address (low 56 bits) and the kind  */
+/* of that block (top 8 bits): LFS_XSLOT_LEAF, LFS_XSLOT_VALUE.  The */
+/* block of slot s is logged with lblk s + 1.  A value block holds   */
+/* its part of the value, the last one zero-padded.  A root holds    */
+/* entries and no slots, or all lfs_xattr_max_slots() slots and no   */
+/* entries: those two shapes only.                                   */
 
-#define LFS_XATTR_HDR 4
+#define LFS_XATTR_HDR 4             /* leaf header: le32 count */
 #define LFS_XATTR_ENT_HDR 8
+#define LFS_XATTR_MAGIC 0x52544158u /* "XATR" */
+#define LFS_XATTR_ROOT_HDR 16
+#define LFS_XENT_OUT 1u             /* value in blocks of its own */
+#define LFS_XSLOT_LEAF 1u
+#define LFS_XSLOT_VALUE 2u
+#define LFS_XSLOT_ADDR_MASK ((1ull << 56) - 1)
+enum {
+	LFS_XE_OFF_NAMELEN = 0, LFS_XE_OFF_FLAGS = 2, LFS_XE_OFF_VALLEN = 4,
+	LFS_XR_OFF_MAGIC = 0, LFS_XR_OFF_NSLOTS = 4, LFS_XR_OFF_COUNT = 8,
+};
+_Static_assert(LFS_XE_OFF_VALLEN + 4 == LFS_XATTR_ENT_HDR, "xattr entry header");
+_Static_assert(LFS_XR_OFF_COUNT + 8 == LFS_XATTR_ROOT_HDR, "xattr root header");
+/* The VFS limits (linux/limits.h): a value, a name, a listxattr result. */
+#define LFS_XATTR_SIZE_MAX 65536u
+#define LFS_XATTR_NAME_MAX 255u
+#define LFS_XATTR_LIST_MAX 65536u
+
+static inline uint32_t lfs_xattr_max_slots(uint32_t block_size)
+{
+	return (block_size - LFS_XATTR_ROOT_HDR) / 8;
+}
+_Static_assert((LFS_MAX_BLOCK_SIZE - LFS_XATTR_ROOT_HDR) / 8 <= UINT16_MAX, "slot numbers fit le16");
+_Static_assert(LFS_XATTR_SIZE_MAX / LFS_MIN_BLOCK_SIZE <= (LFS_MIN_BLOCK_SIZE - LFS_XATTR_ROOT_HDR) / 8,
+	       "the largest value fits the slots of the smallest block");
+
+struct lfs_xent {
+	uint16_t name_len;
+	uint8_t flags;
+	uint32_t value_len;
+	const char *name;           /* point into the block */
+	const uint8_t *payload;     /* the value, or its slot numbers */
+};
+/* Bytes an entry takes. */
+static inline uint32_t lfs_xent_len(uint32_t name_len, uint32_t value_len, bool out, uint32_t block_size)
+{
+	return LFS_XATTR_ENT_HDR + name_len + (out ? 2 * ((value_len + block_size - 1) / block_size) : value_len);
+}
+/* The entry at `off` of a block whose entries end at `end`: 0, or
+ * -EFSCORRUPTED if it does not fit, has an empty or too long name,
+ * unknown flags, or names a slot at or beyond nslots. */
+int lfs_xent_decode(struct lfs_xent *e, const uint8_t *blk, uint32_t off, uint32_t end, uint32_t block_size,
+		    uint32_t nslots);
+/* Writes the entry at p; the payload (value, or slot numbers as le16)
+ * is copied as given.  Returns its length. */
+uint32_t lfs_xent_encode(uint8_t *p, const char *name, uint16_t name_len, uint8_t flags, uint32_t value_len,
+			 const void *payload, uint32_t payload_len);
+static inline uint16_t lfs_xent_slot(const struct lfs_xent *e, uint32_t i) { return lfs_get16(e->payload + 2 * i); }
+
+struct lfs_xroot {
+	bool legacy;                /* no magic: a leaf (an image without the feature) */
+	uint32_t nslots;
+	uint32_t count;             /* entries */
+	uint32_t ents;              /* offset of the first entry */
+};
+/* Decode the header of a root block: 0, or -EFSCORRUPTED. */
+int lfs_xroot_decode(struct lfs_xroot *r, const uint8_t *blk, uint32_t block_size);
+void lfs_xroot_encode_hdr(uint8_t *blk, uint32_t nslots, uint32_t count);
+static inline uint64_t lfs_xroot_slot(const uint8_t *blk, uint32_t s)
+{
+	return lfs_get64(blk + LFS_XATTR_ROOT_HDR + 8 * s);
+}
+static inline void lfs_xroot_set_slot(uint8_t *blk, uint32_t s, uint64_t v)
+{
+	lfs_put64(blk + LFS_XATTR_ROOT_HDR + 8 * s, v);
+}
+static inline uint64_t lfs_xslot_make(uint64_t addr, unsigned kind) { return addr | ((uint64_t)kind << 56); }
+static inline uint64_t lfs_xslot_addr(uint64_t v) { return v & LFS_XSLOT_ADDR_MASK; }
+static inline unsigned lfs_xslot_kind(uint64_t v) { return (unsigned)(v >> 56); }
 
 #endif

@@ -266,7 +266,8 @@ lfs_inode_stat(const struct lfs_fs *fs, const struct lfs_inode *ip, struct stat 
 	st->st_rdev = decode_rdev(di->rdev);
 	st->st_size = (off_t)di->size;
 	st->st_blksize = fs->bsize;
-	st->st_blocks = (blkcnt_t)((di->blocks + ip->pending_new) * (fs->bsize / 512));
+	uint64_t xblocks = ip->xattr_dirty ? ip->xattr_nblocks : lfs_dinode_xattr_blocks(di);
+	st->st_blocks = (blkcnt_t)((di->blocks + ip->pending_new + xblocks) * (fs->bsize / 512));
 	if (di->flags & LFS_DI_INLINE)
 		st->st_blocks += (di->inline_len + 511) / 512;
 	st->st_atim.tv_sec = di->atime_sec;
@@ -290,7 +291,7 @@ inode_destroy(struct lfs_fs *fs, struct lfs_inode *ip)
 		fs->dirty_units -= ip->units;
 	lfs_cache_lru_unlink(fs, ip);
 	fs->cache_inl -= ip->inl != NULL;
-	free(ip->xattr);
+	lfs_xattr_drop(ip);
 	free(ip->inl);
 	free(ip);
 }
@@ -329,13 +330,12 @@ lfs_inode_maybe_free(struct lfs_fs *fs, struct lfs_inode *ip)
 	 * either cannot be done (no memory, an unreadable block map) the
 	 * inode stays, an orphan that the next unmount or mount frees. */
 	const struct lfs_imap_entry *e = lfs_imap_get(fs, ip->ino);
-	if (lfs_bmap_free_range(fs, ip, 0, lfs_bmap_max_blocks(fs)) ||
+	if ((ip->di.xattr && lfs_xattr_load(fs, ip)) || lfs_bmap_free_range(fs, ip, 0, lfs_bmap_max_blocks(fs)) ||
 	    (e->daddr &&
 	     u64map_put(&fs->tombstones, ip->ino, (void *)(uintptr_t)(ip->di.version | 0x100000000ull))))
 		return;
 	lfs_file_drop_pages(fs, ip, 0, UINT64_MAX);
-	if (ip->di.xattr)
-		lfs_seg_unuse(fs, ip->di.xattr, fs->bsize);
+	lfs_xattr_release(fs, ip); /* loaded above: cannot fail */
 	if (e->daddr)
 		lfs_seg_unuse(fs, e->daddr, ip->disk_reclen);
 	lfs_imap_release(fs, ip->ino, ip->di.version);

@@ -85,9 +85,11 @@ struct lfs_inode {
 	struct u64map pages;        /* lblk -> struct lfs_page */
 	uint32_t ndirty_pages;
 	struct u64map nodes;        /* node id -> struct lfs_node */
-	uint8_t *xattr;             /* encoded XATTR block, NULL if none loaded */
+	struct lfs_xattrs *xattr;   /* xattr.c; NULL until loaded */
 	bool xattr_loaded;
 	bool xattr_dirty;
+	uint32_t xattr_nblocks;     /* while xattr_dirty: XATTR blocks the flush
+				       will leave (st_blocks counts them) */
 	struct lfs_dir *dir;        /* built on first use */
 	struct lfs_inode *lru_prev, *lru_next; /* fs->lru_head: most recently used */
 };
@@ -328,7 +330,8 @@ void lfs_bmap_free_nodes(struct lfs_fs *fs, struct lfs_inode *ip);
 uint64_t lfs_bmap_max_blocks(const struct lfs_fs *fs);
 /* The nodes that map lblk, leaf first; 0 for a direct block. */
 unsigned lfs_bmap_path(const struct lfs_fs *fs, uint64_t lblk, uint64_t ids[LFS_NINDIRECT]);
-/* Calls fn for every block the on-disk inode references (data, nodes, xattr). */
+/* Calls fn for every block the on-disk inode references (data, nodes, the
+ * xattr root and the blocks its slots name). */
 int lfs_bmap_walk_disk(struct lfs_fs *fs, const struct lfs_dinode *di,
 		       int (*fn)(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk), void *ctx);
 
@@ -379,6 +382,19 @@ ssize_t lfs_xattr_get(struct lfs_fs *fs, struct lfs_inode *ip, const char *name,
 		      size_t size);
 ssize_t lfs_xattr_list(struct lfs_fs *fs, struct lfs_inode *ip, char *list, size_t size);
 int lfs_xattr_remove(struct lfs_fs *fs, struct lfs_inode *ip, const char *name);
+/* Read the inode's attributes into memory (checking every block): 0,
+ * -EFSCORRUPTED, -EIO, -ENOMEM. */
+int lfs_xattr_load(struct lfs_fs *fs, struct lfs_inode *ip);
+/* Write the changed XATTR blocks and the root (flush.c). */
+int lfs_xattr_flush(struct lfs_fs *fs, struct lfs_inode *ip);
+/* Cleaning: whether the XATTR block lblk at addr is the inode's current
+ * one; mark it to be written again (blk: its contents, just read). */
+bool lfs_xattr_block_live(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, uint64_t addr);
+int lfs_xattr_move_block(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, const uint8_t *blk);
+/* The inode is freed: every XATTR block counted free. */
+int lfs_xattr_release(struct lfs_fs *fs, struct lfs_inode *ip);
+/* Forget the in-memory attributes, changed or not. */
+void lfs_xattr_drop(struct lfs_inode *ip);
 
 /* acl.c: POSIX ACLs in the system.posix_acl_* attributes */
 bool lfs_acl_name(const char *name);

@@ -2,13 +2,15 @@
  * lfs_tune.c — lfs-tune: show the tunables of an unmounted lfs, and
  * change its label and UUID (lfs-tune(8)), as tune2fs and nilfs-tune do.
  *
- *   lfs-tune [-l] [-L LABEL] [-U UUID|random] DEVICE|IMAGE
+ *   lfs-tune [-l] [-L LABEL] [-U UUID|random] [-O xattr_blocks] DEVICE|IMAGE
  *
  * Only the superblock changes, both copies: the backup first, then
  * block 0, so that either copy a crash leaves behind is whole.  The UUID
  * seeds every checksum in the log: the first time it changes, the seed
  * it gave is kept in the superblock (LFS_FEATURE_CSUM_SEED, format.h),
- * which lfs versions before it do not read.
+ * which lfs versions before it do not read.  -O xattr_blocks turns on
+ * LFS_FEATURE_XATTR_BLOCKS for an image made before it: this lfs reads
+ * the one-block attributes it has, and writes new ones in XATTR blocks.
  */
 #include "lfs_int.h"
 #include "tool.h"
@@ -23,10 +25,11 @@
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: lfs-tune [-l] [-L LABEL] [-U UUID|random] DEVICE|IMAGE\n"
+	fprintf(f, "usage: lfs-tune [-l] [-L LABEL] [-U UUID|random] [-O xattr_blocks] DEVICE|IMAGE\n"
 		   "  -l        list the superblock's settings (the default without -L or -U)\n"
 		   "  -L LABEL  set the label (at most 64 bytes; \"\" clears it)\n"
-		   "  -U UUID   set the UUID: 32 hex digits, or \"random\"\n" LFS_TOOL_HELP_LINES);
+		   "  -U UUID   set the UUID: 32 hex digits, or \"random\"\n"
+		   "  -O xattr_blocks  turn on extended attributes beyond one block per inode\n" LFS_TOOL_HELP_LINES);
 }
 
 static void
@@ -40,9 +43,10 @@ list(const char *path, const struct lfs_super *sb)
 	printf("  checksum seed         %#010x%s\n", lfs_super_seed(sb),
 	       sb->feature_incompat & LFS_FEATURE_CSUM_SEED ? " (kept from an earlier uuid)" : " (from the uuid)");
 	printf("  format version        %u\n", sb->version);
-	printf("  features              compat %#x%s, incompat %#x%s\n", sb->feature_compat,
+	printf("  features              compat %#x%s, incompat %#x%s%s\n", sb->feature_compat,
 	       sb->feature_compat & LFS_FEATURE_BACKUP_SB ? " (backup superblock)" : "", sb->feature_incompat,
-	       sb->feature_incompat & LFS_FEATURE_CSUM_SEED ? " (checksum seed)" : "");
+	       sb->feature_incompat & LFS_FEATURE_CSUM_SEED ? " (checksum seed)" : "",
+	       sb->feature_incompat & LFS_FEATURE_XATTR_BLOCKS ? " (xattr blocks)" : "");
 	printf("  block size            %u\n", sb->block_size);
 	printf("  segment size          %u KiB (%u blocks)\n", sb->seg_blocks * (sb->block_size / 1024), sb->seg_blocks);
 	printf("  segments              %" PRIu64 ", %u reserved\n", sb->nsegs, sb->reserved_segs);
@@ -62,10 +66,11 @@ main(int argc, char **argv)
 	static const struct lfs_tool tool = { "lfs-tune", usage, 2 };
 	static const struct option longopts[] = { LFS_TOOL_LONGOPTS, { NULL, 0, NULL, 0 } };
 	const char *label = NULL, *uuid_arg = NULL;
+	uint32_t add_incompat = 0;
 	bool want_list = false;
 	uint8_t uuid[16];
 	int c;
-	while ((c = getopt_long(argc, argv, "lL:U:" LFS_TOOL_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "lL:U:O:" LFS_TOOL_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l': want_list = true; break;
 		case 'L':
@@ -88,13 +93,20 @@ main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'O':
+			if (strcmp(optarg, "xattr_blocks")) {
+				fprintf(stderr, "lfs-tune: unknown feature '%s' (xattr_blocks)\n", optarg);
+				return 2;
+			}
+			add_incompat |= LFS_FEATURE_XATTR_BLOCKS;
+			break;
 		default: return lfs_tool_opt(&tool, c);
 		}
 	}
 	if (optind != argc - 1)
 		return lfs_tool_usage_error(&tool);
 	const char *path = argv[optind];
-	bool change = label || uuid_arg;
+	bool change = label || uuid_arg || add_incompat;
 	struct lfs_bdev dev;
 	struct lfs_super sb;
 	if (lfs_tool_open_image("lfs-tune", path, change, &dev, &sb))
@@ -103,6 +115,7 @@ main(int argc, char **argv)
 	if (change) {
 		if (label)
 			snprintf(sb.label, sizeof(sb.label), "%s", label);
+		sb.feature_incompat |= add_incompat;
 		if (uuid_arg) {
 			if (!(sb.feature_incompat & LFS_FEATURE_CSUM_SEED)) {
 				sb.csum_seed = lfs_super_seed(&sb);

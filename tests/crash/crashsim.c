@@ -7,7 +7,9 @@
  *    trace on (bdev.c records every write and every flush), and run a
  *    random workload on the lfs.h API: create (by name, or as an O_TMPFILE
  *    file then named by link), write, overwrite, truncate, rename, link,
- *    unlink, mkdir, rmdir, fsync, and O_TMPFILE files written, fsynced
+ *    unlink, mkdir, rmdir, fsync, extended attributes (one of up to
+ *    30000 bytes, and up to hundreds of small ones: several XATTR blocks),
+ *    and O_TMPFILE files written, fsynced
  *    and left open, which every later state holds as orphans for the
  *    mount to free.  A file is "sealed" when
  *    an fsync of it returns: it is never changed again, and the trace
@@ -17,7 +19,7 @@
  *    writes issued after the flush, one of them half written); mount
  *    each with the real mount code (checkpoint + roll-forward), run the
  *    fsck checks, and check that every file sealed before the point is
- *    there with its exact content.
+ *    there with its exact content and attributes.
  * With -F the workload starts on a full filesystem: eight files fill it to
  * ENOSPC, the even ones fsynced, the odd ones deleted at random by the
  * workload; and every state must also let every file be deleted.
@@ -59,6 +61,10 @@ struct file {
 	size_t size;
 	bool exists, sealed;
 	off_t sealed_at;            /* trace length when its fsync returned */
+	uint8_t *xv;                /* user.x, when has_x */
+	size_t xlen;
+	bool has_x;
+	unsigned nsmall;            /* user.s0 .. user.s<nsmall-1>, values small_value() */
 };
 
 struct workload {
@@ -112,6 +118,76 @@ do_write(struct workload *w, struct file *f)
 	if (f->size > w->max_size)
 		w->max_size = f->size;
 	return ret;
+}
+
+/* The value of the small attribute user.s<i>: a few bytes from i. */
+static size_t
+small_value(unsigned i, char *buf)
+{
+	return (size_t)snprintf(buf, 32, "%u-%u", i, i * 2654435761u);
+}
+
+/* Set (or remove) user.x, or add small attributes; the model follows
+ * only what succeeded. */
+static int
+do_xattr(struct workload *w, struct file *f)
+{
+	int err = 0;
+	if (rnd_below(3) == 0) {
+		unsigned add = 1 + (unsigned)rnd_below(rnd_below(4) ? 10 : 200);
+		char name[32], v[32];
+		for (unsigned k = 0; k < add && !err; k++) {
+			snprintf(name, sizeof(name), "user.s%u", f->nsmall);
+			err = lfs_setxattr(w->fs, f->ino, name, v, small_value(f->nsmall, v), 0);
+			if (!err)
+				f->nsmall++;
+		}
+		return err;
+	}
+	if (f->has_x && rnd_below(4) == 0) {
+		err = lfs_removexattr(w->fs, f->ino, "user.x");
+		if (!err)
+			f->has_x = false;
+		return err;
+	}
+	size_t len = rnd_below(2) ? rnd_below(200) : rnd_below(30000);
+	uint8_t *v = malloc(len + 1);
+	for (size_t i = 0; i < len; i++)
+		v[i] = (uint8_t)rnd();
+	err = lfs_setxattr(w->fs, f->ino, "user.x", v, len, 0);
+	if (err) {
+		free(v);
+		return err;
+	}
+	free(f->xv);
+	f->xv = v;
+	f->xlen = len;
+	f->has_x = true;
+	return 0;
+}
+
+/* The attributes of f on fs are those of the model: NULL, or what differs. */
+static const char *
+xattrs_differ(struct lfs_fs *fs, uint64_t ino, const struct file *f)
+{
+	static uint8_t buf[LFS_XATTR_SIZE_MAX];
+	ssize_t n = lfs_getxattr(fs, ino, "user.x", buf, sizeof(buf));
+	if (f->has_x ? n != (ssize_t)f->xlen || memcmp(buf, f->xv, f->xlen) : n != -ENODATA)
+		return "user.x differs";
+	n = lfs_listxattr(fs, ino, (char *)buf, sizeof(buf));
+	size_t names = 0;
+	for (ssize_t i = 0; i < n; i++)
+		names += buf[i] == '\0';
+	if (n < 0 || names != f->nsmall + f->has_x)
+		return "the number of attributes differs";
+	for (unsigned i = 0; i < f->nsmall; i += 1 + i / 4) {
+		char name[32], v[32], got[32];
+		snprintf(name, sizeof(name), "user.s%u", i);
+		size_t len = small_value(i, v);
+		if (lfs_getxattr(fs, ino, name, got, sizeof(got)) != (ssize_t)len || memcmp(got, v, len))
+			return "a small attribute differs";
+	}
+	return NULL;
 }
 
 /* -F: fill the filesystem with files[0..7] in turns of 64 KiB until a
@@ -218,6 +294,8 @@ workload_run(struct workload *w)
 				f->ino = st.st_ino;
 				f->exists = true;
 				f->size = 0;
+				f->has_x = false;
+				f->nsmall = 0;
 				lfs_release(w->fs, f->ino);
 			}
 		} else if (kind < 3) {
@@ -266,6 +344,8 @@ workload_run(struct workload *w)
 			err = lfs_mkdir(w->fs, w->dirs[rnd_below(4)], dn, 0700, &cred, &st);
 			if (!err && rnd_below(2))
 				err = lfs_rmdir(w->fs, w->dirs[0], dn) == -ENOENT ? 0 : 0;
+		} else if (kind < 90) {
+			err = do_xattr(w, f);
 		} else {
 			/* fsync seals the file: from now on it must survive */
 			err = lfs_fsync(w->fs, f->ino, rnd_below(2));
@@ -378,6 +458,12 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 		if (err || n != (ssize_t)f->size || (f->size && memcmp(buf, f->data, f->size) != 0)) {
 			printf("crashsim: %s: fsynced file %s (%zu bytes) %s\n", what, f->name, f->size,
 			       err ? strerror(-err) : n != (ssize_t)f->size ? "has the wrong size" : "has wrong content");
+			c->failures++;
+			break;
+		}
+		const char *why = xattrs_differ(fs, st.st_ino, f);
+		if (why) {
+			printf("crashsim: %s: fsynced file %s: %s\n", what, f->name, why);
 			c->failures++;
 			break;
 		}
@@ -526,8 +612,10 @@ main(int argc, char **argv)
 	free(c.recs);
 	free(c.img);
 	free(base);
-	for (int i = 0; i < MAX_FILES; i++)
+	for (int i = 0; i < MAX_FILES; i++) {
 		free(w.files[i].data);
+		free(w.files[i].xv);
+	}
 	unlink(trace);
 	unlink(img);
 	rmdir(dir);

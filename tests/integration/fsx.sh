@@ -37,9 +37,7 @@ protection_period 0
 cleaning_interval 0.1
 segments_per_clean 8
 CONF
-"$LFS" -f -o "cleaner_conf=$WORK/busy.conf" "$IMG" "$MNT" 2>>"$WORK/daemon.log" &
-LFS_PID=$!
-for _ in $(seq 1 50); do mountpoint -q "$MNT" && break; sleep 0.1; done
+lfs_mount_cleaner "$WORK/busy.conf"
 rm -rf "$WORK/model"
 mkdir "$MNT/t" "$WORK/model"
 "$FSX" -s 78 -n "$ops" -L 1048576 "$MNT/t" "$WORK/model" >"$WORK/fsx.out" ||

@@ -22,8 +22,16 @@ LFS_PID=
 # lfs_mount [extra -o options]: start the daemon in the foreground, in the
 # background, so its PID is ours to wait for at unmount.
 lfs_mount() {
-	local opts="nocleaner${1:+,$1}"
-	"$LFS" -f -o "$opts" "$IMG" "$MNT" 2>>"$WORK/daemon.log" &
+	lfs_start "nocleaner${1:+,$1}"
+}
+
+# lfs_mount_cleaner CONF: the same, with a cleaner configured by CONF.
+lfs_mount_cleaner() {
+	lfs_start "cleaner_conf=$1"
+}
+
+lfs_start() {
+	"$LFS" -f -o "$1" "$IMG" "$MNT" 2>>"$WORK/daemon.log" &
 	LFS_PID=$!
 	for _ in $(seq 1 100); do
 		mountpoint -q "$MNT" && return 0

@@ -88,7 +88,7 @@ START_TEST(super_roundtrip_and_rejects)
 
 	/* an incompatible feature this code does not know is refused */
 	newer = sb;
-	newer.feature_incompat = 2;
+	newer.feature_incompat = (LFS_FEATURE_INCOMPAT_KNOWN + 1) & ~LFS_FEATURE_INCOMPAT_KNOWN;
 	lfs_super_encode(&newer, bad);
 	ck_assert_int_eq(lfs_super_decode(&out, bad), -EPROTONOSUPPORT);
 	/* the seed a new uuid leaves behind: checksums stay as they were */
@@ -233,6 +233,52 @@ START_TEST(pseg_roundtrip_and_crc)
 }
 END_TEST
 
+/* XATTR entries and roots (format.h, "XATTR blocks") */
+START_TEST(xattr_entries)
+{
+	uint8_t blk[4096] = { 0 };
+	lfs_xroot_encode_hdr(blk, lfs_xattr_max_slots(4096), 0);
+	ck_assert_uint_eq(lfs_get32(blk), 0x52544158u);
+	ck_assert_uint_eq(lfs_xattr_max_slots(4096), 510);
+	lfs_xroot_set_slot(blk, 509, lfs_xslot_make(12345, LFS_XSLOT_VALUE));
+	ck_assert_uint_eq(lfs_get64(blk + 16 + 8 * 509), 12345 | (2ull << 56));
+	struct lfs_xroot r;
+	ck_assert_int_eq(lfs_xroot_decode(&r, blk, 4096), 0);
+	ck_assert(!r.legacy);
+	ck_assert_uint_eq(r.nslots, 510);
+	ck_assert_uint_eq(lfs_xslot_addr(lfs_xroot_slot(blk, 509)), 12345);
+	ck_assert_uint_eq(lfs_xslot_kind(lfs_xroot_slot(blk, 509)), LFS_XSLOT_VALUE);
+	lfs_put16(blk + 4, 511); /* more slots than a block holds */
+	ck_assert_int_eq(lfs_xroot_decode(&r, blk, 4096), -EFSCORRUPTED);
+	/* a legacy block: count then entries, no magic */
+	memset(blk, 0, sizeof(blk));
+	lfs_put32(blk, 2);
+	uint32_t off = 4;
+	off += lfs_xent_encode(blk + off, "user.a", 6, 0, 3, "xyz", 3);
+	uint8_t slots[4];
+	lfs_put16(slots, 5);
+	lfs_put16(slots + 2, 9);
+	uint32_t second = off;
+	off += lfs_xent_encode(blk + off, "user.b", 6, LFS_XENT_OUT, 5000, slots, 4);
+	ck_assert_uint_eq(off, 4 + 8 + 6 + 3 + 8 + 6 + 4);
+	ck_assert_uint_eq(lfs_xent_len(6, 5000, true, 4096), 8 + 6 + 4);
+	ck_assert_int_eq(lfs_xroot_decode(&r, blk, 4096), 0);
+	ck_assert(r.legacy && r.count == 2 && r.ents == 4);
+	struct lfs_xent e;
+	ck_assert_int_eq(lfs_xent_decode(&e, blk, 4, off, 4096, 0), 0);
+	ck_assert(e.name_len == 6 && e.value_len == 3 && memcmp(e.payload, "xyz", 3) == 0);
+	ck_assert_int_eq(lfs_xent_decode(&e, blk, second, off, 4096, 10), 0);
+	ck_assert(e.flags == LFS_XENT_OUT && lfs_xent_slot(&e, 0) == 5 && lfs_xent_slot(&e, 1) == 9);
+	/* a slot beyond the table, a payload past the end, unknown flags */
+	ck_assert_int_eq(lfs_xent_decode(&e, blk, second, off, 4096, 9), -EFSCORRUPTED);
+	ck_assert_int_eq(lfs_xent_decode(&e, blk, second, off - 1, 4096, 10), -EFSCORRUPTED);
+	lfs_put32(blk + 4 + LFS_XE_OFF_VALLEN, 0xfffffff0u);
+	ck_assert_int_eq(lfs_xent_decode(&e, blk, 4, off, 4096, 0), -EFSCORRUPTED);
+	blk[second + LFS_XE_OFF_FLAGS] = 2;
+	ck_assert_int_eq(lfs_xent_decode(&e, blk, second, off, 4096, 10), -EFSCORRUPTED);
+}
+END_TEST
+
 START_TEST(dinode_roundtrip_inline)
 {
 	struct lfs_dinode di = { .ino = 9, .version = 2, .mode = 0100644, .uid = 1000, .gid = 100, .nlink = 1,
@@ -241,6 +287,7 @@ START_TEST(dinode_roundtrip_inline)
 	di.direct[3] = 77;
 	di.ind[2] = 88;
 	di.xattr = 99;
+	di.xattr_blocks = 7;
 	uint8_t data[100], blk[4096];
 	for (int i = 0; i < 100; i++)
 		data[i] = (uint8_t)i;
@@ -255,6 +302,8 @@ START_TEST(dinode_roundtrip_inline)
 	ck_assert_uint_eq(out.mtime_nsec, 999999999);
 	ck_assert_uint_eq(out.ind[2], 88);
 	ck_assert_uint_eq(out.xattr, 99);
+	ck_assert_uint_eq(out.xattr_blocks, 7);
+	ck_assert_uint_eq(lfs_get32(blk + 248), 7);
 	ck_assert_mem_eq(blk + LFS_INODE_HDR_SIZE, data, 100);
 	/* a record that claims to run past the block is refused */
 	ck_assert_int_eq(lfs_dinode_decode(&out, blk, 300), -EFSCORRUPTED);
@@ -486,6 +535,7 @@ main(void)
 	tcase_add_test(tc, super_rejects_what_mkfs_never_makes);
 	tcase_add_test(tc, pseg_roundtrip_and_crc);
 	tcase_add_test(tc, dinode_roundtrip_inline);
+	tcase_add_test(tc, xattr_entries);
 	tcase_add_test(tc, dinode_invariants);
 	tcase_add_test(tc, dirent_rules);
 	tcase_add_test(tc, node_ids);
