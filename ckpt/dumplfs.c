@@ -16,6 +16,7 @@
  * it shows is then a snapshot that concurrent writes may tear.
  */
 #include "lfs_int.h"
+#include "logwalk.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -627,59 +628,48 @@ dump_sut_entry(struct dump *d, uint64_t seg, struct lfs_sut_entry *e)
 	return 0;
 }
 
-/* Walk segment `seg` from its start while summaries verify, as the
- * cleaner and roll-forward do; fills d->ps.  Returns the number of
- * psegs, with where and why the walk stopped. */
+/* Walk segment `seg` from its start with the one log reader (logwalk.h),
+ * as the cleaner, fsck and roll-forward do, but showing stale psegs
+ * (marked) where they end the others' walks; fills d->ps.  Returns the
+ * number of psegs, with where and why the walk stopped. */
 static size_t
 dump_seg_walk(struct dump *d, uint64_t seg, uint32_t *end_off, const char **why)
 {
-	uint64_t first = d->sb.seg0 + seg * d->sb.seg_blocks;
-	uint64_t max_seq = 0;
 	size_t n = 0;
-	uint32_t off = 0;
-	for (;;) {
-		if (off + 2 > d->sb.seg_blocks) { /* no room for a summary and a block */
-			*why = "end of segment";
-			break;
-		}
-		int err = lfs_bdev_read(&d->dev, first + off, 1, d->blk);
-		if (err) {
-			complain(d, "segment %" PRIu64 ": reading block %" PRIu64 ": %s", seg, first + off,
-				 strerror(-err));
-			*why = "read error";
-			break;
-		}
-		err = lfs_pseg_verify(d->blk, d->bs, d->seed);
-		if (err) {
-			*why = err == -EINVAL ? "no summary" : "summary does not verify";
-			break;
-		}
-		struct lfs_pseg_hdr h;
-		lfs_pseg_hdr_decode(&h, d->blk);
-		if (h.nblocks > d->sb.seg_blocks - off - 1) {
-			*why = "pseg overruns the segment";
-			break;
-		}
+	struct lfs_logwalk w;
+	int err = lfs_logwalk_init(&w, &d->dev, &d->sb, d->seed, LFS_LOGWALK_SHOW_STALE);
+	if (err) {
+		complain(d, "%s", strerror(-err));
+		*why = "out of memory";
+		*end_off = 0;
+		return 0;
+	}
+	lfs_logwalk_segment(&w, seg);
+	while ((err = lfs_logwalk_next(&w)) > 0) {
 		if (n == d->ps_cap) {
 			size_t cap = d->ps_cap ? 2 * d->ps_cap : 64;
 			void *p = realloc(d->ps, cap * sizeof(*d->ps));
 			if (!p) {
-				complain(d, "%s", strerror(ENOMEM));
-				*why = "out of memory";
+				err = -ENOMEM;
 				break;
 			}
 			d->ps = p;
 			d->ps_cap = cap;
 		}
-		/* A segment is rewritten from its start when reused: a pseg
-		 * older than one before it is left over from an earlier use. */
-		d->ps[n] = (struct pseg_rec){ .off = off, .h = h, .stale = n > 0 && h.seq <= max_seq };
-		if (h.seq > max_seq)
-			max_seq = h.seq;
-		n++;
-		off += 1 + h.nblocks;
+		d->ps[n++] = (struct pseg_rec){ .off = w.pseg_off, .h = w.h, .stale = w.stale };
 	}
-	*end_off = off;
+	if (err == -ENOMEM) {
+		complain(d, "%s", strerror(ENOMEM));
+		*why = "out of memory";
+	} else if (err < 0) {
+		complain(d, "segment %" PRIu64 ": reading block %" PRIu64 ": %s", seg,
+			 d->sb.seg0 + seg * d->sb.seg_blocks + w.off, strerror(-err));
+		*why = "read error";
+	} else {
+		*why = lfs_logwalk_end_name(w.end);
+	}
+	*end_off = w.off;
+	lfs_logwalk_free(&w);
 	return n;
 }
 
