@@ -390,51 +390,23 @@ dump_open(struct dump *d)
 			err == -ENOTBLK ? "not a regular file or block device" : strerror(-err));
 		return err;
 	}
-	if (d->dev.size_bytes < LFS_SB_SIZE) {
-		complain(d, "%" PRIu64 " bytes is too small to hold an lfs image", d->dev.size_bytes);
-		return -EINVAL;
-	}
 	char where[4096];
-	if (lfs_image_busy(d->dev.fd, d->path, where, sizeof(where)))
+	if (d->dev.size_bytes >= LFS_SB_SIZE && lfs_image_busy(d->dev.fd, d->path, where, sizeof(where)))
 		fprintf(stderr, "dumplfs: warning: %s is mounted at %s: this is the image as that daemon "
 			"last wrote it, not what it holds in memory\n", d->path, where);
+	/* the checks the mount and every tool apply (super.c) */
 	struct lfs_super_where w;
-	err = lfs_super_find(&d->dev, 0, &d->sb, &w);
-	if (err == -EINVAL) {
-		complain(d, "not an lfs image (no lfs superblock magic, and no backup superblock)");
+	char why[256];
+	err = lfs_super_open(&d->dev, 0, &d->sb, &w, why, sizeof(why));
+	if (err) {
+		complain(d, "%s", why);
 		return err;
 	}
-	if (!err && w.primary_err)
+	if (w.primary_err)
 		complain(d, "block 0 %s; read the backup superblock at block %" PRIu64, lfs_super_why(w.primary_err),
 			 w.block);
-	if (err == -EPROTONOSUPPORT) {
-		complain(d, "format version %u / incompatible features %#x; dumplfs reads version %d",
-			 d->sb.version, d->sb.feature_incompat, LFS_VERSION);
-		return err;
-	}
-	if (err == -EFSCORRUPTED) {
-		complain(d, "superblock is corrupt (checksum or geometry), and no backup superblock verifies");
-		return err;
-	}
-	if (err) {
-		complain(d, "reading the superblock: %s", strerror(-err));
-		return err;
-	}
 	const struct lfs_super *sb = &d->sb;
-	uint64_t dev_blocks = d->dev.size_bytes / sb->block_size;
-	/* Compared without multiplying: a forged superblock (its crc is not
-	 * seeded) could make nblocks * block_size wrap. */
-	if (sb->seg0 > sb->nblocks || sb->nsegs * sb->seg_blocks > sb->nblocks - sb->seg0) {
-		complain(d, "superblock is corrupt (segments beyond the end of the filesystem)");
-		return -EFSCORRUPTED;
-	}
-	if (sb->nblocks > dev_blocks) {
-		complain(d, "image is truncated: %" PRIu64 " bytes, the superblock says %" PRIu64 " blocks of %u",
-			 d->dev.size_bytes, sb->nblocks, sb->block_size);
-		return -EFSCORRUPTED;
-	}
 	d->bs = sb->block_size;
-	d->dev.block_size = d->bs;
 	d->seed = lfs_super_seed(sb);
 	uint32_t per_imap = d->bs / LFS_IMAP_ENTRY_SIZE, per_sut = d->bs / LFS_SUT_ENTRY_SIZE;
 	d->nimap = (sb->max_inodes + per_imap - 1) / per_imap;
@@ -449,54 +421,15 @@ dump_open(struct dump *d)
 	return 0;
 }
 
-/* lfs_ckpt_read_region() decides, as a mount does; it says only "corrupt",
- * so read the region once more to tell a torn or overwritten region (its
- * crc) from one that checksums but contradicts the geometry. */
-static void
-dump_explain_region(struct dump *d, struct region *r, int which)
-{
-	size_t len = (size_t)d->sb.ckpt_blocks * d->bs;
-	uint8_t *buf = malloc(len);
-	const struct lfs_ckpt_hdr *h = &r->h;
-	if (buf && lfs_bdev_pread(&d->dev, d->sb.ckpt_addr[which] * d->bs, len, buf) == 0) {
-		uint32_t want = lfs_get32(buf + LFS_CK_OFF_CRC);
-		lfs_put32(buf + LFS_CK_OFF_CRC, 0);
-		if (lfs_crc(d->seed, buf, len) != want) {
-			snprintf(r->why, sizeof(r->why), "crc mismatch");
-			free(buf);
-			return;
-		}
-	}
-	free(buf);
-	if (h->n_imap_blocks != d->nimap || h->n_sut_blocks != d->nsut)
-		snprintf(r->why, sizeof(r->why), "damaged: %u imap and %u SUT blocks, the geometry needs %u and %u",
-			 h->n_imap_blocks, h->n_sut_blocks, d->nimap, d->nsut);
-	else if (h->head_seg >= d->sb.nsegs || h->next_seg >= d->sb.nsegs)
-		snprintf(r->why, sizeof(r->why), "damaged: log head in segment %" PRIu64 ", next segment %" PRIu64
-			 ", of %" PRIu64, h->head_seg, h->next_seg, d->sb.nsegs);
-	else if (h->head_off > d->sb.seg_blocks)
-		snprintf(r->why, sizeof(r->why), "damaged: log head at block %u of a %u-block segment",
-			 h->head_off, d->sb.seg_blocks);
-	else /* changed under us, on a mounted filesystem */
-		snprintf(r->why, sizeof(r->why), "damaged");
-}
-
 static void
 dump_read_regions(struct dump *d)
 {
 	for (int i = 0; i < 2; i++) {
 		struct region *r = &d->r[i];
 		memset(&r->h, 0, sizeof(r->h));
-		r->err = lfs_ckpt_read_region(&d->dev, &d->sb, i, &r->h, &r->addrs);
+		/* judged, and the verdict worded, as a mount judges it */
+		r->err = lfs_ckpt_judge_region(&d->dev, &d->sb, i, &r->h, &r->addrs, r->why, sizeof(r->why));
 		r->decoded = r->err == 0 || r->err == -EFSCORRUPTED;
-		if (!r->err)
-			snprintf(r->why, sizeof(r->why), "valid");
-		else if (r->err == -EINVAL)
-			snprintf(r->why, sizeof(r->why), "bad magic");
-		else if (r->err == -EFSCORRUPTED)
-			dump_explain_region(d, r, i);
-		else
-			snprintf(r->why, sizeof(r->why), "unreadable: %s", strerror(-r->err));
 	}
 	/* the same choice as lfs_ckpt_load() */
 	if (!d->r[0].err && !d->r[1].err)

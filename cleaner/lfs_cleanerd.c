@@ -432,9 +432,10 @@ open_image(struct cleaner *c, const char *path)
 	}
 	struct lfs_super sb;
 	struct lfs_super_where w;
-	if ((err = lfs_super_find(&dev, 0, &sb, &w))) {
-		say(LOG_ERR, "%s: cannot read the superblock: %s", path,
-		    err == -EINVAL ? "no lfs superblock" : strerror(-err));
+	char why[256];
+	/* the checks the mount and every tool apply (super.c) */
+	if ((err = lfs_super_open(&dev, 0, &sb, &w, why, sizeof(why)))) {
+		say(LOG_ERR, "%s: cannot read the superblock: %s", path, why);
 		lfs_bdev_close(&dev);
 		return err;
 	}

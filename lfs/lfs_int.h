@@ -415,6 +415,14 @@ void lfs_region_mark(struct lfs_fs *fs, size_t i);
  * the mount fails. */
 int lfs_region_adopt(struct lfs_fs *fs, int w);
 void lfs_region_free(struct lfs_fs *fs);
+/* Read checkpoint region `which` and judge it as the mount does: 0
+ * (valid; *addrs, if asked, the table block addresses), -EINVAL (bad
+ * magic), -EFSCORRUPTED (*hdr decoded, but its crc or its contents are
+ * wrong), or another -errno (unreadable).  `why` (may be NULL) gets the
+ * verdict in words for the tools: "valid", "bad magic", "crc mismatch",
+ * "damaged: ...", "unreadable: ...". */
+int lfs_ckpt_judge_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which, struct lfs_ckpt_hdr *hdr,
+			  uint64_t **addrs, char *why, size_t wlen);
 int lfs_ckpt_read_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which,
 			 struct lfs_ckpt_hdr *hdr, uint64_t **addrs);
 /* Roll forward; afterwards the head is NOT usable: the caller moves it to
@@ -433,8 +441,16 @@ struct lfs_super_where {
 int lfs_super_find(struct lfs_bdev *dev, uint64_t block, struct lfs_super *sb, struct lfs_super_where *w);
 /* Why block 0 was passed over, for a message: "holds a corrupt superblock ...". */
 const char *lfs_super_why(int primary_err);
-/* lfs_super_find, then the device size, logging why a superblock is
- * refused and when the backup is used; sets dev->block_size. */
+/* The one opening of an image's superblock, for the mount and every
+ * tool: lfs_super_find, then the checks of what it found against itself
+ * and the device (segments inside the filesystem, the filesystem inside
+ * the device).  0 (dev->block_size set; *w says whether the backup was
+ * used), or -errno with `why` saying what is wrong, in words for a
+ * message "PROGRAM: PATH: why". */
+int lfs_super_open(struct lfs_bdev *dev, uint64_t block, struct lfs_super *sb, struct lfs_super_where *w, char *why,
+		   size_t len);
+/* lfs_super_open, logging why a superblock is refused and when the
+ * backup is used (the mount's messages). */
 int lfs_read_super(struct lfs_bdev *dev, uint64_t block, struct lfs_super *sb);
 /* Whether the copy at `block` holds exactly `sb`, encoded: 0, -EFSCORRUPTED, -EIO. */
 int lfs_super_check_copy(struct lfs_bdev *dev, const struct lfs_super *sb, uint64_t block);
