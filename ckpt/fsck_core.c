@@ -84,7 +84,7 @@ scan_summaries(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr,
 {
 	struct fsck *f = ctx;
 	(void)fs;
-	(void)blk; /* lfs_seg_scan hands over only blocks whose crc verifies */
+	(void)blk; /* lfs_clean_scan hands over only blocks whose crc verifies */
 	u64map_put(&f->summary, addr, (void *)(uintptr_t)(((uint64_t)e->ino << 8) | e->kind));
 	return 0;
 }
@@ -249,7 +249,7 @@ fsck_run(struct fsck *f)
 	/* 1. every summary of every segment that holds anything */
 	for (uint64_t s = 0; s < fs->sb.nsegs; s++)
 		if (fs->segs[s].state != LFS_SEG_CLEAN || lfs_seg_live(fs, s))
-			lfs_seg_scan(fs, s, scan_summaries, f);
+			lfs_clean_scan(fs, s, scan_summaries, f);
 
 	/* 2. the tree, breadth first from the root */
 	size_t qn = 0, qi = 0;

@@ -141,9 +141,9 @@ lfs_clean_move_block(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t
 /* Calls fn for each block of each verifying pseg in segment seg, as
  * the one log reader (logwalk.h) finds them: stale psegs end the walk. */
 int
-lfs_seg_scan(struct lfs_fs *fs, uint64_t seg,
-	     int (*fn)(struct lfs_fs *, const struct lfs_pseg_entry *, uint64_t, const uint8_t *, void *),
-	     void *ctx)
+lfs_clean_scan(struct lfs_fs *fs, uint64_t seg,
+	       int (*fn)(struct lfs_fs *, const struct lfs_pseg_entry *, uint64_t, const uint8_t *, void *),
+	       void *ctx)
 {
 	struct lfs_logwalk w;
 	int err = lfs_logwalk_init(&w, &fs->dev, &fs->sb, fs->seed, LFS_LOGWALK_BLOCKS);
@@ -280,7 +280,7 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, size_t *taken, ui
 			err = -EINVAL;
 			break;
 		}
-		err = lfs_seg_scan(fs, segs[k], count_live, &cost);
+		err = lfs_clean_scan(fs, segs[k], count_live, &cost);
 		if (!err && !lfs_clean_affordable(fs, lfs_clean_cost_blocks(&cost, fs), k + 1))
 			break;
 	}
@@ -297,7 +297,7 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, size_t *taken, ui
 	size_t i = 0;
 	for (; i < k && !err && !partial; i++) {
 		uint64_t before = m;
-		err = lfs_seg_scan(fs, segs[i], move_if_live, &m);
+		err = lfs_clean_scan(fs, segs[i], move_if_live, &m);
 		partial = err == -ENOSPC;
 		if (partial && m > before)
 			err = 0;

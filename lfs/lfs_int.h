@@ -499,9 +499,12 @@ bool lfs_clean_affordable(const struct lfs_fs *fs, uint64_t cost, uint64_t nsegs
 int lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved);
 /* Clean the emptiest segments and checkpoint; -ENOSPC if none can gain. */
 int lfs_clean_reclaim(struct lfs_fs *fs, uint64_t *moved);
-int lfs_seg_scan(struct lfs_fs *fs, uint64_t seg,
-		 int (*fn)(struct lfs_fs *, const struct lfs_pseg_entry *, uint64_t, const uint8_t *, void *),
-		 void *ctx);
+/* Each block of segment `seg` that verifies, with its summary entry, as
+ * the one log reader (logwalk.h) finds them; for the cleaner's
+ * mechanism and fsck.lfs. */
+int lfs_clean_scan(struct lfs_fs *fs, uint64_t seg,
+		   int (*fn)(struct lfs_fs *, const struct lfs_pseg_entry *, uint64_t, const uint8_t *, void *),
+		   void *ctx);
 int lfs_clean_move_block(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr,
 			 const uint8_t *blk);
 bool lfs_clean_block_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr,
