@@ -15,8 +15,8 @@
  * takes no lock, so it may run on the image of a mounted filesystem; what
  * it shows is then a snapshot that concurrent writes may tear.
  */
-#include "lfs_int.h"
-#include "logwalk.h"
+#include "image.h"
+#include "lfs.h"
 #include "tool.h"
 
 #include <errno.h>

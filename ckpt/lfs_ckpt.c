@@ -15,7 +15,8 @@
  * xfs_io and godown send), answered by the daemon itself.
  */
 #include "cleaner.h"
-#include "lfs_int.h"
+#include "image.h"
+#include "lfs.h"
 #include "tool.h"
 
 #include <errno.h>

@@ -12,8 +12,8 @@
  * checks every request, so this process can be killed at any moment.
  */
 #include "cleaner.h"
-#include "lfs_int.h"
-#include "logwalk.h"
+#include "image.h"
+#include "lfs.h"
 #include "tool.h"
 
 #include <errno.h>

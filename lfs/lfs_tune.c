@@ -10,7 +10,8 @@
  * it gave is kept in the superblock (LFS_FEATURE_CSUM_SEED, format.h),
  * which lfs versions before it do not read.
  */
-#include "lfs_int.h"
+#include "image.h"
+#include "lfs.h"
 #include "tool.h"
 
 #include <errno.h>
