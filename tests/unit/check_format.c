@@ -1,4 +1,5 @@
 /* check_format.c — on-disk format: field offsets, round trips, checks. */
+#include "check_run.h"
 #include "format.h"
 
 #include <check.h>
@@ -614,9 +615,5 @@ main(void)
 	tcase_add_test(tc, ckpt_and_tables);
 	tcase_add_test(tc, table_offsets);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }
