@@ -48,7 +48,7 @@ write_table_blocks(struct lfs_fs *fs)
 	if (!blk)
 		return -ENOMEM;
 	int err = 0;
-	uint32_t per = fs->bsize / LFS_IMAP_ENTRY_SIZE;
+	uint32_t per = lfs_imap_per_block(fs->bsize);
 	qsort(fs->imap_dirty_list, fs->imap_ndirty, sizeof(uint32_t), cmp_u32);
 	for (uint32_t i = 0; i < fs->imap_ndirty && !err; i++) {
 		uint32_t b = fs->imap_dirty_list[i];
@@ -67,7 +67,7 @@ write_table_blocks(struct lfs_fs *fs)
 	compact(fs->imap_dirty_list, &fs->imap_ndirty, fs->imap_dirty);
 	/* SUT entries hold live bytes without IMAP/SUT blocks, so writing
 	 * these blocks does not change what they say. */
-	per = fs->bsize / LFS_SUT_ENTRY_SIZE;
+	per = lfs_sut_per_block(fs->bsize);
 	/* the psegs these blocks go in dirty SUT blocks again: those wait
 	 * for the next checkpoint, as they always have */
 	qsort(fs->sut_dirty_list, fs->sut_ndirty, sizeof(uint32_t), cmp_u32);
@@ -290,7 +290,7 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 	if (!blk)
 		return -ENOMEM;
 	int e = 0;
-	uint32_t per = fs->bsize / LFS_IMAP_ENTRY_SIZE;
+	uint32_t per = lfs_imap_per_block(fs->bsize);
 	fs->inodes_used = 0;
 	for (uint32_t b = 0; b < fs->n_imap_blocks && !e; b++) {
 		if (!fs->imap_addr[b])
@@ -315,7 +315,7 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 				fs->inodes_used++;
 		}
 	}
-	per = fs->bsize / LFS_SUT_ENTRY_SIZE;
+	per = lfs_sut_per_block(fs->bsize);
 	uint8_t *run = lfs_malloc((size_t)TABLE_RUN * fs->bsize);
 	uint32_t have = 0, first = 0; /* run holds blocks first .. first+have-1 */
 	if (!run)

@@ -408,9 +408,8 @@ dump_open(struct dump *d)
 	const struct lfs_super *sb = &d->sb;
 	d->bs = sb->block_size;
 	d->seed = lfs_super_seed(sb);
-	uint32_t per_imap = d->bs / LFS_IMAP_ENTRY_SIZE, per_sut = d->bs / LFS_SUT_ENTRY_SIZE;
-	d->nimap = (sb->max_inodes + per_imap - 1) / per_imap;
-	d->nsut = (uint32_t)((sb->nsegs + per_sut - 1) / per_sut);
+	d->nimap = lfs_imap_nblocks(sb->max_inodes, d->bs);
+	d->nsut = lfs_sut_nblocks(sb->nsegs, d->bs);
 	d->blk = malloc(d->bs);
 	d->sut_blk = malloc(d->bs);
 	d->meta = calloc(sb->nsegs, sizeof(*d->meta));
@@ -541,7 +540,7 @@ dump_table_block(struct dump *d, const char *what, uint64_t idx, uint64_t addr, 
 static int
 dump_sut_entry(struct dump *d, uint64_t seg, struct lfs_sut_entry *e)
 {
-	uint32_t per = d->bs / LFS_SUT_ENTRY_SIZE;
+	uint32_t per = lfs_sut_per_block(d->bs);
 	uint64_t b = seg / per;
 	if (d->newest < 0)
 		return -ENOENT;
@@ -750,7 +749,7 @@ dump_imap(struct dump *d)
 {
 	struct out *o = &d->o;
 	const uint64_t *a = d->r[d->newest].addrs;
-	uint32_t per = d->bs / LFS_IMAP_ENTRY_SIZE;
+	uint32_t per = lfs_imap_per_block(d->bs);
 	uint64_t written = 0, in_use = 0, bad = 0;
 	for (uint32_t b = 0; b < d->nimap; b++)
 		written += a[b] != 0;

@@ -100,7 +100,7 @@ static void
 free_orphans(struct lfs_fs *fs)
 {
 	/* only IMAP blocks in memory hold inodes in use */
-	uint32_t per = fs->bsize / LFS_IMAP_ENTRY_SIZE;
+	uint32_t per = lfs_imap_per_block(fs->bsize);
 	for (uint32_t ino = LFS_ROOT_INO + 1; ino < fs->sb.max_inodes; ino++) {
 		if (!fs->imap[ino / per]) {
 			ino = (ino / per + 1) * per - 1;

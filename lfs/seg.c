@@ -46,7 +46,7 @@ lfs_seg_mark_unwritten_sut(struct lfs_fs *fs)
 static void
 sut_dirty(struct lfs_fs *fs, uint64_t seg)
 {
-	lfs_seg_sut_mark(fs, (uint32_t)(seg / (fs->bsize / LFS_SUT_ENTRY_SIZE)));
+	lfs_seg_sut_mark(fs, (uint32_t)(seg / lfs_sut_per_block(fs->bsize)));
 }
 
 static bool
