@@ -13,6 +13,7 @@
 #include "lfs_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,7 +48,7 @@ write_table_blocks(struct lfs_fs *fs)
 	if (!blk)
 		return -ENOMEM;
 	int err = 0;
-	uint32_t per = fs->bsize / LFS_IMAP_ENTRY_SIZE;
+	uint32_t per = lfs_imap_per_block(fs->bsize);
 	qsort(fs->imap_dirty_list, fs->imap_ndirty, sizeof(uint32_t), cmp_u32);
 	for (uint32_t i = 0; i < fs->imap_ndirty && !err; i++) {
 		uint32_t b = fs->imap_dirty_list[i];
@@ -66,7 +67,7 @@ write_table_blocks(struct lfs_fs *fs)
 	compact(fs->imap_dirty_list, &fs->imap_ndirty, fs->imap_dirty);
 	/* SUT entries hold live bytes without IMAP/SUT blocks, so writing
 	 * these blocks does not change what they say. */
-	per = fs->bsize / LFS_SUT_ENTRY_SIZE;
+	per = lfs_sut_per_block(fs->bsize);
 	/* the psegs these blocks go in dirty SUT blocks again: those wait
 	 * for the next checkpoint, as they always have */
 	qsort(fs->sut_dirty_list, fs->sut_ndirty, sizeof(uint32_t), cmp_u32);
@@ -149,28 +150,49 @@ lfs_ckpt_write(struct lfs_fs *fs, bool clean)
 }
 
 int
-lfs_ckpt_read_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which,
-		     struct lfs_ckpt_hdr *hdr, uint64_t **addrs)
+lfs_ckpt_judge_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which, struct lfs_ckpt_hdr *hdr,
+		      uint64_t **addrs, char *why, size_t wlen)
 {
+	char ignored[8];
+	if (!why) {
+		why = ignored;
+		wlen = sizeof(ignored);
+	}
 	size_t len = (size_t)sb->ckpt_blocks * sb->block_size;
 	uint8_t *region = lfs_malloc(len);
-	if (!region)
-		return -ENOMEM;
-	int err = lfs_bdev_pread(dev, sb->ckpt_addr[which] * sb->block_size, len, region);
+	int err = region ? lfs_bdev_pread(dev, sb->ckpt_addr[which] * sb->block_size, len, region) : -ENOMEM;
 	if (err) {
+		snprintf(why, wlen, "unreadable: %s", strerror(-err));
 		free(region);
 		return err;
 	}
 	lfs_ckpt_hdr_decode(hdr, region);
 	uint32_t nimap = lfs_imap_nblocks(sb->max_inodes, sb->block_size);
 	uint32_t nsut = lfs_sut_nblocks(sb->nsegs, sb->block_size);
-	if (hdr->magic != LFS_CKPT_MAGIC)
+	err = -EFSCORRUPTED;
+	if (hdr->magic != LFS_CKPT_MAGIC) {
+		snprintf(why, wlen, "bad magic");
 		err = -EINVAL;
-	else if (lfs_ckpt_verify(region, len, lfs_super_seed(sb)))
-		err = -EFSCORRUPTED;
-	else if (hdr->n_imap_blocks != nimap || hdr->n_sut_blocks != nsut || hdr->head_seg >= sb->nsegs ||
-		 hdr->next_seg >= sb->nsegs || hdr->head_seg == hdr->next_seg || hdr->head_off > sb->seg_blocks)
-		err = -EFSCORRUPTED; /* the writer never continues in the segment it is in */
+	} else if (lfs_ckpt_verify(region, len, lfs_super_seed(sb))) {
+		snprintf(why, wlen, "crc mismatch"); /* torn or overwritten */
+	} else if (hdr->n_imap_blocks != nimap || hdr->n_sut_blocks != nsut) {
+		snprintf(why, wlen, "damaged: %u imap and %u SUT blocks, the geometry needs %u and %u",
+			 hdr->n_imap_blocks, hdr->n_sut_blocks, nimap, nsut);
+	} else if (hdr->head_seg >= sb->nsegs || hdr->next_seg >= sb->nsegs) {
+		snprintf(why, wlen, "damaged: log head in segment %llu, next segment %llu, of %llu",
+			 (unsigned long long)hdr->head_seg, (unsigned long long)hdr->next_seg,
+			 (unsigned long long)sb->nsegs);
+	} else if (hdr->head_seg == hdr->next_seg) {
+		/* the writer never continues in the segment it is in */
+		snprintf(why, wlen, "damaged: the log head's segment %llu is also the next one",
+			 (unsigned long long)hdr->head_seg);
+	} else if (hdr->head_off > sb->seg_blocks) {
+		snprintf(why, wlen, "damaged: log head at block %u of a %u-block segment", hdr->head_off,
+			 sb->seg_blocks);
+	} else {
+		snprintf(why, wlen, "valid");
+		err = 0;
+	}
 	if (!err && addrs) {
 		*addrs = lfs_malloc(8 * ((size_t)nimap + nsut));
 		if (!*addrs)
@@ -181,6 +203,13 @@ lfs_ckpt_read_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which
 	}
 	free(region);
 	return err;
+}
+
+int
+lfs_ckpt_read_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which,
+		     struct lfs_ckpt_hdr *hdr, uint64_t **addrs)
+{
+	return lfs_ckpt_judge_region(dev, sb, which, hdr, addrs, NULL, 0);
 }
 
 /* Read one table block written at a checkpoint. */
@@ -261,7 +290,7 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 	if (!blk)
 		return -ENOMEM;
 	int e = 0;
-	uint32_t per = fs->bsize / LFS_IMAP_ENTRY_SIZE;
+	uint32_t per = lfs_imap_per_block(fs->bsize);
 	fs->inodes_used = 0;
 	for (uint32_t b = 0; b < fs->n_imap_blocks && !e; b++) {
 		if (!fs->imap_addr[b])
@@ -286,7 +315,7 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 				fs->inodes_used++;
 		}
 	}
-	per = fs->bsize / LFS_SUT_ENTRY_SIZE;
+	per = lfs_sut_per_block(fs->bsize);
 	uint8_t *run = lfs_malloc((size_t)TABLE_RUN * fs->bsize);
 	uint32_t have = 0, first = 0; /* run holds blocks first .. first+have-1 */
 	if (!run)

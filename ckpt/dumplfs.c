@@ -15,7 +15,8 @@
  * takes no lock, so it may run on the image of a mounted filesystem; what
  * it shows is then a snapshot that concurrent writes may tear.
  */
-#include "lfs_int.h"
+#include "image.h"
+#include "lfs.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -389,55 +390,26 @@ dump_open(struct dump *d)
 			err == -ENOTBLK ? "not a regular file or block device" : strerror(-err));
 		return err;
 	}
-	if (d->dev.size_bytes < LFS_SB_SIZE) {
-		complain(d, "%" PRIu64 " bytes is too small to hold an lfs image", d->dev.size_bytes);
-		return -EINVAL;
-	}
 	char where[4096];
-	if (lfs_image_busy(d->dev.fd, d->path, where, sizeof(where)))
+	if (d->dev.size_bytes >= LFS_SB_SIZE && lfs_image_busy(d->dev.fd, d->path, where, sizeof(where)))
 		fprintf(stderr, "dumplfs: warning: %s is mounted at %s: this is the image as that daemon "
 			"last wrote it, not what it holds in memory\n", d->path, where);
+	/* the checks the mount and every tool apply (super.c) */
 	struct lfs_super_where w;
-	err = lfs_super_find(&d->dev, 0, &d->sb, &w);
-	if (err == -EINVAL) {
-		complain(d, "not an lfs image (no lfs superblock magic, and no backup superblock)");
+	char why[256];
+	err = lfs_super_open(&d->dev, 0, &d->sb, &w, why, sizeof(why));
+	if (err) {
+		complain(d, "%s", why);
 		return err;
 	}
-	if (!err && w.primary_err)
+	if (w.primary_err)
 		complain(d, "block 0 %s; read the backup superblock at block %" PRIu64, lfs_super_why(w.primary_err),
 			 w.block);
-	if (err == -EPROTONOSUPPORT) {
-		complain(d, "format version %u / incompatible features %#x; dumplfs reads version %d",
-			 d->sb.version, d->sb.feature_incompat, LFS_VERSION);
-		return err;
-	}
-	if (err == -EFSCORRUPTED) {
-		complain(d, "superblock is corrupt (checksum or geometry), and no backup superblock verifies");
-		return err;
-	}
-	if (err) {
-		complain(d, "reading the superblock: %s", strerror(-err));
-		return err;
-	}
 	const struct lfs_super *sb = &d->sb;
-	uint64_t dev_blocks = d->dev.size_bytes / sb->block_size;
-	/* Compared without multiplying: a forged superblock (its crc is not
-	 * seeded) could make nblocks * block_size wrap. */
-	if (sb->seg0 > sb->nblocks || sb->nsegs * sb->seg_blocks > sb->nblocks - sb->seg0) {
-		complain(d, "superblock is corrupt (segments beyond the end of the filesystem)");
-		return -EFSCORRUPTED;
-	}
-	if (sb->nblocks > dev_blocks) {
-		complain(d, "image is truncated: %" PRIu64 " bytes, the superblock says %" PRIu64 " blocks of %u",
-			 d->dev.size_bytes, sb->nblocks, sb->block_size);
-		return -EFSCORRUPTED;
-	}
 	d->bs = sb->block_size;
-	d->dev.block_size = d->bs;
 	d->seed = lfs_super_seed(sb);
-	uint32_t per_imap = d->bs / LFS_IMAP_ENTRY_SIZE, per_sut = d->bs / LFS_SUT_ENTRY_SIZE;
-	d->nimap = (sb->max_inodes + per_imap - 1) / per_imap;
-	d->nsut = (uint32_t)((sb->nsegs + per_sut - 1) / per_sut);
+	d->nimap = lfs_imap_nblocks(sb->max_inodes, d->bs);
+	d->nsut = lfs_sut_nblocks(sb->nsegs, d->bs);
 	d->blk = malloc(d->bs);
 	d->sut_blk = malloc(d->bs);
 	d->meta = calloc(sb->nsegs, sizeof(*d->meta));
@@ -448,54 +420,15 @@ dump_open(struct dump *d)
 	return 0;
 }
 
-/* lfs_ckpt_read_region() decides, as a mount does; it says only "corrupt",
- * so read the region once more to tell a torn or overwritten region (its
- * crc) from one that checksums but contradicts the geometry. */
-static void
-dump_explain_region(struct dump *d, struct region *r, int which)
-{
-	size_t len = (size_t)d->sb.ckpt_blocks * d->bs;
-	uint8_t *buf = malloc(len);
-	const struct lfs_ckpt_hdr *h = &r->h;
-	if (buf && lfs_bdev_pread(&d->dev, d->sb.ckpt_addr[which] * d->bs, len, buf) == 0) {
-		uint32_t want = lfs_get32(buf + LFS_CK_OFF_CRC);
-		lfs_put32(buf + LFS_CK_OFF_CRC, 0);
-		if (lfs_crc(d->seed, buf, len) != want) {
-			snprintf(r->why, sizeof(r->why), "crc mismatch");
-			free(buf);
-			return;
-		}
-	}
-	free(buf);
-	if (h->n_imap_blocks != d->nimap || h->n_sut_blocks != d->nsut)
-		snprintf(r->why, sizeof(r->why), "damaged: %u imap and %u SUT blocks, the geometry needs %u and %u",
-			 h->n_imap_blocks, h->n_sut_blocks, d->nimap, d->nsut);
-	else if (h->head_seg >= d->sb.nsegs || h->next_seg >= d->sb.nsegs)
-		snprintf(r->why, sizeof(r->why), "damaged: log head in segment %" PRIu64 ", next segment %" PRIu64
-			 ", of %" PRIu64, h->head_seg, h->next_seg, d->sb.nsegs);
-	else if (h->head_off > d->sb.seg_blocks)
-		snprintf(r->why, sizeof(r->why), "damaged: log head at block %u of a %u-block segment",
-			 h->head_off, d->sb.seg_blocks);
-	else /* changed under us, on a mounted filesystem */
-		snprintf(r->why, sizeof(r->why), "damaged");
-}
-
 static void
 dump_read_regions(struct dump *d)
 {
 	for (int i = 0; i < 2; i++) {
 		struct region *r = &d->r[i];
 		memset(&r->h, 0, sizeof(r->h));
-		r->err = lfs_ckpt_read_region(&d->dev, &d->sb, i, &r->h, &r->addrs);
+		/* judged, and the verdict worded, as a mount judges it */
+		r->err = lfs_ckpt_judge_region(&d->dev, &d->sb, i, &r->h, &r->addrs, r->why, sizeof(r->why));
 		r->decoded = r->err == 0 || r->err == -EFSCORRUPTED;
-		if (!r->err)
-			snprintf(r->why, sizeof(r->why), "valid");
-		else if (r->err == -EINVAL)
-			snprintf(r->why, sizeof(r->why), "bad magic");
-		else if (r->err == -EFSCORRUPTED)
-			dump_explain_region(d, r, i);
-		else
-			snprintf(r->why, sizeof(r->why), "unreadable: %s", strerror(-r->err));
 	}
 	/* the same choice as lfs_ckpt_load() */
 	if (!d->r[0].err && !d->r[1].err)
@@ -607,7 +540,7 @@ dump_table_block(struct dump *d, const char *what, uint64_t idx, uint64_t addr, 
 static int
 dump_sut_entry(struct dump *d, uint64_t seg, struct lfs_sut_entry *e)
 {
-	uint32_t per = d->bs / LFS_SUT_ENTRY_SIZE;
+	uint32_t per = lfs_sut_per_block(d->bs);
 	uint64_t b = seg / per;
 	if (d->newest < 0)
 		return -ENOENT;
@@ -627,59 +560,48 @@ dump_sut_entry(struct dump *d, uint64_t seg, struct lfs_sut_entry *e)
 	return 0;
 }
 
-/* Walk segment `seg` from its start while summaries verify, as the
- * cleaner and roll-forward do; fills d->ps.  Returns the number of
- * psegs, with where and why the walk stopped. */
+/* Walk segment `seg` from its start with the one log reader (logwalk.h),
+ * as the cleaner, fsck and roll-forward do, but showing stale psegs
+ * (marked) where they end the others' walks; fills d->ps.  Returns the
+ * number of psegs, with where and why the walk stopped. */
 static size_t
 dump_seg_walk(struct dump *d, uint64_t seg, uint32_t *end_off, const char **why)
 {
-	uint64_t first = d->sb.seg0 + seg * d->sb.seg_blocks;
-	uint64_t max_seq = 0;
 	size_t n = 0;
-	uint32_t off = 0;
-	for (;;) {
-		if (off + 2 > d->sb.seg_blocks) { /* no room for a summary and a block */
-			*why = "end of segment";
-			break;
-		}
-		int err = lfs_bdev_read(&d->dev, first + off, 1, d->blk);
-		if (err) {
-			complain(d, "segment %" PRIu64 ": reading block %" PRIu64 ": %s", seg, first + off,
-				 strerror(-err));
-			*why = "read error";
-			break;
-		}
-		err = lfs_pseg_verify(d->blk, d->bs, d->seed);
-		if (err) {
-			*why = err == -EINVAL ? "no summary" : "summary does not verify";
-			break;
-		}
-		struct lfs_pseg_hdr h;
-		lfs_pseg_hdr_decode(&h, d->blk);
-		if (h.nblocks > d->sb.seg_blocks - off - 1) {
-			*why = "pseg overruns the segment";
-			break;
-		}
+	struct lfs_logwalk w;
+	int err = lfs_logwalk_init(&w, &d->dev, &d->sb, d->seed, LFS_LOGWALK_SHOW_STALE);
+	if (err) {
+		complain(d, "%s", strerror(-err));
+		*why = "out of memory";
+		*end_off = 0;
+		return 0;
+	}
+	lfs_logwalk_segment(&w, seg);
+	while ((err = lfs_logwalk_next(&w)) > 0) {
 		if (n == d->ps_cap) {
 			size_t cap = d->ps_cap ? 2 * d->ps_cap : 64;
 			void *p = realloc(d->ps, cap * sizeof(*d->ps));
 			if (!p) {
-				complain(d, "%s", strerror(ENOMEM));
-				*why = "out of memory";
+				err = -ENOMEM;
 				break;
 			}
 			d->ps = p;
 			d->ps_cap = cap;
 		}
-		/* A segment is rewritten from its start when reused: a pseg
-		 * older than one before it is left over from an earlier use. */
-		d->ps[n] = (struct pseg_rec){ .off = off, .h = h, .stale = n > 0 && h.seq <= max_seq };
-		if (h.seq > max_seq)
-			max_seq = h.seq;
-		n++;
-		off += 1 + h.nblocks;
+		d->ps[n++] = (struct pseg_rec){ .off = w.pseg_off, .h = w.h, .stale = w.stale };
 	}
-	*end_off = off;
+	if (err == -ENOMEM) {
+		complain(d, "%s", strerror(ENOMEM));
+		*why = "out of memory";
+	} else if (err < 0) {
+		complain(d, "segment %" PRIu64 ": reading block %" PRIu64 ": %s", seg,
+			 d->sb.seg0 + seg * d->sb.seg_blocks + w.off, strerror(-err));
+		*why = "read error";
+	} else {
+		*why = lfs_logwalk_end_name(w.end);
+	}
+	*end_off = w.off;
+	lfs_logwalk_free(&w);
 	return n;
 }
 
@@ -835,7 +757,7 @@ dump_imap(struct dump *d)
 {
 	struct out *o = &d->o;
 	const uint64_t *a = d->r[d->newest].addrs;
-	uint32_t per = d->bs / LFS_IMAP_ENTRY_SIZE;
+	uint32_t per = lfs_imap_per_block(d->bs);
 	uint64_t written = 0, in_use = 0, bad = 0;
 	for (uint32_t b = 0; b < d->nimap; b++)
 		written += a[b] != 0;

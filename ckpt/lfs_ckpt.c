@@ -15,7 +15,8 @@
  * xfs_io and godown send), answered by the daemon itself.
  */
 #include "cleaner.h"
-#include "lfs_int.h"
+#include "image.h"
+#include "lfs.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -119,36 +120,14 @@ lfs_ckpt_force(const char *mnt)
 	return 0;
 }
 
-/* Read and check the superblock, as dumplfs does; 0 or -errno after a
- * message. */
+/* Read and check the superblock (lfs_super_open, as the mount and every
+ * tool); 0 or -errno after a message. */
 static int
 lfs_ckpt_read_super(struct lfs_bdev *dev, const char *path, struct lfs_super *sb)
 {
-	int err = 0;
-	const char *why = NULL;
-	struct lfs_super_where w = { 0, 0 };
-	if (dev->size_bytes < LFS_SB_SIZE) {
-		why = "too small to hold an lfs image";
-		err = -EINVAL;
-	} else if ((err = lfs_super_find(dev, 0, sb, &w)) == -EINVAL) {
-		why = "not an lfs image (no lfs superblock magic, and no backup superblock)";
-	} else if (err == -EPROTONOSUPPORT) {
-		fprintf(stderr, "lfs-ckpt: %s: format version %u / incompatible features %#x; lfs-ckpt reads version %d\n",
-			path, sb->version, sb->feature_incompat, LFS_VERSION);
-		return err;
-	} else if (err == -EFSCORRUPTED) {
-		why = "superblock is corrupt (checksum or geometry), and no backup superblock verifies";
-	} else if (err) {
-		why = strerror(-err);
-	} else if (sb->seg0 > sb->nblocks || sb->nsegs * sb->seg_blocks > sb->nblocks - sb->seg0) {
-		/* compared without multiplying: a forged superblock could wrap */
-		why = "superblock is corrupt (segments beyond the end of the filesystem)";
-		err = -EFSCORRUPTED;
-	} else if (sb->nblocks > dev->size_bytes / sb->block_size) {
-		fprintf(stderr, "lfs-ckpt: %s: image is truncated: %" PRIu64 " bytes, the superblock says %" PRIu64
-			" blocks of %u\n", path, dev->size_bytes, sb->nblocks, sb->block_size);
-		return -EFSCORRUPTED;
-	}
+	struct lfs_super_where w;
+	char why[256];
+	int err = lfs_super_open(dev, 0, sb, &w, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "lfs-ckpt: %s: %s\n", path, why);
 		return err;
@@ -156,42 +135,7 @@ lfs_ckpt_read_super(struct lfs_bdev *dev, const char *path, struct lfs_super *sb
 	if (w.primary_err)
 		fprintf(stderr, "lfs-ckpt: %s: block 0 %s; read the backup superblock at block %" PRIu64 "\n", path,
 			lfs_super_why(w.primary_err), w.block);
-	dev->block_size = sb->block_size;
 	return 0;
-}
-
-/* lfs_ckpt_read_region() says only "corrupt": tell a torn or overwritten
- * region (its crc) from one that checksums but contradicts the geometry. */
-static void
-lfs_ckpt_explain(struct lfs_bdev *dev, const struct lfs_super *sb, int which, struct region *r)
-{
-	uint32_t bs = sb->block_size;
-	size_t len = (size_t)sb->ckpt_blocks * bs;
-	uint32_t nimap = (sb->max_inodes + bs / LFS_IMAP_ENTRY_SIZE - 1) / (bs / LFS_IMAP_ENTRY_SIZE);
-	uint32_t nsut = (uint32_t)((sb->nsegs + bs / LFS_SUT_ENTRY_SIZE - 1) / (bs / LFS_SUT_ENTRY_SIZE));
-	const struct lfs_ckpt_hdr *h = &r->h;
-	uint8_t *buf = malloc(len);
-	if (buf && lfs_bdev_pread(dev, sb->ckpt_addr[which] * bs, len, buf) == 0) {
-		uint32_t want = lfs_get32(buf + LFS_CK_OFF_CRC);
-		lfs_put32(buf + LFS_CK_OFF_CRC, 0);
-		if (lfs_crc(lfs_super_seed(sb), buf, len) != want) {
-			snprintf(r->why, sizeof(r->why), "crc mismatch");
-			free(buf);
-			return;
-		}
-	}
-	free(buf);
-	if (h->n_imap_blocks != nimap || h->n_sut_blocks != nsut)
-		snprintf(r->why, sizeof(r->why), "damaged: %u imap and %u SUT blocks, the geometry needs %u and %u",
-			 h->n_imap_blocks, h->n_sut_blocks, nimap, nsut);
-	else if (h->head_seg >= sb->nsegs || h->next_seg >= sb->nsegs)
-		snprintf(r->why, sizeof(r->why), "damaged: log head in segment %" PRIu64 ", next segment %" PRIu64
-			 ", of %" PRIu64, h->head_seg, h->next_seg, sb->nsegs);
-	else if (h->head_off > sb->seg_blocks)
-		snprintf(r->why, sizeof(r->why), "damaged: log head at block %u of a %u-block segment", h->head_off,
-			 sb->seg_blocks);
-	else /* changed under us, on a mounted filesystem */
-		snprintf(r->why, sizeof(r->why), "damaged");
 }
 
 static void
@@ -229,16 +173,9 @@ lfs_ckpt_list(const char *path, const char *mnt)
 	struct region r[2];
 	for (int i = 0; i < 2; i++) {
 		memset(&r[i], 0, sizeof(r[i]));
-		r[i].err = lfs_ckpt_read_region(&dev, &sb, i, &r[i].h, NULL);
+		/* judged, and the verdict worded, as a mount judges it */
+		r[i].err = lfs_ckpt_judge_region(&dev, &sb, i, &r[i].h, NULL, r[i].why, sizeof(r[i].why));
 		r[i].decoded = r[i].err == 0 || r[i].err == -EFSCORRUPTED;
-		if (!r[i].err)
-			snprintf(r[i].why, sizeof(r[i].why), "valid");
-		else if (r[i].err == -EINVAL)
-			snprintf(r[i].why, sizeof(r[i].why), "bad magic");
-		else if (r[i].err == -EFSCORRUPTED)
-			lfs_ckpt_explain(&dev, &sb, i, &r[i]);
-		else
-			snprintf(r[i].why, sizeof(r[i].why), "unreadable: %s", strerror(-r[i].err));
 	}
 	lfs_bdev_close(&dev);
 	/* the same choice as lfs_ckpt_load() */

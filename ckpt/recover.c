@@ -18,24 +18,16 @@
  * the mount instead, before anything is written.
  *
  * Failures are classified, as nilfs2 does, so the log line says why the
- * log ended where it did.
+ * log ended where it did; the walk and its rules are the one log
+ * reader's (lfs/logwalk.h), shared with the cleaner, fsck and dumplfs.
  */
 #include "lfs_int.h"
+#include "logwalk.h"
 #include "rf_account.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum stop_reason {
-	STOP_NONE, STOP_BAD_MAGIC, STOP_BAD_SUMMARY, STOP_BAD_SEQ, STOP_BAD_EPOCH, STOP_BAD_SIZE,
-	STOP_BAD_BLOCK, STOP_BAD_NEXT,
-};
-static const char *const stop_names[] = {
-	"end of log", "no summary (bad magic)", "summary checksum mismatch", "sequence gap",
-	"pseg from an older checkpoint", "summary overruns its segment", "block checksum mismatch",
-	"next segment out of range",
-};
 
 struct pending {                /* one verified pseg of an open group */
 	uint64_t start;             /* summary address */
@@ -196,59 +188,6 @@ apply_group(struct lfs_rf *rf, struct pending *g, size_t n, uint64_t *inodes)
 	return err;
 }
 
-/* Read and verify the pseg at (seg, off): 0 and *why, a verdict (STOP_NONE:
- * *p holds it), or -errno when it could not be read. */
-static int
-read_pseg(struct lfs_fs *fs, uint64_t seg, uint32_t off, uint64_t seq, struct pending *p,
-	  struct lfs_pseg_hdr *h, enum stop_reason *why)
-{
-	uint64_t start = lfs_seg_first_block(fs, seg) + off;
-	uint32_t max = fs->sb.seg_blocks - off - 1;
-	if (max > fs->max_pseg)
-		max = fs->max_pseg;
-	uint8_t *buf = lfs_malloc((size_t)(1 + fs->max_pseg) * fs->bsize);
-	if (!buf)
-		return -ENOMEM;
-	int err = lfs_bdev_read(&fs->dev, start, 1, buf);
-	*why = STOP_NONE;
-	int v = err ? 0 : lfs_pseg_verify(buf, fs->bsize, fs->seed);
-	if (v == -EINVAL)
-		*why = STOP_BAD_MAGIC;
-	else if (v)
-		*why = STOP_BAD_SUMMARY;
-	if (!err && !*why) {
-		lfs_pseg_hdr_decode(h, buf);
-		if (h->ckpt_seq != fs->ckpt_seq)
-			*why = STOP_BAD_EPOCH;
-		else if (h->seq != seq)
-			*why = STOP_BAD_SEQ;
-		else if (h->nblocks > max)
-			*why = STOP_BAD_SIZE;
-		else if (h->next_seg >= fs->sb.nsegs)
-			*why = STOP_BAD_NEXT;
-	}
-	if (!err && !*why)
-		err = lfs_bdev_read(&fs->dev, start + 1, h->nblocks, buf + fs->bsize);
-	for (uint32_t j = 0; !err && !*why && j < h->nblocks; j++) {
-		struct lfs_pseg_entry e;
-		lfs_pseg_entry_decode(&e, buf, j);
-		if (lfs_crc(fs->seed, buf + (size_t)(j + 1) * fs->bsize, fs->bsize) != e.crc)
-			*why = STOP_BAD_BLOCK;
-	}
-	if (err)
-		lfs_log("roll-forward: reading the pseg at block %llu (segment %llu): %s",
-			(unsigned long long)start, (unsigned long long)seg, strerror(-err));
-	if (err || *why) {
-		free(buf);
-		return err;
-	}
-	p->start = start;
-	p->buf = buf;
-	p->n = h->nblocks;
-	p->timestamp = h->timestamp_ns;
-	return 0;
-}
-
 static void
 free_pending(struct pending *g, size_t n)
 {
@@ -259,14 +198,11 @@ free_pending(struct pending *g, size_t n)
 int
 lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 {
-	uint64_t seg = hdr->head_seg, next = hdr->next_seg, seq = hdr->next_pseg_seq;
-	uint32_t off = hdr->head_off;
 	struct pending *g = NULL;
 	size_t gn = 0, gcap = 0;
 	uint64_t groups = 0, psegs = 0, inodes = 0;
 	uint8_t *visited = lfs_calloc(fs->sb.nsegs, 1);
 	int err = 0;
-	enum stop_reason why = STOP_NONE;
 	uint64_t t0 = lfs_now_ns();
 	if (!visited)
 		return -ENOMEM;
@@ -275,15 +211,18 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 		free(visited);
 		return err;
 	}
-	visited[seg] = visited[next] = 1;
+	/* the one log reader applies every rule of where the log ends */
+	struct lfs_logwalk w;
+	if ((err = lfs_logwalk_init(&w, &fs->dev, &fs->sb, fs->seed, LFS_LOGWALK_BLOCKS))) {
+		lfs_rf_free(&rf);
+		free(visited);
+		return err;
+	}
+	lfs_logwalk_follow(&w, hdr->head_seg, hdr->head_off, hdr->next_seg, hdr->next_pseg_seq, fs->ckpt_seq);
+	visited[hdr->head_seg] = visited[hdr->next_seg] = 1;
 	/* where the log continues after the last applied group */
-	uint64_t a_seq = seq;
+	uint64_t a_seq = hdr->next_pseg_seq;
 	for (;;) {
-		if (!lfs_seg_has_room(fs, off)) {
-			seg = next;
-			off = 0;
-		}
-		struct lfs_pseg_hdr h;
 		if (gn == gcap) {
 			gcap = gcap ? 2 * gcap : 16;
 			struct pending *ng = lfs_realloc(g, gcap * sizeof(*g));
@@ -293,26 +232,42 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 			}
 			g = ng;
 		}
-		err = read_pseg(fs, seg, off, seq, &g[gn], &h, &why);
-		if (err || why)
+		err = lfs_logwalk_next(&w);
+		if (err < 0)
+			lfs_log("roll-forward: reading the pseg at block %llu (segment %llu): %s",
+				(unsigned long long)(fs->sb.seg0 + w.seg * fs->sb.seg_blocks + w.off),
+				(unsigned long long)w.seg, strerror(-err));
+		if (err <= 0)
 			break;
+		err = 0;
+		/* kept until its group closes: the walk reuses its buffer */
+		size_t bytes = (size_t)(1 + w.h.nblocks) * fs->bsize;
+		struct pending *p = &g[gn];
+		p->buf = lfs_malloc(bytes);
+		if (!p->buf) {
+			err = -ENOMEM;
+			break;
+		}
+		memcpy(p->buf, w.buf, bytes);
+		p->start = w.addr;
+		p->n = w.h.nblocks;
+		p->timestamp = w.h.timestamp_ns;
 		gn++;
 		psegs++;
-		visited[seg] = 1;
-		visited[h.next_seg] = 1;
-		next = h.next_seg;
-		off += 1 + h.nblocks;
-		seq++;
-		if (h.flags & LFS_PSEG_END) {
+		visited[w.seg] = 1;
+		visited[w.h.next_seg] = 1;
+		if (w.h.flags & LFS_PSEG_END) {
 			err = apply_group(&rf, g, gn, &inodes);
 			free_pending(g, gn);
 			gn = 0;
 			if (err)
 				break;
 			groups++;
-			a_seq = seq;
+			a_seq = w.seq;
 		}
 	}
+	enum lfs_logwalk_end why = w.end;
+	lfs_logwalk_free(&w);
 	free_pending(g, gn);
 	free(g);
 	uint64_t node_reads = rf.node_reads;
@@ -336,6 +291,6 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 		lfs_log_info("recovery: rolled forward %llu groups (%llu psegs, %llu inode records, %llu older "
 			     "blocks read) in %.1f ms; log ends: %s",
 			(unsigned long long)groups, (unsigned long long)psegs, (unsigned long long)inodes,
-			(unsigned long long)node_reads, (double)(lfs_now_ns() - t0) / 1e6, stop_names[why]);
+			(unsigned long long)node_reads, (double)(lfs_now_ns() - t0) / 1e6, lfs_logwalk_end_name(why));
 	return 0;
 }

@@ -12,7 +12,8 @@
  * checks every request, so this process can be killed at any moment.
  */
 #include "cleaner.h"
-#include "lfs_int.h"
+#include "image.h"
+#include "lfs.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -48,7 +49,8 @@ struct cleaner {
 	struct lfs_cleaner_config cfg;
 	const char *config_path;    /* NULL: defaults */
 	bool foreground;            /* log to stderr, not syslog */
-	int image_fd;               /* the image, read-only */
+	struct lfs_bdev dev;        /* the image, read-only (fd -1: not open) */
+	struct lfs_super sb;        /* its superblock, for the log reader */
 	uint32_t bsize, seg_blocks;
 	uint32_t seed;              /* checksum seed, from the superblock */
 	uint64_t nsegs, seg0, seg_bytes;
@@ -147,35 +149,28 @@ add_block(struct found *f, const struct lfs_pseg_entry *e, uint64_t addr, uint64
 	return 0;
 }
 
-/* Read a victim's chain of summaries, one block each, through the one
- * format parser, and collect the blocks they describe.  The blocks
+/* Read a victim's chain of summaries, one block each, with the one log
+ * reader (logwalk.h), and collect the blocks they describe.  The blocks
  * themselves are not read here: the daemon reads only those still live
  * when it moves them, verifying each against its summary's crc. */
 static int
-read_segment(struct cleaner *c, uint64_t seg, uint8_t *sum, struct found *f)
+read_segment(struct cleaner *c, uint64_t seg, struct lfs_logwalk *w, struct found *f)
 {
-	uint64_t first = c->seg0 + seg * c->seg_blocks;
-	for (uint32_t off = 0; off + 2 <= c->seg_blocks;) {
-		ssize_t n = pread(c->image_fd, sum, c->bsize, (off_t)((first + off) * c->bsize));
-		if (n != (ssize_t)c->bsize)
-			return n < 0 ? -errno : -EIO;
-		c->bytes_read += c->bsize;
-		struct lfs_pseg_hdr h;
-		if (lfs_pseg_verify(sum, c->bsize, c->seed))
-			break;
-		lfs_pseg_hdr_decode(&h, sum);
-		if (off + 1 + h.nblocks > c->seg_blocks)
-			break;
-		for (uint32_t j = 0; j < h.nblocks; j++) {
+	uint64_t before = c->dev.bytes_read;
+	int err;
+	lfs_logwalk_segment(w, seg);
+	while ((err = lfs_logwalk_next(w)) > 0) {
+		err = 0;
+		for (uint32_t j = 0; j < w->h.nblocks && !err; j++) {
 			struct lfs_pseg_entry e;
-			lfs_pseg_entry_decode(&e, sum, j);
-			int err = add_block(f, &e, first + off + 1 + j, h.timestamp_ns);
-			if (err)
-				return err;
+			lfs_logwalk_entry(w, j, &e);
+			err = add_block(f, &e, w->addr + 1 + j, w->h.timestamp_ns);
 		}
-		off += 1 + h.nblocks;
+		if (err)
+			break;
 	}
-	return 0;
+	c->bytes_read += c->dev.bytes_read - before;
+	return err;
 }
 
 static uint64_t *sort_age;
@@ -192,16 +187,17 @@ by_age(const void *a, const void *b)
 static int
 clean_pass(struct cleaner *c, const uint64_t *victims, size_t nv)
 {
-	uint8_t *buf = malloc(c->bsize);
+	struct lfs_logwalk w;
 	struct found f = { 0 };
-	int err = buf ? 0 : -ENOMEM;
+	int err = lfs_logwalk_init(&w, &c->dev, &c->sb, c->seed, 0);
 	uint64_t read_before = c->bytes_read;
 	for (size_t i = 0; i < nv && !err; i++) {
-		err = read_segment(c, victims[i], buf, &f);
+		err = read_segment(c, victims[i], &w, &f);
 		if (!err && c->cfg.max_io_mib_s > 0)
 			sleep_s((double)c->seg_bytes / (c->cfg.max_io_mib_s * 1048576.0));
 	}
-	free(buf);
+	if (w.buf)
+		lfs_logwalk_free(&w);
 	/* ask which are live, in chunks */
 	for (size_t i = 0; i < f.n && !err; i += LFS_CTL_MAX_RECORDS) {
 		size_t k = f.n - i < LFS_CTL_MAX_RECORDS ? f.n - i : LFS_CTL_MAX_RECORDS;
@@ -436,9 +432,10 @@ open_image(struct cleaner *c, const char *path)
 	}
 	struct lfs_super sb;
 	struct lfs_super_where w;
-	if ((err = lfs_super_find(&dev, 0, &sb, &w))) {
-		say(LOG_ERR, "%s: cannot read the superblock: %s", path,
-		    err == -EINVAL ? "no lfs superblock" : strerror(-err));
+	char why[256];
+	/* the checks the mount and every tool apply (super.c) */
+	if ((err = lfs_super_open(&dev, 0, &sb, &w, why, sizeof(why)))) {
+		say(LOG_ERR, "%s: cannot read the superblock: %s", path, why);
 		lfs_bdev_close(&dev);
 		return err;
 	}
@@ -459,7 +456,8 @@ open_image(struct cleaner *c, const char *path)
 		lfs_bdev_close(&dev);
 		return -ENOMEM;
 	}
-	c->image_fd = dev.fd; /* closed at exit */
+	c->dev = dev; /* closed at exit */
+	c->sb = sb;
 	c->seg_bytes = (uint64_t)c->bsize * c->seg_blocks;
 	c->seed = lfs_super_seed(&sb);
 	c->reserved = sb.reserved_segs < c->nsegs ? sb.reserved_segs : 0;
@@ -644,7 +642,7 @@ main(int argc, char **argv)
 		{ "foreground", no_argument, NULL, 'f' }, { "config", required_argument, NULL, 'c' },
 		LFS_TOOL_LONGOPTS, { NULL, 0, NULL, 0 },
 	};
-	struct cleaner c = { .cl = { -1 }, .image_fd = -1 };
+	struct cleaner c = { .cl = { -1 }, .dev = { .fd = -1, .trace_fd = -1 } };
 	lfs_cleaner_config_default(&c.cfg);
 	bool want_status = false, json = false;
 	int opt;
@@ -719,7 +717,7 @@ main(int argc, char **argv)
 	} else {
 		err = -EBUSY;
 	}
-	close(c.image_fd);
+	lfs_bdev_close(&c.dev);
 	lfs_ctl_close(&c.cl);
 	free(c.usage);
 	return err ? 1 : 0;

@@ -14,6 +14,7 @@
  */
 #include "ctl_proto.h"
 #include "lfs_int.h"
+#include "logwalk.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -128,39 +129,29 @@ lfs_clean_move_block(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t
 	return 0;
 }
 
-/* Calls fn for each block of each verifying pseg in segment seg. */
+/* Calls fn for each block of each verifying pseg in segment seg, as
+ * the one log reader (logwalk.h) finds them: stale psegs end the walk. */
 int
-lfs_seg_scan(struct lfs_fs *fs, uint64_t seg,
-	     int (*fn)(struct lfs_fs *, const struct lfs_pseg_entry *, uint64_t, const uint8_t *, void *),
-	     void *ctx)
+lfs_clean_scan(struct lfs_fs *fs, uint64_t seg,
+	       int (*fn)(struct lfs_fs *, const struct lfs_pseg_entry *, uint64_t, const uint8_t *, void *),
+	       void *ctx)
 {
-	uint8_t *buf = lfs_malloc((size_t)(1 + fs->max_pseg) * fs->bsize);
-	if (!buf)
-		return -ENOMEM;
-	int err = 0;
-	uint64_t first = lfs_seg_first_block(fs, seg);
-	for (uint32_t off = 0; lfs_seg_has_room(fs, off) && !err;) {
-		if ((err = lfs_bdev_read(&fs->dev, first + off, 1, buf)))
-			break;
-		if (lfs_pseg_verify(buf, fs->bsize, fs->seed))
-			break;
-		struct lfs_pseg_hdr h;
-		lfs_pseg_hdr_decode(&h, buf);
-		if (h.nblocks > fs->sb.seg_blocks - off - 1)
-			break;
-		if ((err = lfs_bdev_read(&fs->dev, first + off + 1, h.nblocks, buf + fs->bsize)))
-			break;
-		for (uint32_t j = 0; j < h.nblocks && !err; j++) {
-			struct lfs_pseg_entry e;
-			lfs_pseg_entry_decode(&e, buf, j);
-			const uint8_t *blk = buf + (size_t)(j + 1) * fs->bsize;
-			if (lfs_crc(fs->seed, blk, fs->bsize) != e.crc)
+	struct lfs_logwalk w;
+	int err = lfs_logwalk_init(&w, &fs->dev, &fs->sb, fs->seed, LFS_LOGWALK_BLOCKS);
+	if (err)
+		return err;
+	lfs_logwalk_segment(&w, seg);
+	while (!err && (err = lfs_logwalk_next(&w)) > 0) {
+		err = 0;
+		for (uint32_t j = 0; j < w.h.nblocks && !err; j++) {
+			if (!lfs_logwalk_block_ok(&w, j))
 				continue; /* never trust a block that fails its crc */
-			err = fn(fs, &e, first + off + 1 + j, blk, ctx);
+			struct lfs_pseg_entry e;
+			lfs_logwalk_entry(&w, j, &e);
+			err = fn(fs, &e, w.addr + 1 + j, lfs_logwalk_block(&w, j), ctx);
 		}
-		off += 1 + h.nblocks;
 	}
-	free(buf);
+	lfs_logwalk_free(&w);
 	return err;
 }
 
@@ -280,7 +271,7 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, size_t *taken, ui
 			err = -EINVAL;
 			break;
 		}
-		err = lfs_seg_scan(fs, segs[k], count_live, &cost);
+		err = lfs_clean_scan(fs, segs[k], count_live, &cost);
 		if (!err && !lfs_clean_affordable(fs, lfs_clean_cost_blocks(&cost, fs), k + 1))
 			break;
 	}
@@ -297,7 +288,7 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, size_t *taken, ui
 	size_t i = 0;
 	for (; i < k && !err && !partial; i++) {
 		uint64_t before = m;
-		err = lfs_seg_scan(fs, segs[i], move_if_live, &m);
+		err = lfs_clean_scan(fs, segs[i], move_if_live, &m);
 		partial = err == -ENOSPC;
 		if (partial && m > before)
 			err = 0;

@@ -147,14 +147,14 @@ lfs_inodes_cap(uint64_t dev_blocks, uint32_t block_size)
 uint32_t
 lfs_imap_nblocks(uint32_t max_inodes, uint32_t block_size)
 {
-	uint32_t per = block_size / LFS_IMAP_ENTRY_SIZE;
+	uint32_t per = lfs_imap_per_block(block_size);
 	return (uint32_t)(((uint64_t)max_inodes + per - 1) / per);
 }
 
 uint32_t
 lfs_sut_nblocks(uint64_t nsegs, uint32_t block_size)
 {
-	uint32_t per = block_size / LFS_SUT_ENTRY_SIZE;
+	uint32_t per = lfs_sut_per_block(block_size);
 	return (uint32_t)((nsegs + per - 1) / per);
 }
 

@@ -181,7 +181,8 @@ uint64_t lfs_super_backup_block(uint64_t dev_bytes, uint32_t block_size);
 /* The largest max_inodes mkfs gives a device of dev_blocks blocks. */
 uint32_t lfs_inodes_cap(uint64_t dev_blocks, uint32_t block_size);
 /* Blocks the inode map and the usage table take, one entry per inode /
- * per segment. */
+ * per segment, lfs_imap_per_block() / lfs_sut_per_block() to a block
+ * (both below, with the entries). */
 uint32_t lfs_imap_nblocks(uint32_t max_inodes, uint32_t block_size);
 uint32_t lfs_sut_nblocks(uint64_t nsegs, uint32_t block_size);
 
@@ -320,6 +321,10 @@ enum {
 };
 _Static_assert(LFS_IM_OFF_FLAGS + 2 == LFS_IMAP_ENTRY_SIZE, "imap entry size");
 _Static_assert(LFS_SU_OFF_MTIME + 8 == LFS_SUT_ENTRY_SIZE, "sut entry size");
+/* Entries in one block of the inode map (inode ino is entry ino % per of
+ * block ino / per) and of the usage table (likewise by segment). */
+static inline uint32_t lfs_imap_per_block(uint32_t block_size) { return block_size / LFS_IMAP_ENTRY_SIZE; }
+static inline uint32_t lfs_sut_per_block(uint32_t block_size) { return block_size / LFS_SUT_ENTRY_SIZE; }
 #define LFS_IMAP_INUSE 1u
 #define LFS_IMAP_ORPHAN 2u         /* record has nlink 0: free at mount */
 

@@ -54,7 +54,7 @@ lfs_grow_plan(const struct lfs_super *old, uint64_t bytes, struct lfs_super *g, 
 	 * be before segment 0 too (format.c) */
 	uint64_t addrs = ((uint64_t)old->ckpt_blocks * bs - LFS_CKPT_HDR_SIZE) / 8;
 	uint64_t max_sut = addrs > nimap ? addrs - nimap : 0;
-	uint64_t per = bs / LFS_SUT_ENTRY_SIZE;
+	uint64_t per = lfs_sut_per_block(bs);
 	uint64_t before = old->seg0 / sbl;
 	uint64_t max_segs = max_sut * per > before ? max_sut * per - before : 0;
 	if (nsegs > max_segs) {

@@ -42,7 +42,7 @@ lfs_imap_free(struct lfs_fs *fs)
 static uint32_t
 per_block(const struct lfs_fs *fs)
 {
-	return fs->bsize / LFS_IMAP_ENTRY_SIZE;
+	return lfs_imap_per_block(fs->bsize);
 }
 
 const struct lfs_imap_entry *
@@ -81,7 +81,7 @@ lfs_imap_mark_block(struct lfs_fs *fs, uint32_t block)
 static void
 mark_dirty(struct lfs_fs *fs, uint32_t ino)
 {
-	lfs_imap_mark_block(fs, ino / (fs->bsize / LFS_IMAP_ENTRY_SIZE));
+	lfs_imap_mark_block(fs, ino / per_block(fs));
 }
 
 static int

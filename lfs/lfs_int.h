@@ -1,15 +1,22 @@
 /*
  * lfs_int.h — the in-memory state of a mounted filesystem, shared by the
- * core modules.  Not for the FUSE glue or tools (they use lfs.h).
+ * core modules.  Not for the FUSE glue or tools: they use lfs.h (the
+ * filesystem API) and image.h (an unmounted image: superblock,
+ * checkpoint regions, the log reader).
  *
  * Layers, each calling only those below it:
  *   bdev.c, fault.c        block I/O; injected faults, core allocations
+ *   super.c                finding and checking the superblock (image.h)
+ *   logwalk.c              the one reader of the log (logwalk.h), beside
+ *                          the writer; needs no mounted filesystem
  *   seg.c                  segment writer, segment usage table
+ *   verify.c               every block read checked against its summary
  *   imap.c                 inode map, inode number allocation
  *   inode.c, bmap.c        inode cache, block maps
  *   cache.c                the inode cache's budget (LRU eviction)
  *   file.c, dir.c, xattr.c content, directories, extended attributes
  *   flush.c                turn dirty state into one log group
+ *   clean.c                the cleaner's mechanism (lfs_clean_*)
  *   fs.c                   the API of lfs.h
  *   ckpt/ckpt.c, recover.c checkpoints and roll-forward, beside seg/imap;
  *   ckpt/region.c          the checkpoint regions, written by changed block
@@ -24,6 +31,7 @@
 #include "bdev.h"
 #include "fault.h"
 #include "format.h"
+#include "image.h"
 #include "lfs.h"
 #include "u64map.h"
 
@@ -437,31 +445,14 @@ void lfs_region_mark(struct lfs_fs *fs, size_t i);
  * the mount fails. */
 int lfs_region_adopt(struct lfs_fs *fs, int w);
 void lfs_region_free(struct lfs_fs *fs);
-int lfs_ckpt_read_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which,
-			 struct lfs_ckpt_hdr *hdr, uint64_t **addrs);
 /* Roll forward; afterwards the head is NOT usable: the caller moves it to
  * fresh segments (lfs_mount does) before anything is written. */
 int lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found);
 
-/* super.c: find the superblock (block 0, or its backup; see format.h) */
-struct lfs_super_where {
-	uint64_t block;             /* where the superblock in use was read */
-	int primary_err;            /* 0, or why block 0 was passed over */
-};
-/* Quiet: returns 0, or block 0's error (-EINVAL no lfs magic,
- * -EPROTONOSUPPORT, -EFSCORRUPTED, -EIO) when no backup verifies either.
- * `block` non-zero: only the superblock at that block, of any block size
- * that superblock names (-EINVAL if none). */
-int lfs_super_find(struct lfs_bdev *dev, uint64_t block, struct lfs_super *sb, struct lfs_super_where *w);
-/* Why block 0 was passed over, for a message: "holds a corrupt superblock ...". */
-const char *lfs_super_why(int primary_err);
-/* lfs_super_find, then the device size, logging why a superblock is
- * refused and when the backup is used; sets dev->block_size. */
+/* super.c: lfs_super_find, lfs_super_open, ... are in image.h */
+/* lfs_super_open, logging why a superblock is refused and when the
+ * backup is used (the mount's messages). */
 int lfs_read_super(struct lfs_bdev *dev, uint64_t block, struct lfs_super *sb);
-/* Whether the copy at `block` holds exactly `sb`, encoded: 0, -EFSCORRUPTED, -EIO. */
-int lfs_super_check_copy(struct lfs_bdev *dev, const struct lfs_super *sb, uint64_t block);
-/* Write `sb` at `block` (0 or its backup_sb) and flush. */
-int lfs_super_write_copy(struct lfs_bdev *dev, const struct lfs_super *sb, uint64_t block);
 
 /* mount.c */
 int lfs_format(const char *path, const struct lfs_super *sb, uid_t uid, gid_t gid);
@@ -505,9 +496,12 @@ bool lfs_clean_affordable(const struct lfs_fs *fs, uint64_t cost, uint64_t nsegs
 int lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved);
 /* Clean the emptiest segments and checkpoint; -ENOSPC if none can gain. */
 int lfs_clean_reclaim(struct lfs_fs *fs, uint64_t *moved);
-int lfs_seg_scan(struct lfs_fs *fs, uint64_t seg,
-		 int (*fn)(struct lfs_fs *, const struct lfs_pseg_entry *, uint64_t, const uint8_t *, void *),
-		 void *ctx);
+/* Each block of segment `seg` that verifies, with its summary entry, as
+ * the one log reader (logwalk.h) finds them; for the cleaner's
+ * mechanism and fsck.lfs. */
+int lfs_clean_scan(struct lfs_fs *fs, uint64_t seg,
+		   int (*fn)(struct lfs_fs *, const struct lfs_pseg_entry *, uint64_t, const uint8_t *, void *),
+		   void *ctx);
 int lfs_clean_move_block(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr,
 			 const uint8_t *blk);
 bool lfs_clean_block_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr,

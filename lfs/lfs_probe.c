@@ -14,7 +14,8 @@
  * LABEL= of lfs block devices itself; -t finds the one with that UUID or
  * LABEL, as findfs(8) does, for mount.fuse.lfs and lfs:UUID= sources.
  */
-#include "lfs_int.h"
+#include "image.h"
+#include "lfs.h"
 #include "tool.h"
 
 #include <errno.h>

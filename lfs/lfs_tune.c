@@ -12,7 +12,8 @@
  * LFS_FEATURE_XATTR_BLOCKS for an image made before it: this lfs reads
  * the one-block attributes it has, and writes new ones in XATTR blocks.
  */
-#include "lfs_int.h"
+#include "image.h"
+#include "lfs.h"
 #include "tool.h"
 
 #include <errno.h>

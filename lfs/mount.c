@@ -7,7 +7,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -97,7 +100,7 @@ static void
 free_orphans(struct lfs_fs *fs)
 {
 	/* only IMAP blocks in memory hold inodes in use */
-	uint32_t per = fs->bsize / LFS_IMAP_ENTRY_SIZE;
+	uint32_t per = lfs_imap_per_block(fs->bsize);
 	for (uint32_t ino = LFS_ROOT_INO + 1; ino < fs->sb.max_inodes; ino++) {
 		if (!fs->imap[ino / per]) {
 			ino = (ino / per + 1) * per - 1;
@@ -172,7 +175,10 @@ lfs_image_busy(int fd, const char *path, char *where, size_t len)
 /* One daemon per image.  An image mounted elsewhere is refused at once,
  * naming the mount; a daemon still finishing its unmount (a plain FUSE
  * mount lets umount(8) return before the daemon's last checkpoint) is
- * waited for, briefly.
+ * waited for, up to a minute.  The wait is for an event, not a guess:
+ * the holder lets go of the lock when it closes the image (at its exit
+ * at the latest), and inotify reports every close of the file, so each
+ * close wakes the wait and the lock is tried again at once.
  *
  * A daemon (`hold`: the FUSE daemon, read-only or not) holds the lock
  * alone for as long as it runs, so that no second daemon mounts or
@@ -180,31 +186,63 @@ lfs_image_busy(int fd, const char *path, char *where, size_t len)
  * would serve a stale image, and a writer beside a read-only daemon
  * would change the image under it.  A reader that is no daemon
  * (fsck.lfs) only checks that no daemon holds it. */
+#define LOCK_WAIT_MS 60000
+
 static int
 lock_image(struct lfs_bdev *dev, const char *path, bool readonly, bool hold)
 {
 	bool exclusive = !readonly || hold;
-	for (int i = 0; i < 600; i++) {
+	/* watched before each try, so a close between the try and the wait
+	 * is not missed; -1 (no inotify): the wait polls every 100 ms */
+	int in = -1;
+	uint64_t deadline = lfs_now_ns() + (uint64_t)LOCK_WAIT_MS * 1000000u;
+	int err = -EBUSY;
+	for (bool said = false;;) {
 		if (flock(dev->fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0) {
 			if (!exclusive)
 				flock(dev->fd, LOCK_UN);
-			return 0;
+			err = 0;
+			break;
 		}
-		if (errno != EWOULDBLOCK)
-			return -errno;
+		if (errno != EWOULDBLOCK) {
+			err = -errno;
+			break;
+		}
 		char where[4096];
 		if (lfs_image_mounted_at(path, where, sizeof(where))) {
 			lfs_log("%s is already mounted at %s%s", path, where,
 				readonly ? "; one daemon per image, read-only or not: unmount it first" : "");
-			return -EBUSY;
+			break;
 		}
-		if (i == 0)
+		uint64_t now = lfs_now_ns();
+		if (now >= deadline) {
+			lfs_log("%s is still in use; giving up", path);
+			break;
+		}
+		if (!said) {
 			lfs_log("%s is held by another lfs process that is not mounted (finishing an "
-				"unmount?); waiting up to 60 s", path);
-		usleep(100 * 1000);
+				"unmount?); waiting up to %d s for it to let go", path, LOCK_WAIT_MS / 1000);
+			said = true;
+			in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+			if (in >= 0 && inotify_add_watch(in, path, IN_CLOSE_WRITE | IN_CLOSE_NOWRITE) < 0) {
+				close(in);
+				in = -1;
+			}
+			continue; /* try again, now that a close cannot be missed */
+		}
+		uint64_t left_ms = (deadline - now) / 1000000u + 1;
+		struct pollfd pfd = { .fd = in, .events = POLLIN };
+		if (in < 0) {
+			usleep(100 * 1000);
+		} else if (poll(&pfd, 1, (int)left_ms) > 0) {
+			char ev[4096];
+			while (read(in, ev, sizeof(ev)) > 0)
+				; /* drained: which close it was does not matter */
+		}
 	}
-	lfs_log("%s is still in use; giving up", path);
-	return -EBUSY;
+	if (in >= 0)
+		close(in);
+	return err;
 }
 
 int

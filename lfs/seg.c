@@ -20,6 +20,7 @@
  * bytes or table blocks goes through the functions below to keep them.
  */
 #include "lfs_int.h"
+#include "logwalk.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -45,7 +46,7 @@ lfs_seg_mark_unwritten_sut(struct lfs_fs *fs)
 static void
 sut_dirty(struct lfs_fs *fs, uint64_t seg)
 {
-	lfs_seg_sut_mark(fs, (uint32_t)(seg / (fs->bsize / LFS_SUT_ENTRY_SIZE)));
+	lfs_seg_sut_mark(fs, (uint32_t)(seg / lfs_sut_per_block(fs->bsize)));
 }
 
 static bool
@@ -114,9 +115,9 @@ lfs_seg_recount(struct lfs_fs *fs)
 bool
 lfs_seg_has_room(const struct lfs_fs *fs, uint32_t off)
 {
-	/* A pseg needs a summary and at least one block.  Writer and
-	 * roll-forward share this rule to find where the log continues. */
-	return off + 2 <= fs->sb.seg_blocks;
+	/* the writer and every reader of the log share this rule to find
+	 * where the log continues */
+	return lfs_logwalk_has_room(fs->sb.seg_blocks, off);
 }
 
 int

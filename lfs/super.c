@@ -3,11 +3,14 @@
  * verification, the backup that mkfs writes in the last block of the
  * device (format.h, lfs_super_backup_block()).  One search serves the
  * mount, fsck.lfs, dumplfs, lfs-ckpt and lfs_cleanerd, so a filesystem
- * whose block 0 went bad is opened the same way by all of them.
+ * whose block 0 went bad is opened the same way by all of them; and one
+ * set of checks on what it found (lfs_super_open), with one wording of
+ * each refusal, serves them all too.
  */
 #include "lfs_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Read and decode the 256 bytes at the start of `block`, for blocks of
@@ -71,37 +74,58 @@ lfs_super_why(int err)
 }
 
 int
-lfs_read_super(struct lfs_bdev *dev, uint64_t block, struct lfs_super *sb)
+lfs_super_open(struct lfs_bdev *dev, uint64_t block, struct lfs_super *sb, struct lfs_super_where *w, char *why,
+	       size_t len)
 {
+	w->block = block;
+	w->primary_err = 0;
 	if (dev->size_bytes < LFS_SB_SIZE) {
-		lfs_log("%llu bytes is too small to hold an lfs image", (unsigned long long)dev->size_bytes);
+		snprintf(why, len, "%llu bytes is too small to hold an lfs image", (unsigned long long)dev->size_bytes);
 		return -EINVAL;
 	}
-	struct lfs_super_where w;
-	int err = lfs_super_find(dev, block, sb, &w);
+	int err = lfs_super_find(dev, block, sb, w);
 	if (err == -EINVAL && block)
-		lfs_log("no lfs superblock at block %llu (for any block size)", (unsigned long long)block);
+		snprintf(why, len, "no lfs superblock at block %llu (for any block size)", (unsigned long long)block);
 	else if (err == -EINVAL)
-		lfs_log("not an lfs image (no lfs superblock magic, and no backup superblock)");
+		snprintf(why, len, "not an lfs image (no lfs superblock magic, and no backup superblock)");
 	else if (err == -EPROTONOSUPPORT)
-		lfs_log("image has format version %u / incompatible features %#x; this lfs reads version %d",
-			sb->version, sb->feature_incompat, LFS_VERSION);
+		snprintf(why, len, "image has format version %u / incompatible features %#x; this lfs reads version %d",
+			 sb->version, sb->feature_incompat, LFS_VERSION);
 	else if (err == -EFSCORRUPTED)
-		lfs_log("superblock is corrupt (checksum or geometry), and no backup superblock verifies");
+		snprintf(why, len, "superblock is corrupt (checksum or geometry), and no backup superblock verifies");
 	else if (err)
-		lfs_log("reading the superblock: %s", strerror(-err));
+		snprintf(why, len, "reading the superblock: %s", strerror(-err));
+	if (err)
+		return err;
+	/* compared without multiplying: a forged superblock (its crc is not
+	 * seeded) could make a product wrap */
+	if (sb->seg0 > sb->nblocks || sb->nsegs * sb->seg_blocks > sb->nblocks - sb->seg0) {
+		snprintf(why, len, "superblock is corrupt (segments beyond the end of the filesystem)");
+		return -EFSCORRUPTED;
+	}
+	if (sb->nblocks > dev->size_bytes / sb->block_size) {
+		snprintf(why, len, "image is truncated: %llu bytes, the superblock says %llu blocks of %u",
+			 (unsigned long long)dev->size_bytes, (unsigned long long)sb->nblocks, sb->block_size);
+		return -EFSCORRUPTED;
+	}
+	dev->block_size = sb->block_size;
+	why[0] = '\0';
+	return 0;
+}
+
+int
+lfs_read_super(struct lfs_bdev *dev, uint64_t block, struct lfs_super *sb)
+{
+	struct lfs_super_where w;
+	char why[256];
+	int err = lfs_super_open(dev, block, sb, &w, why, sizeof(why));
+	if (err)
+		lfs_log("%s", why);
 	else if (w.primary_err)
 		lfs_log("block 0 %s; using the backup superblock at block %llu", lfs_super_why(w.primary_err),
 			(unsigned long long)w.block);
 	else if (block)
 		lfs_log("using the superblock at block %llu", (unsigned long long)block);
-	if (!err && sb->nblocks > dev->size_bytes / sb->block_size) {
-		lfs_log("image is truncated: %llu bytes, the superblock says %llu",
-			(unsigned long long)dev->size_bytes, (unsigned long long)sb->nblocks * sb->block_size);
-		err = -EFSCORRUPTED;
-	}
-	if (!err)
-		dev->block_size = sb->block_size;
 	return err;
 }
 

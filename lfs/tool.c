@@ -102,19 +102,17 @@ lfs_tool_open_image(const char *name, const char *path, bool write, struct lfs_b
 		fprintf(stderr, "%s: warning: %s is mounted at %s: its daemon may change what is shown\n", name,
 			path, where);
 	}
+	/* the checks the mount and every tool apply (super.c) */
 	struct lfs_super_where w;
-	if (!err && (err = lfs_super_find(dev, 0, sb, &w)))
-		fprintf(stderr, "%s: %s: %s\n", name, path,
-			err == -EINVAL ? "not an lfs image" : err == -EPROTONOSUPPORT ?
-			"an lfs of a newer format version" : strerror(-err));
+	char why[256];
+	if (!err && (err = lfs_super_open(dev, 0, sb, &w, why, sizeof(why))))
+		fprintf(stderr, "%s: %s: %s\n", name, path, why);
 	else if (!err && w.primary_err && write) {
 		fprintf(stderr, "%s: %s: block 0 %s; run fsck.lfs -y to rewrite it from the backup first\n", name,
 			path, lfs_super_why(w.primary_err));
 		err = -EUCLEAN;
 	}
-	if (!err)
-		dev->block_size = sb->block_size;
-	else
+	if (err)
 		lfs_bdev_close(dev);
 	return err;
 }

@@ -4,12 +4,13 @@
  * never wrong data.
  *
  * The crcs of a segment are found by walking its chain of summaries from
- * offset 0; a small cache keeps the walks of recently read segments, and
+ * offset 0 (the one log reader, logwalk.h); a small cache keeps the walks of recently read segments, and
  * the segment writer updates it as it writes psegs.  Its memory is
  * bounded whatever the segment size: 256 segments of up to 800 blocks,
  * fewer (at least 4) of larger ones.
  */
 #include "lfs_int.h"
+#include "logwalk.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -107,20 +108,14 @@ load(struct lfs_fs *fs, uint64_t seg, struct lfs_sumcache_ent **out)
 			e = &c->ent[i];
 	e->seg = UINT64_MAX;
 	memset(e->known, 0, fs->sb.seg_blocks);
-	uint8_t *sum = lfs_malloc(fs->bsize);
-	if (!sum)
-		return -ENOMEM;
-	uint64_t first = lfs_seg_first_block(fs, seg);
-	int err = 0;
-	for (uint32_t off = 0; lfs_seg_has_room(fs, off);) {
-		if ((err = lfs_bdev_read(&fs->dev, first + off, 1, sum)))
-			break;
-		if (lfs_pseg_verify(sum, fs->bsize, fs->seed))
-			break;
-		note_pseg(fs, e, off, sum);
-		off += 1 + lfs_get32(sum + LFS_PS_OFF_NBLOCKS); /* checked by verify */
-	}
-	free(sum);
+	struct lfs_logwalk w;
+	int err = lfs_logwalk_init(&w, &fs->dev, &fs->sb, fs->seed, 0);
+	if (err)
+		return err;
+	lfs_logwalk_segment(&w, seg);
+	while ((err = lfs_logwalk_next(&w)) > 0)
+		note_pseg(fs, e, w.pseg_off, w.buf);
+	lfs_logwalk_free(&w);
 	if (err)
 		return err;
 	e->seg = seg;

@@ -4,6 +4,8 @@
 # the integration tests on real FUSE mounts, then all of it again built
 # with AddressSanitizer and UndefinedBehaviorSanitizer, a minute of
 # structure-aware fuzzing of the mount path (libFuzzer), then distcheck.
+# A skipped suite (no root, no /dev/fuse, a missing tool) is a failure:
+# a skip is not a pass.  LFS_ALLOW_SKIP=1 says skips are expected here.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/deps.sh"
@@ -21,7 +23,14 @@ run_suite() { # build dir, configure args...
 		 echo "test.sh: FAILED in $dir"
 		 exit 1
 	 fi
-	 grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR)' test-suite.log | tr '\n' ' '; echo)
+	 grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR)' test-suite.log | tr '\n' ' '; echo
+	 if grep -q '^SKIP: ' check.out; then
+		 grep '^SKIP: ' check.out
+		 if [ "${LFS_ALLOW_SKIP:-0}" != 1 ]; then
+			 echo "test.sh: FAILED in $dir: suites were skipped (LFS_ALLOW_SKIP=1 to allow it)"
+			 exit 1
+		 fi
+	 fi)
 }
 
 echo "== build and test"

@@ -297,7 +297,7 @@ clean(struct lfs_fs *fs)
 		struct gather *g = calloc(1, sizeof(*g));
 		if (!g)
 			return;
-		lfs_seg_scan(fs, s, gather, g);
+		lfs_clean_scan(fs, s, gather, g);
 		lfs_ctl_live(fs, g->b, g->n);
 		lfs_ctl_move(fs, g->b, g->n, 0, &moved);
 		lfs_ctl_segclean(fs, &s, 1, &moved);

@@ -51,7 +51,9 @@ run_case() { # name, overwrite flags, 1 if the cleaner must have cleaned
 	"$OW" -s 3 $2 "$MNT" "$WORK/model" "$nfiles" "$fbytes" "$((usable * times / 2))" ||
 		fail "$1: overwrite after restarting the cleaner"
 	"$CLEANERD" --status --json "$MNT" > "$WORK/status.json"
-	python3 - "$WORK/status.json" "$1" "$3" <<'PY'
+	# under set -e a bare failing command ends the script before a
+	# following "[ $? = 0 ] || fail" runs: the check is on the command
+	python3 - "$WORK/status.json" "$1" "$3" <<'PY' || fail "$1: the cleaner did not clean, or its victims were not counted"
 import json, sys
 s = json.load(open(sys.argv[1]))
 chosen = s['cleaned_utilization_histogram']
@@ -66,7 +68,6 @@ if len(chosen) != 10 or abs(sum(chosen) - s['segments_cleaned']) > 8 + s['segmen
 # under hot-and-cold the hot segments empty by themselves; uniform needs the cleaner
 sys.exit(0 if sys.argv[3] != "1" or (s['cleaner_passes'] > 0 and s['segments_cleaned'] > 0) else 1)
 PY
-	[ $? = 0 ] || fail "$1: the cleaner did not clean, or its victims were not counted"
 	pkill -f "lfs_cleanerd -c $WORK/cleaner.conf $MNT" || true
 	lfs_umount
 	"$FSCK" "$IMG" > "$WORK/fsck.out" || { cat "$WORK/fsck.out"; fail "$1: fsck"; }

@@ -8,7 +8,8 @@
 #    is refused for a -o ro mount;
 #  - one daemon per image: a second, read-only or not, beside a writer
 #    or a read-only daemon, is refused before recovering anything;
-#    fsck.lfs too; dumplfs reads with a warning;
+#    fsck.lfs too; dumplfs reads with a warning; a process holding the
+#    image without a mount is waited for, until it lets go;
 #  - -o remount and unknown options are refused before the image is
 #    opened;
 #  - noatime, strictatime, relatime; sync and dirsync survive kill -9.
@@ -98,6 +99,21 @@ rc=0; "$CLEAN" --rw "$MNT" 2>"$WORK/err" || rc=$?
 [ $rc = 1 ] && grep -q "mounted with -o ro" "$WORK/err" || fail "lfs-clean --rw on a -o ro mount: status $rc"
 lfs_umount
 echo "ok one daemon per image, read-only or not; fsck refused, dumplfs warns; --rw refused on -o ro"
+
+# a process that holds the image without a mount (a daemon finishing its
+# unmount): the mount waits for it to let go, and goes on as soon as it
+# does, woken by the close (inotify), well before its minute is up
+flock "$IMG" sleep 2 &
+holder=$!
+sleep 0.5
+start=$(date +%s%N)
+lfs_mount
+took=$((($(date +%s%N) - start) / 1000000))
+wait "$holder"
+grep -q "held by another lfs process that is not mounted" "$WORK/daemon.log" || fail "the wait was not said"
+[ "$took" -ge 1000 ] && [ "$took" -lt 10000 ] || fail "the mount beside a holder took $took ms (the holder let go after ~1500)"
+lfs_umount
+echo "ok a mount waits for an unmounted holder of the image, and goes on $took ms later, when it lets go"
 
 # 4. refused before the image is opened
 for o in remount remount,ro no_such_option relatime,bogus; do

@@ -152,12 +152,12 @@ index_block(struct img *im, uint64_t addr, const struct lfs_pseg_entry *e)
 		err = err ? err : add(im, IMG_XATTR, base);
 		break;
 	case LFS_BK_IMAP:
-		for (uint32_t i = 0; i < im->bs / LFS_IMAP_ENTRY_SIZE && !err; i++)
+		for (uint32_t i = 0; i < lfs_imap_per_block(im->bs) && !err; i++)
 			err = add(im, IMG_IMAP, base + (uint64_t)i * LFS_IMAP_ENTRY_SIZE);
 		break;
 	case LFS_BK_SUT:
-		for (uint32_t i = 0; i < im->bs / LFS_SUT_ENTRY_SIZE && !err; i++)
-			if (e->lblk * (im->bs / LFS_SUT_ENTRY_SIZE) + i < im->sb.nsegs)
+		for (uint32_t i = 0; i < lfs_sut_per_block(im->bs) && !err; i++)
+			if (e->lblk * lfs_sut_per_block(im->bs) + i < im->sb.nsegs)
 				err = add(im, IMG_SUT, base + (uint64_t)i * LFS_SUT_ENTRY_SIZE);
 		break;
 	}

@@ -635,9 +635,5 @@ main(void)
 	tcase_add_test(tc, mount_enomem);
 	tcase_add_test(tc, enomem_sweep);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }

@@ -1,4 +1,5 @@
 /* check_policy.c — cleaner policies and config, on tables built by hand. */
+#include "check_run.h"
 #include "cleaner.h"
 
 #include <check.h>
@@ -112,9 +113,5 @@ main(void)
 	tcase_add_test(tc, protection_period);
 	tcase_add_test(tc, config_file);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }

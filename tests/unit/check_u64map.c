@@ -1,4 +1,5 @@
 /* check_u64map.c — the hash map under the caches and directory index. */
+#include "check_run.h"
 #include "fault.h"
 #include "u64map.h"
 
@@ -111,9 +112,5 @@ main(void)
 	tcase_add_test(tc, reserve_means_no_allocation);
 	tcase_add_test(tc, remove_if);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }

@@ -2,6 +2,7 @@
 #ifndef LFS_TESTFS_H
 #define LFS_TESTFS_H
 
+#include "check_run.h"
 #include "lfs_int.h"
 
 #include <check.h>
@@ -95,11 +96,7 @@ testfs_run(const char *suite, const char *tcase, int timeout, const TTest **test
 	for (size_t i = 0; i < n; i++)
 		tcase_add_test(tc, tests[i]);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }
 
 static inline void

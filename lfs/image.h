@@ -1,0 +1,63 @@
+/*
+ * image.h — the library's interface for tools: access to an image that
+ * is not mounted (read-only but for lfs-tune's superblock copies).  dumplfs, lfs-ckpt, lfs-tune, lfs-probe
+ * and lfs_cleanerd use this (and lfs.h, the filesystem API), not the
+ * core's internal header lfs_int.h.
+ *
+ *   - the superblock: found (block 0, or its backup) and checked the one
+ *     way the mount checks it (super.c);
+ *   - the checkpoint regions: read and judged as the mount judges them
+ *     (ckpt/ckpt.c);
+ *   - the log: the one reader of segments, psegs and summary entries
+ *     (logwalk.h);
+ *   - the decoded structures and their encode/decode (format.h), and
+ *     block I/O (bdev.h).
+ */
+#ifndef LFS_IMAGE_H
+#define LFS_IMAGE_H
+
+#include "bdev.h"
+#include "format.h"
+#include "logwalk.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* super.c: find the superblock (block 0, or its backup; see format.h) */
+struct lfs_super_where {
+	uint64_t block;             /* where the superblock in use was read */
+	int primary_err;            /* 0, or why block 0 was passed over */
+};
+/* Quiet: returns 0, or block 0's error (-EINVAL no lfs magic,
+ * -EPROTONOSUPPORT, -EFSCORRUPTED, -EIO) when no backup verifies either.
+ * `block` non-zero: only the superblock at that block, of any block size
+ * that superblock names (-EINVAL if none). */
+int lfs_super_find(struct lfs_bdev *dev, uint64_t block, struct lfs_super *sb, struct lfs_super_where *w);
+/* Why block 0 was passed over, for a message: "holds a corrupt superblock ...". */
+const char *lfs_super_why(int primary_err);
+/* The one opening of an image's superblock, for the mount and every
+ * tool: lfs_super_find, then the checks of what it found against itself
+ * and the device (segments inside the filesystem, the filesystem inside
+ * the device).  0 (dev->block_size set; *w says whether the backup was
+ * used), or -errno with `why` saying what is wrong, in words for a
+ * message "PROGRAM: PATH: why". */
+int lfs_super_open(struct lfs_bdev *dev, uint64_t block, struct lfs_super *sb, struct lfs_super_where *w, char *why,
+		   size_t len);
+/* Whether the copy at `block` holds exactly `sb`, encoded: 0, -EFSCORRUPTED, -EIO. */
+int lfs_super_check_copy(struct lfs_bdev *dev, const struct lfs_super *sb, uint64_t block);
+/* Write `sb` at `block` (0 or its backup_sb) and flush. */
+int lfs_super_write_copy(struct lfs_bdev *dev, const struct lfs_super *sb, uint64_t block);
+
+/* ckpt/ckpt.c */
+/* Read checkpoint region `which` and judge it as the mount does: 0
+ * (valid; *addrs, if asked, the table block addresses), -EINVAL (bad
+ * magic), -EFSCORRUPTED (*hdr decoded, but its crc or its contents are
+ * wrong), or another -errno (unreadable).  `why` (may be NULL) gets the
+ * verdict in words for the tools: "valid", "bad magic", "crc mismatch",
+ * "damaged: ...", "unreadable: ...". */
+int lfs_ckpt_judge_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which, struct lfs_ckpt_hdr *hdr,
+			  uint64_t **addrs, char *why, size_t wlen);
+int lfs_ckpt_read_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which,
+			 struct lfs_ckpt_hdr *hdr, uint64_t **addrs);
+
+#endif
