@@ -134,9 +134,9 @@ has "./d/f -rw-rw---- 0 0"
 has "./d/f077 -rw-rw---- 0 0" # the default ACL, not the umask 077
 has "./plain077 -rw------- 0 0"
 has "./equiv -rw-r--r-- 0 0"
-grep -A8 -xF "./equiv -rw-r--r-- 0 0" "$WORK/lfs2.out" | grep -qxF "xattrs: []" ||
+grep -A8 -xF "./equiv -rw-r--r-- 0 0" "$WORK/lfs2.out" | matches -xF "xattrs: []" ||
 	fail "an ACL equivalent to the mode was stored"
-grep -A12 -xF "./d/f -rw-rw---- 0 0" "$WORK/lfs2.out" | grep -qxF "xattrs: ['system.posix_acl_access']" ||
+grep -A12 -xF "./d/f -rw-rw---- 0 0" "$WORK/lfs2.out" | matches -xF "xattrs: ['system.posix_acl_access']" ||
 	fail "an inherited ACL was not stored"
 has "./masked -rw------- 0 0"
 has "./nb -rwxrwxr-x 65534 0" # set-group-ID gone

@@ -39,7 +39,7 @@ for p in $PROGRAMS; do
 	echo "ok $name: -h --help -V --version, bad option (status $rc)"
 done
 # the daemon, whose options libfuse parses
-"$LFS" --help | grep -q "^usage: lfs" || fail "lfs --help"
+"$LFS" --help | matches "^usage: lfs" || fail "lfs --help"
 "$LFS" -V | grep -Eq "^lfs [0-9]+\.[0-9]+" || fail "lfs -V"
 
 # a failure is never silent: a directory that is no lfs mount
@@ -65,7 +65,7 @@ if "$MKFS" -q -s $((min - 4096)) "$WORK/small.img" 2>/dev/null; then fail "mkfs.
 [ ! -e "$WORK/small.img" ] || fail "mkfs.lfs left the image it created behind"
 echo "ok mkfs.lfs: minimum $min bytes stated and exact, nothing left behind, -q quiet"
 # -n: says, writes nothing
-"$MKFS" -n -s 64M "$WORK/dry.img" | grep -q "would make" || fail "mkfs.lfs -n output"
+"$MKFS" -n -s 64M "$WORK/dry.img" | matches "would make" || fail "mkfs.lfs -n output"
 [ ! -e "$WORK/dry.img" ] || fail "mkfs.lfs -n created the image"
 head -c 1M /dev/zero > "$WORK/zero.img"
 truncate -s 64M "$WORK/zero.img"
@@ -76,7 +76,7 @@ echo "ok mkfs.lfs -n writes nothing"
 # -U
 uuid=0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0
 "$MKFS" -q -U "$uuid" "$WORK/zero.img" || fail "mkfs.lfs -U"
-"$DUMPLFS" "$WORK/zero.img" | grep -q "uuid  *$uuid" || fail "mkfs.lfs -U: uuid not in the superblock"
+"$DUMPLFS" "$WORK/zero.img" | matches "uuid  *$uuid" || fail "mkfs.lfs -U: uuid not in the superblock"
 if "$MKFS" -q -f -U not-a-uuid "$WORK/zero.img" 2>/dev/null; then fail "mkfs.lfs -U not-a-uuid accepted"; fi
 echo "ok mkfs.lfs -U"
 

@@ -49,8 +49,8 @@ check_stream() { # file, bytes reported, source
 fill_stream() { # source, destination
 	local out
 	out=$(dd if="$1" of="$2" bs=1M 2>&1) && fail "$2: dd did not hit the end of the filesystem"
-	echo "$out" | grep -q "error writing.*No space left on device" || { echo "$out"; fail "$2: dd failed otherwise"; }
-	echo "$out" | grep -q "closing" && { echo "$out"; fail "$2: an error at close, after write() had succeeded"; }
+	echo "$out" | matches "error writing.*No space left on device" || { echo "$out"; fail "$2: dd failed otherwise"; }
+	echo "$out" | matches "closing" && { echo "$out"; fail "$2: an error at close, after write() had succeeded"; }
 	echo "$out" | sed -n 's/^\([0-9]*\) bytes.*/\1/p'
 }
 

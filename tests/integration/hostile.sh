@@ -47,7 +47,7 @@ echo "ok the cleaner starts with the names squatted"
 grep -q "^image $IMG, mounted at" "$WORK/ckpt" || { cat "$WORK/ckpt"; fail "lfs-ckpt -l did not name the real image"; }
 grep -q squatter "$WORK/ckpt" && fail "lfs-ckpt listened to the squatter"
 "$CKPT" -c "$MNT" >/dev/null || fail "lfs-ckpt -c"
-"$CLEANERD" --status "$MNT" | grep -q "image $IMG)" || fail "lfs_cleanerd --status did not name the real image"
+"$CLEANERD" --status "$MNT" | matches "image $IMG)" || fail "lfs_cleanerd --status did not name the real image"
 stop_squatter
 grep -q "^connections 0$" "$WORK/squat.out" || { cat "$WORK/squat.out"; fail "a client reached the squatter"; }
 echo "ok root's lfs-ckpt and lfs_cleanerd --status reach the daemon, not the squatter"

@@ -9,6 +9,11 @@ MKFS="$top_builddir/lfs/mkfs.lfs"
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 
+# cmd | matches PATTERN...: grep -q that reads its input to the end first.
+# Under pipefail, a bare "| grep -q" fails whenever grep exits at the first
+# match while the writer still has output: the writer dies of SIGPIPE.
+matches() { local in; in=$(cat); grep -q "$@" <<<"$in"; }
+
 [ -e /dev/fuse ] || skip "/dev/fuse is missing"
 [ "$(id -u)" = 0 ] || skip "needs root for FUSE mounts"
 command -v fusermount3 >/dev/null || skip "fusermount3 (package fuse3) is missing"

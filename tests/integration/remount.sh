@@ -72,7 +72,7 @@ if touch "$MNT/c" 2>"$WORK/err"; then fail "a create after lfs-clean --ro"; fi
 grep -q "Read-only file system" "$WORK/err" || fail "create after --ro: $(cat "$WORK/err")"
 if mkdir "$MNT/d" 2>/dev/null; then fail "mkdir after --ro"; fi
 [ "$(cat "$MNT/b")" = buffered ] || fail "read after --ro"
-"$CLEANERD" --status --json "$MNT" | grep -q '"readonly":true' || fail "--status does not say read-only"
+"$CLEANERD" --status --json "$MNT" | matches '"readonly":true' || fail "--status does not say read-only"
 "$CLEAN" --rw "$MNT" || fail "lfs-clean --rw"
 echo again > "$MNT/c" || fail "write after --rw"
 echo "ok lfs-clean --ro: buffered data and a checkpoint on disk (seq $s0 -> $(newest_seq)), EROFS; --rw: writable"

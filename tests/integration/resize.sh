@@ -47,7 +47,7 @@ grep -q "label  *archive" "$WORK/dump" && grep -q "uuid  *$u" "$WORK/dump" || fa
 "$TUNE" -l "$IMG" >"$WORK/list"
 grep -q "^  checksum seed  *$seed (kept" "$WORK/list" || { cat "$WORK/list"; fail "the checksum seed changed"; }
 ! grep -q "$u" "$WORK/list" || fail "-U random kept the old uuid"
-"$FSCK" -v "$IMG" | grep -q "backup superblock at block .* is intact" || fail "backup superblock not rewritten"
+"$FSCK" -v "$IMG" | matches "backup superblock at block .* is intact" || fail "backup superblock not rewritten"
 fsck_clean "lfs-tune"
 rc=0; "$TUNE" -U nonsense "$IMG" 2>/dev/null || rc=$?
 [ $rc = 2 ] || fail "lfs-tune -U nonsense: status $rc"
@@ -55,7 +55,7 @@ echo "ok lfs-tune: label, uuid (twice; seed $seed kept), list, fsck clean"
 
 # lfs-resize
 before=$(md5sum < "$IMG")
-"$RESIZE" -n "$IMG" 256M | grep -q "would grow" || fail "lfs-resize -n"
+"$RESIZE" -n "$IMG" 256M | matches "would grow" || fail "lfs-resize -n"
 [ "$before" = "$(md5sum < "$IMG")" ] || fail "lfs-resize -n changed the image"
 rc=0; "$RESIZE" "$IMG" 32M 2>"$WORK/err" || rc=$?
 [ $rc = 1 ] && grep -q "only grows" "$WORK/err" || { cat "$WORK/err"; fail "shrinking: status $rc"; }
@@ -66,7 +66,7 @@ rc=0; "$RESIZE" "$IMG" 1T 2>"$WORK/err" || rc=$?
 cat "$WORK/out"
 [ "$(stat -c %s "$IMG")" = $((256 << 20)) ] || fail "the image was not extended"
 fsck_clean "lfs-resize"
-"$FSCK" -v "$IMG" | grep -q "backup superblock at block 65535 is intact" || fail "no backup superblock in the new last block"
+"$FSCK" -v "$IMG" | matches "backup superblock at block 65535 is intact" || fail "no backup superblock in the new last block"
 lfs_mount
 sums | diff - "$WORK/sums" || fail "data changed by lfs-resize"
 avail=$(stat -f -c '%a * %S' "$MNT")

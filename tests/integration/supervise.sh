@@ -42,7 +42,7 @@ mountpoint -q "$MNT" || { cat "$WORK/daemon.log"; fail "mount"; }
 wait_state idle
 pid=$(field cleaner_pid)
 [ "$(ps -o ppid= -p "$pid" | tr -d ' ')" = "$LFS_PID" ] || fail "cleaner pid $pid is not the daemon's child"
-"$CLEANERD" --status "$MNT" | grep -q "^  cleaner         running (pid $pid), idle" ||
+"$CLEANERD" --status "$MNT" | matches "^  cleaner         running (pid $pid), idle" ||
 	{ "$CLEANERD" --status "$MNT"; fail "--status text"; }
 echo "ok --status: cleaner running (pid $pid), idle"
 
@@ -80,7 +80,7 @@ read -r pid3 d2 < <(restarted_after "$pid2")
 python3 -c "import sys; sys.exit(0 if 0.9 <= $d1 < 3 and 1.9 <= $d2 < 4 else 1)" ||
 	fail "restart delays $d1 s then $d2 s, not about 1 then 2"
 [ "$(field cleaner_restarts)" = 2 ] || fail "restarts: $(field cleaner_restarts)"
-"$CLEANERD" --status "$MNT" | grep -q "restarted 2 times; the last one was killed by signal 9" ||
+"$CLEANERD" --status "$MNT" | matches "restarted 2 times; the last one was killed by signal 9" ||
 	{ "$CLEANERD" --status "$MNT"; fail "--status does not tell the restarts"; }
 [ "$(cleaners)" = 1 ] || fail "$(cleaners) cleaners after the restarts"
 echo "ok killed cleaner restarted after $d1 s, killed again at once: after $d2 s (backoff)"

@@ -79,7 +79,7 @@ import json, sys
 d = json.load(sys.stdin)
 c = [c for c in d["checkpoints"] if c["newest"]][0]
 sys.exit(0 if c["valid"] and c["clean"] else 1)' || fail "newest checkpoint not clean after unmount"
-"$DUMPLFS" "$IMG" | grep -A4 "^ *newest  *yes" | grep -q "^ *clean  *yes" ||
+"$DUMPLFS" "$IMG" | grep -A4 "^ *newest  *yes" | matches "^ *clean  *yes" ||
 	fail "dumplfs text does not show the newest checkpoint as clean"
 [ "$(newest_seq "$IMG")" -gt "$s2" ] || fail "unmount wrote no checkpoint after $s2"
 "$DUMPLFS" -s -i -u "$IMG" >/dev/null || fail "dumplfs -s -i -u after unmount"
@@ -90,7 +90,7 @@ cp "$IMG" "$WORK/good"
 dd if=/dev/urandom of="$IMG" bs=4096 seek=1 count=1 conv=notrunc status=none
 "$DUMPLFS" "$IMG" >"$WORK/dump" || fail "dumplfs with one region torn"
 grep -Eq "status +(crc mismatch|bad magic)" "$WORK/dump" || fail "torn region not reported"
-"$CKPT" "$IMG" | grep -q '^\*' || fail "lfs-ckpt: no newest region with one torn"
+"$CKPT" "$IMG" | matches '^\*' || fail "lfs-ckpt: no newest region with one torn"
 echo "ok one torn region"
 # both regions torn: exit 1, but still a dump
 dd if=/dev/urandom of="$IMG" bs=4096 seek=1 count=2 conv=notrunc status=none

@@ -324,7 +324,7 @@ with open(sys.argv[1], "r+b") as f:
     for at in (0, backup * bs):
         f.seek(at); f.write(sb)
 PY
-"$top_builddir/lfs/lfs-tune" -l "$IMG" | grep -qE "incompat 0$" || fail "the feature bit was not cleared"
+"$top_builddir/lfs/lfs-tune" -l "$IMG" | matches -E "incompat 0$" || fail "the feature bit was not cleared"
 lfs_mount
 : >"$MNT/old"
 setfattr -n user.old -v "0x$(head -c 3000 /dev/zero | od -An -tx1 -v | tr -d ' \n')" "$MNT/old"
@@ -335,7 +335,7 @@ except OSError as e:
     print(errno.errorcode[e.errno])' "$MNT/old" >"$WORK/old.out"
 lfs_umount
 grep -qxF E2BIG "$WORK/old.out" || fail "without the feature a 5000-byte value gave $(cat "$WORK/old.out"), not E2BIG"
-"$top_builddir/lfs/lfs-tune" -l -O xattr_blocks "$IMG" | grep -q "(xattr blocks)" || fail "lfs-tune -O xattr_blocks"
+"$top_builddir/lfs/lfs-tune" -l -O xattr_blocks "$IMG" | matches "(xattr blocks)" || fail "lfs-tune -O xattr_blocks"
 lfs_mount
 setfattr -n user.big -v "0x$(head -c 60000 /dev/zero | tr '\0' 'y' | od -An -tx1 -v | tr -d ' \n')" "$MNT/old"
 lfs_umount
