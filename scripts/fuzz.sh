@@ -23,8 +23,10 @@ secs=${1:-60}
 command -v clang >/dev/null || { echo "fuzz.sh: clang is missing (apt-get install clang libclang-rt-14-dev)"; exit 2; }
 out=${FUZZ_BUILD:-$top/build-fuzz}
 mkdir -p "$out/corpus"
-srcs=$(ls "$top"/lfs/*.c "$top"/ckpt/ckpt.c "$top"/ckpt/recover.c "$top"/ckpt/fsck_core.c |
-       grep -v -e /fuse_ -e mkfs.c -e ctl_server.c)
+# the core library's sources, as Makefile.am lists them (liblfs_a_SOURCES)
+srcs=$(sed -n '/^liblfs_a_SOURCES *=/,/[^\\]$/p' "$top/Makefile.am" | tr ' \t\\' '\n\n\n' |
+       grep '\.c$' | sed "s|^|$top/|")
+[ -n "$srcs" ] || { echo "fuzz.sh: no liblfs_a_SOURCES in $top/Makefile.am"; exit 2; }
 clang -std=c11 -D_GNU_SOURCE -DPACKAGE_VERSION='"fuzz"' -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -I"$top/lfs" -I"$top/ckpt" -I"$top/tests/lib" \
 	$srcs "$top/tests/lib/imgedit.c" "$top/tests/fuzz/fuzz_mount.c" -lz -lpthread -o "$out/fuzz_mount"
