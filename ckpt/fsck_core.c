@@ -306,7 +306,7 @@ fsck_run(struct fsck *f)
 			problem(f, "inode %u%s has link count %u, but %u names refer to it%s", ino, ipath, ip->di.nlink, want,
 				S_ISDIR(ip->di.mode) ? " (counting subdirectories)" : "");
 		const struct lfs_imap_entry *e = lfs_imap_get(fs, ino);
-		claim(f, e->daddr, LFS_BK_INODE, ino, lfs_inode_reclen(ip->di.inline_len));
+		claim(f, e->daddr, LFS_BK_INODE, ino, lfs_inode_charge(&fs->sb, lfs_inode_reclen(ip->di.inline_len)));
 		struct owner_ctx o = { .f = f, .ino = ino };
 		err = lfs_bmap_walk_disk(fs, &ip->di, claim_block, &o);
 		if (err)

@@ -123,11 +123,11 @@ apply_record(struct lfs_rf *rf, uint64_t addr, uint32_t off, const struct lfs_di
 	if (err)
 		return err;
 	if (have_old)
-		lfs_seg_unuse(fs, e->daddr, lfs_inode_reclen(old.inline_len));
+		lfs_seg_unuse(fs, e->daddr, lfs_inode_charge(&fs->sb, lfs_inode_reclen(old.inline_len)));
 	if (di->mode == 0) {
 		return lfs_imap_release(fs, di->ino, di->version);
 	}
-	lfs_seg_use(fs, addr, len);
+	lfs_seg_use(fs, addr, lfs_inode_charge(&fs->sb, len));
 	return lfs_imap_set(fs, di->ino, addr, (uint16_t)(off / LFS_INODE_ALIGN), di->version, di->nlink == 0);
 }
 

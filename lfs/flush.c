@@ -46,12 +46,50 @@ write_record(struct lfs_fs *fs, struct lfs_inode *ip)
 	 * this cannot fail for want of memory */
 	if ((err = lfs_imap_set(fs, ip->ino, addr, slot, ip->di.version, ip->di.nlink == 0)))
 		return err;
+	uint32_t charge = lfs_inode_charge(&fs->sb, reclen);
 	if (old)
-		lfs_seg_unuse(fs, old, ip->disk_reclen);
-	lfs_seg_use(fs, addr, reclen);
-	ip->disk_reclen = reclen;
+		lfs_seg_unuse(fs, old, ip->disk_charge);
+	lfs_seg_use(fs, addr, charge);
+	ip->disk_charge = charge;
 	ip->dirty = false;
 	return 0;
+}
+
+/* Records in decreasing order of their usage count, then by number: each
+ * INODE block then fills with records of one size class, which is what
+ * lfs_inode_charge counts (a 2 KiB record after a 3 KiB one would leave a
+ * block a quarter empty, uncounted). */
+struct pending_record {
+	uint32_t charge;
+	struct lfs_inode *ip;
+};
+
+static int
+by_charge(const void *a, const void *b)
+{
+	const struct pending_record *x = a, *y = b;
+	if (x->charge != y->charge)
+		return x->charge > y->charge ? -1 : 1;
+	return (x->ip->ino > y->ip->ino) - (x->ip->ino < y->ip->ino);
+}
+
+static int
+write_records(struct lfs_fs *fs, const uint64_t *inos, size_t n)
+{
+	struct pending_record *r = lfs_malloc((n + 1) * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct lfs_inode *ip = u64map_get(&fs->dirty, inos[i]);
+		uint32_t inl = (ip->di.flags & LFS_DI_INLINE) ? ip->di.inline_len : 0;
+		r[i] = (struct pending_record){ lfs_inode_charge(&fs->sb, lfs_inode_reclen(inl)), ip };
+	}
+	qsort(r, n, sizeof(*r), by_charge);
+	int err = 0;
+	for (size_t i = 0; i < n && !err; i++)
+		err = write_record(fs, r[i].ip);
+	free(r);
+	return err;
 }
 
 static void
@@ -95,8 +133,8 @@ lfs_flush(struct lfs_fs *fs)
 		if (!err)
 			err = lfs_bmap_flush_nodes(fs, ip);
 	}
-	for (size_t i = 0; i < n && !err; i++)
-		err = write_record(fs, u64map_get(&fs->dirty, inos[i]));
+	if (!err)
+		err = write_records(fs, inos, n);
 	if (!err)
 		err = lfs_seg_end_group(fs);
 	if (!err) {

@@ -128,7 +128,14 @@ static inline uint64_t lfs_get64(const uint8_t *p) { return (uint64_t)lfs_get32(
 				     * to 64 KiB, thousands of attributes.  Set
 				     * by mkfs.lfs; images without it keep one
 				     * block of attributes per inode */
-#define LFS_FEATURE_INCOMPAT_KNOWN (LFS_FEATURE_CSUM_SEED | LFS_FEATURE_XATTR_BLOCKS)
+#define LFS_FEATURE_RECORD_CHARGE 4u /* the usage table counts an inode record
+				     * as the share of a block that records of
+				     * its length take when packed (see
+				     * lfs_inode_charge), not its length: df
+				     * then sees what small files really hold.
+				     * Set by mkfs.lfs; images without it count
+				     * the length */
+#define LFS_FEATURE_INCOMPAT_KNOWN (LFS_FEATURE_CSUM_SEED | LFS_FEATURE_XATTR_BLOCKS | LFS_FEATURE_RECORD_CHARGE)
 
 struct lfs_super {
 	uint32_t magic;
@@ -400,6 +407,24 @@ static inline uint32_t lfs_inline_max(uint32_t block_size) { return block_size -
 static inline uint32_t lfs_inode_reclen(uint32_t inline_len)
 {
 	return (LFS_INODE_HDR_SIZE + inline_len + LFS_INODE_ALIGN - 1) & ~(uint32_t)(LFS_INODE_ALIGN - 1);
+}
+
+/* What a record of `reclen` bytes counts in the usage table.  Records
+ * never span blocks, so a block holds block_size / reclen records of one
+ * length and the rest of it is lost: two 2,100-byte records take two
+ * blocks.  Counting the length alone, df saw a third of such a disk as
+ * free when no record more would fit, and the cleaner expected gains that
+ * compaction cannot give.  With LFS_FEATURE_RECORD_CHARGE a record counts
+ * its share of a block packed with records of its own length, rounded
+ * down so that a full block never counts more than block_size; the
+ * writer packs blocks by this count (lfs_seg_inode_slot) and puts the
+ * records of a flush in decreasing order of it, so that a block fills
+ * with records of one class and the count is what compaction achieves. */
+static inline uint32_t lfs_inode_charge(const struct lfs_super *sb, uint32_t reclen)
+{
+	if (!(sb->feature_incompat & LFS_FEATURE_RECORD_CHARGE) || !reclen || reclen > sb->block_size)
+		return reclen;
+	return sb->block_size / (sb->block_size / reclen);
 }
 
 /* The XATTR blocks a record holds (for st_blocks). */

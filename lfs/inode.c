@@ -127,7 +127,7 @@ lfs_iget(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **out)
 		return err;
 	}
 	fs->cache_inl += ip->inl != NULL;
-	ip->disk_reclen = lfs_inode_reclen(ip->di.inline_len);
+	ip->disk_charge = lfs_inode_charge(&fs->sb, lfs_inode_reclen(ip->di.inline_len));
 	/* the kernel's references, if it was evicted while it had some */
 	ip->nlookup = (uintptr_t)u64map_del(&fs->irefs, ino);
 	*out = ip;
@@ -337,7 +337,7 @@ lfs_inode_maybe_free(struct lfs_fs *fs, struct lfs_inode *ip)
 	lfs_file_drop_pages(fs, ip, 0, UINT64_MAX);
 	lfs_xattr_release(fs, ip); /* loaded above: cannot fail */
 	if (e->daddr)
-		lfs_seg_unuse(fs, e->daddr, ip->disk_reclen);
+		lfs_seg_unuse(fs, e->daddr, ip->disk_charge);
 	lfs_imap_release(fs, ip->ino, ip->di.version);
 	fs->changed_since_ckpt = true;
 	lfs_inode_evict(fs, ip);

@@ -84,7 +84,8 @@ struct lfs_inode {
 	uint8_t *inl;               /* inline content (inline_max bytes), or NULL
 				       while there is none */
 	bool dirty;                 /* record must be written */
-	uint32_t disk_reclen;       /* length of the record on disk, 0 if none */
+	uint32_t disk_charge;       /* what its record on disk counts in the usage
+				     * table (lfs_inode_charge), 0 if none */
 	uint32_t pending_new;       /* dirty pages over holes: blocks to be */
 	uint8_t units;              /* its record's share of fs->dirty_units */
 	uint64_t last_leaf;         /* leaf last counted in dirty_units, +1; 0 none */
@@ -187,6 +188,7 @@ struct lfs_fs {
 	uint64_t pstart;            /* address of the summary block */
 	uint8_t *iblk;              /* open INODE block in pbuf, or NULL */
 	uint32_t iblk_off;
+	uint32_t iblk_charge;       /* the usage counts of the records in it */
 	uint64_t iblk_addr;
 
 	/* caches */

@@ -44,10 +44,11 @@ list(const char *path, const struct lfs_super *sb)
 	printf("  checksum seed         %#010x%s\n", lfs_super_seed(sb),
 	       sb->feature_incompat & LFS_FEATURE_CSUM_SEED ? " (kept from an earlier uuid)" : " (from the uuid)");
 	printf("  format version        %u\n", sb->version);
-	printf("  features              compat %#x%s, incompat %#x%s%s\n", sb->feature_compat,
+	printf("  features              compat %#x%s, incompat %#x%s%s%s\n", sb->feature_compat,
 	       sb->feature_compat & LFS_FEATURE_BACKUP_SB ? " (backup superblock)" : "", sb->feature_incompat,
 	       sb->feature_incompat & LFS_FEATURE_CSUM_SEED ? " (checksum seed)" : "",
-	       sb->feature_incompat & LFS_FEATURE_XATTR_BLOCKS ? " (xattr blocks)" : "");
+	       sb->feature_incompat & LFS_FEATURE_XATTR_BLOCKS ? " (xattr blocks)" : "",
+	       sb->feature_incompat & LFS_FEATURE_RECORD_CHARGE ? " (record charge)" : "");
 	printf("  block size            %u\n", sb->block_size);
 	printf("  segment size          %u KiB (%u blocks)\n", sb->seg_blocks * (sb->block_size / 1024), sb->seg_blocks);
 	printf("  segments              %" PRIu64 ", %u reserved\n", sb->nsegs, sb->reserved_segs);

@@ -243,7 +243,8 @@ lfs_seg_append(struct lfs_fs *fs, uint8_t kind, uint32_t ino, uint32_t version, 
 int
 lfs_seg_inode_slot(struct lfs_fs *fs, uint32_t reclen, uint8_t **p, uint64_t *addr, uint16_t *slot)
 {
-	if (!fs->iblk || fs->iblk_off + reclen > fs->bsize) {
+	uint32_t charge = lfs_inode_charge(&fs->sb, reclen);
+	if (!fs->iblk || fs->iblk_off + reclen > fs->bsize || fs->iblk_charge + charge > fs->bsize) {
 		uint64_t a;
 		int err = lfs_seg_append(fs, LFS_BK_INODE, 0, 0, 0, NULL, &a);
 		if (err)
@@ -251,11 +252,13 @@ lfs_seg_inode_slot(struct lfs_fs *fs, uint32_t reclen, uint8_t **p, uint64_t *ad
 		fs->iblk = fs->pbuf + (size_t)(a - fs->pstart) * fs->bsize;
 		fs->iblk_addr = a;
 		fs->iblk_off = 0;
+		fs->iblk_charge = 0;
 	}
 	*p = fs->iblk + fs->iblk_off;
 	*addr = fs->iblk_addr;
 	*slot = (uint16_t)(fs->iblk_off / LFS_INODE_ALIGN);
 	fs->iblk_off += reclen;
+	fs->iblk_charge += charge;
 	return 0;
 }
 

@@ -87,11 +87,7 @@ START_TEST(stat_many_small_files)
 		lfs_forget(fs, inos[i], 1);
 	ck_assert_uint_eq(fs->irefs.count, 0);
 	testfs_fsck_clean(fs);
-	ck_assert_int_eq(lfs_unmount(fs), 0);
-	fs = testfs_mount_ro();
-	testfs_fsck_clean(fs);
-	lfs_abandon(fs);
-	testfs_remove();
+	testfs_finish(fs);
 }
 END_TEST
 

@@ -33,11 +33,7 @@ ckpt_bytes(uint64_t image_bytes, uint64_t *region_bytes)
 	ck_assert_int_eq(lfs_checkpoint(fs), 0);
 	uint64_t n = testfs_written(fs) - w0;
 	testfs_fsck_clean(fs);
-	ck_assert_int_eq(lfs_unmount(fs), 0);
-	fs = testfs_mount_ro();
-	testfs_fsck_clean(fs);
-	lfs_abandon(fs);
-	testfs_remove();
+	testfs_finish(fs);
 	return n;
 }
 

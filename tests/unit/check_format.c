@@ -321,6 +321,28 @@ START_TEST(dinode_roundtrip_inline)
 END_TEST
 
 /* The invariants of a record (lfs_dinode_check): each broken alone. */
+/* A record's count in the usage table: its length without the feature;
+ * with it, its share of a block packed with records of its length. */
+START_TEST(inode_charge)
+{
+	struct lfs_super sb = { .block_size = 4096 };
+	ck_assert_uint_eq(lfs_inode_charge(&sb, 2112), 2112);
+	sb.feature_incompat = LFS_FEATURE_RECORD_CHARGE;
+	ck_assert_uint_eq(lfs_inode_charge(&sb, 256), 256);     /* 16 a block */
+	ck_assert_uint_eq(lfs_inode_charge(&sb, 320), 341);     /* 12: 4096 / 12 */
+	ck_assert_uint_eq(lfs_inode_charge(&sb, 1280), 1365);   /* 3 */
+	ck_assert_uint_eq(lfs_inode_charge(&sb, 2048), 2048);   /* 2 */
+	ck_assert_uint_eq(lfs_inode_charge(&sb, 2112), 4096);   /* 1 */
+	ck_assert_uint_eq(lfs_inode_charge(&sb, 4096), 4096);
+	for (uint32_t len = 256; len <= 4096; len += 64) {
+		uint32_t c = lfs_inode_charge(&sb, len), k = 4096 / len;
+		ck_assert_uint_ge(c, len);
+		ck_assert_uint_le(k * c, 4096);          /* a full block never counts more */
+		ck_assert_uint_gt((k + 1) * c, 4096);    /* and one more never fits */
+	}
+}
+END_TEST
+
 START_TEST(dinode_invariants)
 {
 	struct lfs_super sb = sample_super();
@@ -665,6 +687,7 @@ main(void)
 	tcase_add_test(tc, dinode_roundtrip_inline);
 	tcase_add_test(tc, xattr_entries);
 	tcase_add_test(tc, dinode_invariants);
+	tcase_add_test(tc, inode_charge);
 	tcase_add_test(tc, dirent_rules);
 	tcase_add_test(tc, node_ids);
 	tcase_add_test(tc, ckpt_and_tables);

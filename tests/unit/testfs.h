@@ -105,4 +105,15 @@ testfs_remove(void)
 	unlink(testfs_path);
 }
 
+/* Unmount; what is left on disk must check clean too; remove the image. */
+static inline void
+testfs_finish(struct lfs_fs *fs)
+{
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount_ro();
+	testfs_fsck_clean(fs);
+	lfs_abandon(fs);
+	testfs_remove();
+}
+
 #endif
