@@ -9,7 +9,8 @@
  * corrected, 4 problems left uncorrected, 8 the image cannot be opened,
  * 16 usage.
  */
-#include "lfs_int.h"
+#include "image.h"
+#include "lfs.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -108,12 +109,12 @@ main(int argc, char **argv)
 		return 8;
 	}
 	/* both copies of the superblock must be the one in use */
-	const struct lfs_super *sb = &fs->sb;
+	const struct lfs_super *sb = lfs_fs_super(fs);
 	uint64_t copies[2] = { 0, sb->backup_sb }, bad[2];
 	int ncopies = sb->feature_compat & LFS_FEATURE_BACKUP_SB ? 2 : 1, nbad = 0;
 	for (int i = 0; i < ncopies; i++) {
 		const char *what = i ? "backup superblock" : "superblock";
-		int cerr = lfs_super_check_copy(&fs->dev, sb, copies[i]);
+		int cerr = lfs_super_check_copy(lfs_fs_bdev(fs), sb, copies[i]);
 		if (cerr) {
 			printf("fsck.lfs: %s at block %" PRIu64 " %s\n", what, copies[i],
 			       cerr == -EFSCORRUPTED ? "is damaged (it differs from the superblock in use)"
@@ -144,7 +145,7 @@ main(int argc, char **argv)
 	struct lfs_stats st;
 	lfs_get_stats(fs, &st);
 	printf("fsck.lfs: %s: %llu inodes, %llu of %llu segments clean, %.1f MiB live: %llu problem%s\n", path,
-	       (unsigned long long)fs->inodes_used, (unsigned long long)st.segs_clean,
+	       (unsigned long long)st.inodes_used, (unsigned long long)st.segs_clean,
 	       (unsigned long long)st.segs_total, (double)st.live_bytes / 1048576.0, (unsigned long long)problems,
 	       problems == 1 ? "" : "s");
 	lfs_abandon(fs);

@@ -1,8 +1,10 @@
 /*
  * image.h — the library's interface for tools: access to an image that
- * is not mounted (read-only but for lfs-tune's superblock copies).  dumplfs, lfs-ckpt, lfs-tune, lfs-probe
- * and lfs_cleanerd use this (and lfs.h, the filesystem API), not the
- * core's internal header lfs_int.h.
+ * is not mounted (read-only but for lfs-tune's superblock copies,
+ * mkfs.lfs and lfs-resize).  Every program (dumplfs, lfs-ckpt, lfs-tune,
+ * lfs-probe, lfs-resize, mkfs.lfs, fsck.lfs, lfs_cleanerd) uses this and
+ * lfs.h, the filesystem API, never the core's internal header lfs_int.h
+ * (tests/integration/layering.sh checks it).
  *
  *   - the superblock: found (block 0, or its backup) and checked the one
  *     way the mount checks it (super.c);
@@ -22,6 +24,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+struct lfs_fs;
 
 /* super.c: find the superblock (block 0, or its backup; see format.h) */
 struct lfs_super_where {
@@ -59,5 +64,27 @@ int lfs_ckpt_judge_region(struct lfs_bdev *dev, const struct lfs_super *sb, int 
 			  uint64_t **addrs, char *why, size_t wlen);
 int lfs_ckpt_read_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which,
 			 struct lfs_ckpt_hdr *hdr, uint64_t **addrs);
+
+/* mount.c: mkfs.lfs */
+/* Geometry for a device of `bytes` (inodes 0: one per 4 KiB). */
+int lfs_plan_geometry(struct lfs_super *sb, uint64_t bytes, uint32_t bs, uint32_t segsize, uint64_t inodes);
+/* Write an empty filesystem of geometry `sb` to `path`, its root owned by uid:gid. */
+int lfs_format(const char *path, const struct lfs_super *sb, uid_t uid, gid_t gid);
+
+/* grow.c: lfs-resize.  The geometry of `old` grown to a device of
+ * `bytes`: 0, -EINVAL for a size that is not larger (the message in
+ * `why`), -EFBIG when the checkpoint regions would have to grow. */
+int lfs_grow_plan(const struct lfs_super *old, uint64_t bytes, struct lfs_super *grown, char *why, size_t len);
+/* Rewrite the image on `dev` (open for writing, locked, at least as
+ * large as `grown` needs, its newest checkpoint clean) from `old` to
+ * `grown`: a checkpoint with the longer usage table in the older region,
+ * the new backup superblock, then block 0 (the commit point), then the
+ * old backup zeroed.  0 or -errno. */
+int lfs_grow(struct lfs_bdev *dev, const struct lfs_super *old, const struct lfs_super *grown);
+
+/* A mounted filesystem's superblock and device, for fsck.lfs's checks
+ * of the superblock copies (read-only use; valid until unmount). */
+const struct lfs_super *lfs_fs_super(const struct lfs_fs *fs);
+struct lfs_bdev *lfs_fs_bdev(struct lfs_fs *fs);
 
 #endif

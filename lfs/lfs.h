@@ -213,8 +213,15 @@ struct lfs_stats {
 	uint64_t victim_hist[10];
 	/* the inode cache: evicted to stay within its budget (cache.c) */
 	uint64_t inodes_evicted, nodes_dropped;
+	uint64_t inodes_used;
 };
 void lfs_get_stats(struct lfs_fs *fs, struct lfs_stats *st);
+
+/* Drop the in-memory state without writing anything: a simulated crash,
+ * or the end of a read-only look (fsck.lfs). */
+void lfs_abandon(struct lfs_fs *fs);
+/* ckpt/fsck_core.c: check everything; problems are printed. */
+int lfs_fsck(struct lfs_fs *fs, uint64_t *problems);
 
 /* The read-only switch that stands in for mount -o remount,ro|rw (the
  * kernel tells a FUSE daemon nothing of a remount; lfs(8), REMOUNTING).

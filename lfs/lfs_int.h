@@ -457,27 +457,9 @@ int lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *fou
 int lfs_read_super(struct lfs_bdev *dev, uint64_t block, struct lfs_super *sb);
 
 /* mount.c */
-int lfs_format(const char *path, const struct lfs_super *sb, uid_t uid, gid_t gid);
-/* Geometry for a device of `bytes` (inodes 0: one per 4 KiB). */
-int lfs_plan_geometry(struct lfs_super *sb, uint64_t bytes, uint32_t bs, uint32_t segsize, uint64_t inodes);
 /* Segments kept back (lfs_plan_geometry explains how many, and why). */
 uint64_t lfs_reserve_segs(uint64_t nsegs, uint32_t nimap, uint32_t nsut, uint32_t seg_blocks);
 
-/* grow.c: lfs-resize.  The geometry of `old` grown to a device of
- * `bytes`: 0, -EINVAL for a size that is not larger (the message in
- * `why`), -EFBIG when the checkpoint regions would have to grow. */
-int lfs_grow_plan(const struct lfs_super *old, uint64_t bytes, struct lfs_super *grown, char *why, size_t len);
-/* Rewrite the image on `dev` (open for writing, locked, at least as
- * large as `grown` needs, its newest checkpoint clean) from `old` to
- * `grown`: a checkpoint with the longer usage table in the older region,
- * the new backup superblock, then block 0 (the commit point), then the
- * old backup zeroed.  0 or -errno. */
-int lfs_grow(struct lfs_bdev *dev, const struct lfs_super *old, const struct lfs_super *grown);
-/* Drop the in-memory state without writing anything: a simulated crash. */
-void lfs_abandon(struct lfs_fs *fs);
-
-/* ckpt/fsck_core.c: check everything; problems are printed */
-int lfs_fsck(struct lfs_fs *fs, uint64_t *problems);
 
 /* clean.c */
 /* What moving a set of live blocks will write: the blocks, the block-map

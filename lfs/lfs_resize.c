@@ -10,7 +10,8 @@
  * extended and grow.c rewrites the checkpoint and both superblocks.
  * Shrinking is refused.
  */
-#include "lfs_int.h"
+#include "image.h"
+#include "lfs.h"
 #include "tool.h"
 
 #include <errno.h>

@@ -6,7 +6,8 @@
  * An image file it creates and then fails to fill is removed again: a
  * failed mkfs leaves nothing behind it did not find.
  */
-#include "lfs_int.h"
+#include "image.h"
+#include "lfs.h"
 #include "tool.h"
 
 #include <blkid.h>

@@ -533,5 +533,18 @@ lfs_get_stats(struct lfs_fs *fs, struct lfs_stats *st)
 	st->segs_clean = fs->nclean;
 	st->ckpt_seq = fs->ckpt_seq;
 	st->live_bytes = fs->live_total;
+	st->inodes_used = fs->inodes_used;
 	pthread_mutex_unlock(&fs->lock);
+}
+
+const struct lfs_super *
+lfs_fs_super(const struct lfs_fs *fs)
+{
+	return &fs->sb;
+}
+
+struct lfs_bdev *
+lfs_fs_bdev(struct lfs_fs *fs)
+{
+	return &fs->dev;
 }

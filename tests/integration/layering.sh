@@ -1,0 +1,27 @@
+#!/bin/bash
+# layering.sh — programs reach the core through its interfaces (lfs.h,
+# image.h, tool.h, format.h, ...), never through the core's internal
+# header lfs_int.h: only the library's own sources, liblfs_a_SOURCES in
+# Makefile.am, include it.  The check must also catch a program that does.
+set -euo pipefail
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+lib=$(sed -n '/^liblfs_a_SOURCES *=/,/[^\\]$/p' "$top_srcdir/Makefile.am" | tr ' \t\\' '\n\n\n' | grep '\.c$' || true)
+[ -n "$lib" ] || { echo "FAIL: no liblfs_a_SOURCES in $top_srcdir/Makefile.am"; exit 1; }
+# offenders ROOT: program sources under ROOT that include lfs_int.h
+shopt -s nullglob
+offenders() {
+	local f
+	for f in "$1"/lfs/*.c "$1"/ckpt/*.c "$1"/cleaner/*.c; do
+		grep -q '^#include "lfs_int.h"' "$f" || continue
+		grep -qxF "${f#"$1"/}" <<<"$lib" || echo "${f#"$1"/}"
+	done
+}
+bad=$(offenders "$top_srcdir")
+[ -z "$bad" ] || { echo "FAIL: programs that include the core's internal header lfs_int.h:" $bad; exit 1; }
+echo "ok $(wc -w <<<"$lib") library sources; no program includes lfs_int.h"
+tmp=$(mktemp -d /tmp/lfs-layering.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/lfs" "$tmp/ckpt" "$tmp/cleaner"
+printf '#include "lfs_int.h"\n' >"$tmp/cleaner/sneaky.c"
+[ "$(offenders "$tmp")" = cleaner/sneaky.c ] || { echo "FAIL: the check missed cleaner/sneaky.c"; exit 1; }
+echo "ok the check catches a program that includes it"
