@@ -3,7 +3,7 @@
  * (ctl_proto.h), each taking the filesystem lock and checking every
  * request against current state.
  */
-#include "ctl_proto.h"
+#include "ctl_ops.h"
 #include "lfs_int.h"
 
 #include <errno.h>

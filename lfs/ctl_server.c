@@ -15,7 +15,7 @@
  * hooks it registers.
  */
 #include "ctl_server.h"
-#include "ctl_proto.h"
+#include "ctl_ops.h"
 #include "lfs.h"
 
 #include <errno.h>

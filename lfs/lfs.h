@@ -232,17 +232,4 @@ int lfs_fsck(struct lfs_fs *fs, uint64_t *problems);
 int lfs_set_readonly(struct lfs_fs *fs, bool ro);
 bool lfs_is_readonly(struct lfs_fs *fs);
 
-/* The control protocol's operations (ctl_proto.h). */
-struct lfs_ctl_seg;
-struct lfs_ctl_blk;
-struct lfs_ctl_stats;
-void lfs_ctl_info(struct lfs_fs *fs, uint64_t val[4]);
-uint32_t lfs_ctl_usage(struct lfs_fs *fs, uint64_t first, uint32_t n, struct lfs_ctl_seg *out);
-int lfs_ctl_live(struct lfs_fs *fs, struct lfs_ctl_blk *b, uint32_t n);
-int lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_t cleaner_read,
-		 uint64_t *moved);
-int lfs_ctl_segclean(struct lfs_fs *fs, const uint64_t *segs, uint32_t n, uint64_t *cleaned);
-void lfs_ctl_cleaner_report(struct lfs_fs *fs, uint64_t passes, const uint64_t *victims);
-void lfs_ctl_stats(struct lfs_fs *fs, struct lfs_ctl_stats *out);
-
 #endif

@@ -31,7 +31,7 @@
  * to libFuzzer's own mutator.  tests/fuzz/fuzz_replay.c drives the same
  * functions without libFuzzer (gcc, make check).
  */
-#include "ctl_proto.h"
+#include "ctl_ops.h"
 #include "imgedit.h"
 #include "lfs_int.h"
 

@@ -3,7 +3,7 @@
  * files, directories, links, renames, xattrs, persistence across
  * remount, recovery after a simulated crash, and a full filesystem.
  */
-#include "ctl_proto.h"
+#include "ctl_ops.h"
 #include "testfs.h"
 
 #include <errno.h>

@@ -1,0 +1,24 @@
+/*
+ * ctl_ops.h — layer 5: the filesystem's side of the control protocol,
+ * what ctl_server.c calls for each request (ctl_ops.c).  The wire structs
+ * are ctl_proto.h's; they stay out of lfs.h, the filesystem API.
+ */
+#ifndef LFS_CTL_OPS_H
+#define LFS_CTL_OPS_H
+
+#include "ctl_proto.h"
+
+#include <stdint.h>
+
+struct lfs_fs;
+
+void lfs_ctl_info(struct lfs_fs *fs, uint64_t val[4]);
+uint32_t lfs_ctl_usage(struct lfs_fs *fs, uint64_t first, uint32_t n, struct lfs_ctl_seg *out);
+int lfs_ctl_live(struct lfs_fs *fs, struct lfs_ctl_blk *b, uint32_t n);
+int lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_t cleaner_read,
+		 uint64_t *moved);
+int lfs_ctl_segclean(struct lfs_fs *fs, const uint64_t *segs, uint32_t n, uint64_t *cleaned);
+void lfs_ctl_cleaner_report(struct lfs_fs *fs, uint64_t passes, const uint64_t *victims);
+void lfs_ctl_stats(struct lfs_fs *fs, struct lfs_ctl_stats *out);
+
+#endif
