@@ -5,7 +5,10 @@
  * checkpoint regions, the log reader).
  *
  * Layers, each calling only those below it:
+ *   format.c, u64map.c     on-disk encoding (format.h); a hash map
+ *   log.c, parse.c         where messages go; sizes as users write them
  *   bdev.c, fault.c        block I/O; injected faults, core allocations
+ *   fail.c                 the failed state after a write error
  *   super.c                finding and checking the superblock (image.h)
  *   logwalk.c              the one reader of the log (logwalk.h), beside
  *                          the writer; needs no mounted filesystem
@@ -14,13 +17,24 @@
  *   imap.c                 inode map, inode number allocation
  *   inode.c, bmap.c        inode cache, block maps
  *   cache.c                the inode cache's budget (LRU eviction)
- *   file.c, dir.c, xattr.c content, directories, extended attributes
+ *   file.c, dir.c, xattr.c content, directories, extended attributes;
+ *   acl.c                  POSIX ACLs, on top of xattr.c
  *   flush.c                turn dirty state into one log group
- *   clean.c                the cleaner's mechanism (lfs_clean_*)
- *   fs.c                   the API of lfs.h
  *   ckpt/ckpt.c, recover.c checkpoints and roll-forward, beside seg/imap;
  *   ckpt/region.c          the checkpoint regions, written by changed block
  *   ckpt/rf_account.c      roll-forward's usage accounting
+ *   clean.c                the cleaner's mechanism (lfs_clean_*)
+ *   space.c                admission: flushes, checkpoints and cleans to
+ *                          make room.  The entry points ask it before they
+ *                          add dirty state; file.c and xattr.c ask it too,
+ *                          in the middle of a write, which is the one call
+ *                          upward (fs->admitting keeps the inodes they
+ *                          hold from being evicted by the flush)
+ *   mount.c, grow.c        bringing a filesystem up and down, mkfs's
+ *                          format; growing an unmounted image
+ *   fs.c, ctl_ops.c        the API of lfs.h; the control operations
+ *   ctl_server.c, tool.c   the control socket; the tools' shared options
+ *   ckpt/fsck_core.c       the read-only checks of fsck.lfs
  *
  * Lock: everything here is protected by fs->lock, taken by the lfs.h entry
  * points; internal functions assume it is held.
