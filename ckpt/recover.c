@@ -95,19 +95,28 @@ account_change(struct lfs_rf *rf, const struct lfs_dinode *old, const struct lfs
 	return err;
 }
 
-/* Make the record at blk+off, `len` bytes, the inode's current version. */
+/* Make the record at blk+off, `len` bytes, the inode's current version.
+ * `*charged` is what the block's earlier records count in the usage
+ * table: the writer closes a block before its records count more than a
+ * block (lfs_seg_inode_slot), so a record that would pass that was not
+ * written by it, and counting it would let a segment's usage exceed the
+ * segment, which the next mount refuses. */
 static int
-apply_record(struct lfs_rf *rf, uint64_t addr, uint32_t off, const struct lfs_dinode *di, uint32_t len)
+apply_record(struct lfs_rf *rf, uint64_t addr, uint32_t off, const struct lfs_dinode *di, uint32_t len,
+	     uint32_t *charged)
 {
 	struct lfs_fs *fs = rf->fs;
 	/* A record that breaks an invariant is not applied: the inode keeps
 	 * its previous version, and only it is affected. */
 	const char *why;
-	if (lfs_dinode_check(di, &fs->sb, &why)) {
+	uint32_t charge = lfs_inode_charge(&fs->sb, len);
+	if (lfs_dinode_check(di, &fs->sb, &why) ||
+	    (charge > fs->bsize - *charged && (why = "the block's records count more than a block"))) {
 		lfs_log("roll-forward: inode %u record in block %llu at %u: %s; not applied", di->ino,
 			(unsigned long long)addr, off, why);
 		return 0;
 	}
+	*charged += charge;
 	/* the version it replaces; a corrupt one was never trusted, so its
 	 * blocks were never counted */
 	const struct lfs_imap_entry *e = lfs_imap_get(fs, di->ino);
@@ -127,7 +136,7 @@ apply_record(struct lfs_rf *rf, uint64_t addr, uint32_t off, const struct lfs_di
 	if (di->mode == 0) {
 		return lfs_imap_release(fs, di->ino, di->version);
 	}
-	lfs_seg_use(fs, addr, lfs_inode_charge(&fs->sb, len));
+	lfs_seg_use(fs, addr, charge);
 	return lfs_imap_set(fs, di->ino, addr, (uint16_t)(off / LFS_INODE_ALIGN), di->version, di->nlink == 0);
 }
 
@@ -135,6 +144,7 @@ static int
 apply_inode_block(struct lfs_rf *rf, uint64_t addr, const uint8_t *blk, uint64_t *count)
 {
 	struct lfs_fs *fs = rf->fs;
+	uint32_t charged = 0;
 	for (uint32_t off = lfs_inode_block_next(blk, fs->bsize, 0); off < fs->bsize;) {
 		struct lfs_dinode di;
 		int r = lfs_dinode_decode(&di, blk + off, fs->bsize - off);
@@ -145,7 +155,7 @@ apply_inode_block(struct lfs_rf *rf, uint64_t addr, const uint8_t *blk, uint64_t
 			off = lfs_inode_block_next(blk, fs->bsize, off + LFS_INODE_ALIGN);
 			continue;
 		}
-		int err = apply_record(rf, addr, off, &di, (uint32_t)r);
+		int err = apply_record(rf, addr, off, &di, (uint32_t)r, &charged);
 		if (err)
 			return err;
 		(*count)++;

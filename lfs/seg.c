@@ -298,6 +298,15 @@ lfs_seg_use(struct lfs_fs *fs, uint64_t addr, uint32_t bytes)
 	struct lfs_seginfo *s = &fs->segs[seg];
 	bool was = freeable(s);
 	sut_dirty(fs, seg);
+	/* Only a crafted log (blocks counted twice by roll-forward) gets
+	 * here; a count past the segment would be written to the next
+	 * checkpoint, and the next mount refuse it. */
+	uint32_t room = fs->sb.seg_blocks * fs->bsize - s->live_bytes;
+	if (bytes > room) {
+		lfs_log("usage table: segment %llu live count above its size (%u + %u)", (unsigned long long)seg,
+			s->live_bytes, bytes);
+		bytes = room;
+	}
 	s->live_bytes += bytes;
 	fs->live_total += bytes;
 	note_change(fs, seg, was);

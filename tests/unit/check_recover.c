@@ -217,9 +217,77 @@ START_TEST(record_charges)
 }
 END_TEST
 
+/* A crafted log: an INODE block whose records count more than a block
+ * (a 2,176-byte record counts a block, and two more records share it).
+ * No RECORD_CHARGE writer closes a block so late; the writer here is
+ * made to by clearing the feature in memory only, so the image keeps
+ * it.  Roll-forward applies the records while they fit in a block's
+ * count and not the rest: those inodes keep their checkpointed version,
+ * the usage table stays within each segment, and fsck agrees. */
+START_TEST(crafted_block_charges)
+{
+	testfs_make(64ull << 20, 32768);
+	struct lfs_fs *fs = testfs_mount();
+	ck_assert(fs->sb.feature_incompat & LFS_FEATURE_RECORD_CHARGE);
+	static const size_t old_len = 100, new_len[3] = { 1900, 1100, 200 };
+	uint8_t buf[4096], back[4096];
+	uint64_t ino[3];
+	for (unsigned i = 0; i < 3; i++) {
+		char name[8] = { 'f', (char)('0' + i), 0 };
+		ino[i] = mkfile(fs, name);
+		fill_pattern(buf, old_len, i);
+		ck_assert_int_eq(lfs_write(fs, ino[i], buf, old_len, 0, NULL), (ssize_t)old_len);
+	}
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	ck_assert_uint_eq(lfs_inode_reclen(new_len[0]) + lfs_inode_reclen(new_len[1]) + lfs_inode_reclen(new_len[2]),
+			  4096);
+	fs->sb.feature_incompat &= ~LFS_FEATURE_RECORD_CHARGE;
+	for (unsigned i = 0; i < 3; i++) {
+		fill_pattern(buf, new_len[i], i + 10);
+		ck_assert_int_eq(lfs_write(fs, ino[i], buf, new_len[i], 0, NULL), (ssize_t)new_len[i]);
+	}
+	ck_assert_int_eq(lfs_fsync(fs, LFS_ROOT_INO, false), 0);
+	lfs_abandon(fs);
+
+	fs = testfs_mount();
+	ck_assert(fs->sb.feature_incompat & LFS_FEATURE_RECORD_CHARGE);
+	for (unsigned i = 0; i < 3; i++) {
+		size_t n = i == 0 ? new_len[i] : old_len;
+		struct stat st;
+		ck_assert_int_eq(lfs_getattr(fs, ino[i], &st), 0);
+		ck_assert_int_eq(st.st_size, (off_t)n);
+		fill_pattern(buf, n, i == 0 ? i + 10 : i);
+		ck_assert_int_eq(lfs_read(fs, ino[i], back, sizeof(back), 0), (ssize_t)n);
+		ck_assert_msg(memcmp(back, buf, n) == 0, "file %u: wrong content", i);
+	}
+	for (uint64_t seg = 0; seg < fs->sb.nsegs; seg++)
+		ck_assert_uint_le(fs->segs[seg].live_bytes, 32768);
+	testfs_fsck_clean(fs);
+	testfs_finish(fs);
+}
+END_TEST
+
+/* Whatever a crafted log makes roll-forward count, a segment's usage
+ * stays within the segment, so the checkpoint that records it mounts. */
+START_TEST(usage_stays_within_segment)
+{
+	testfs_make(64ull << 20, 32768);
+	struct lfs_fs *fs = testfs_mount();
+	uint64_t seg = fs->cur_seg;
+	lfs_seg_use(fs, lfs_seg_first_block(fs, seg), 3 * 32768);
+	ck_assert_uint_eq(fs->segs[seg].live_bytes, 32768);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	lfs_abandon(fs);
+	fs = testfs_mount();
+	lfs_abandon(fs);
+	testfs_remove();
+}
+END_TEST
+
 int
 main(void)
 {
-	const TTest *tests[] = { large_file_reads_what_was_logged, frees_are_accounted, record_charges };
+	const TTest *tests[] = { large_file_reads_what_was_logged, frees_are_accounted, record_charges,
+				 crafted_block_charges, usage_stays_within_segment };
 	return testfs_run("recover", "roll-forward", 300, tests, sizeof(tests) / sizeof(tests[0]));
 }
