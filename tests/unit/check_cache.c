@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <string.h>
 
-static const struct lfs_cred me = { 1000, 1000, 0 };
 
 static struct lfs_fs *
 mount_budget(uint64_t bytes)
@@ -38,7 +37,7 @@ START_TEST(stat_many_small_files)
 	for (int i = 0; i < NFILES; i++) {
 		struct stat st;
 		snprintf(name, sizeof(name), "f%d", i);
-		ck_assert_int_eq(lfs_create(fs, LFS_ROOT_INO, name, 0644, true, &me, &st), 0);
+		ck_assert_int_eq(lfs_create(fs, LFS_ROOT_INO, name, 0644, true, &testfs_me, &st), 0);
 		ck_assert_int_eq(lfs_write(fs, st.st_ino, name, strlen(name), 0, NULL), (ssize_t)strlen(name));
 		lfs_forget(fs, st.st_ino, 1);
 	}
@@ -98,7 +97,7 @@ START_TEST(read_through_large_file)
 	testfs_make(512 << 20, 1 << 20);
 	struct lfs_fs *fs = testfs_mount();
 	struct stat st;
-	ck_assert_int_eq(lfs_create(fs, LFS_ROOT_INO, "big", 0644, true, &me, &st), 0);
+	ck_assert_int_eq(lfs_create(fs, LFS_ROOT_INO, "big", 0644, true, &testfs_me, &st), 0);
 	uint64_t ino = st.st_ino;
 	uint8_t *buf = malloc(1 << 20);
 	enum { MB = 256 };

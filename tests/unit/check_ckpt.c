@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <string.h>
 
-static const struct lfs_cred me = { 1000, 1000, 0 };
 
 /* Bytes the first checkpoint after the mount's own writes for 50 new
  * small files (the regions as read at mount are compared with the
@@ -25,7 +24,7 @@ ckpt_bytes(uint64_t image_bytes, uint64_t *region_bytes)
 	for (int i = 0; i < 50; i++) {
 		struct stat st;
 		snprintf(name, sizeof(name), "f%d", i);
-		ck_assert_int_eq(lfs_create(fs, LFS_ROOT_INO, name, 0644, true, &me, &st), 0);
+		ck_assert_int_eq(lfs_create(fs, LFS_ROOT_INO, name, 0644, true, &testfs_me, &st), 0);
 		ck_assert_int_eq(lfs_write(fs, st.st_ino, name, strlen(name), 0, NULL), (ssize_t)strlen(name));
 	}
 	ck_assert_int_eq(lfs_fsync(fs, LFS_ROOT_INO, false), 0);
@@ -66,7 +65,7 @@ START_TEST(running_counts_agree)
 		for (int i = 0; i < 8; i++) {
 			struct stat st;
 			snprintf(name, sizeof(name), "f%d", i);
-			int err = lfs_create(fs, LFS_ROOT_INO, name, 0644, false, &me, &st);
+			int err = lfs_create(fs, LFS_ROOT_INO, name, 0644, false, &testfs_me, &st);
 			ck_assert_int_eq(err, 0);
 			fill_pattern(buf, 1 << 20, (unsigned)(round * 8 + i));
 			ck_assert_int_eq(lfs_write(fs, st.st_ino, buf, 1 << 20, 0, NULL), 1 << 20);

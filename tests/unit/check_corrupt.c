@@ -14,7 +14,6 @@
 #include <linux/falloc.h>
 #include <string.h>
 
-static const struct lfs_cred me = { 1000, 1000, 0 };
 
 static uint8_t *
 image_load(size_t *len)
@@ -94,11 +93,10 @@ fsck_problems(void)
 static uint64_t
 mkfile(struct lfs_fs *fs, uint64_t dir, const char *name, const char *content)
 {
-	struct stat st;
-	ck_assert_int_eq(lfs_create(fs, dir, name, 0644, true, &me, &st), 0);
+	uint64_t ino = testfs_mkfile(fs, dir, name);
 	ssize_t n = (ssize_t)strlen(content);
-	ck_assert_int_eq(lfs_write(fs, st.st_ino, content, (size_t)n, 0, NULL), n);
-	return st.st_ino;
+	ck_assert_int_eq(lfs_write(fs, ino, content, (size_t)n, 0, NULL), n);
+	return ino;
 }
 
 /* The rest of the filesystem works: the intact file reads back, a new one
@@ -205,7 +203,7 @@ craft_dir(void (*fn)(struct lfs_dinode *))
 	testfs_make(16 << 20, 256 << 10);
 	struct lfs_fs *fs = testfs_mount();
 	struct stat d;
-	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "d", 0755, &me, &d), 0);
+	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "d", 0755, &testfs_me, &d), 0);
 	mkfile(fs, d.st_ino, "inside", "x");
 	mkfile(fs, LFS_ROOT_INO, "intact", "still here");
 	ck_assert_int_eq(lfs_unmount(fs), 0);
@@ -223,7 +221,7 @@ START_TEST(directory_size_wraps)
 	struct stat st;
 	ck_assert_int_eq(lfs_lookup(fs, LFS_ROOT_INO, "d", &st), -EFSCORRUPTED);
 	ck_assert_int_eq(lfs_lookup(fs, dino, "inside", &st), -EFSCORRUPTED);
-	ck_assert_int_eq(lfs_create(fs, dino, "more", 0644, true, &me, &st), -EFSCORRUPTED);
+	ck_assert_int_eq(lfs_create(fs, dino, "more", 0644, true, &testfs_me, &st), -EFSCORRUPTED);
 	ck_assert_int_eq(lfs_rmdir(fs, LFS_ROOT_INO, "d"), -EFSCORRUPTED);
 	rest_is_usable(fs, "still here");
 	ck_assert_uint_ge(fsck_problems(), 1);
@@ -308,7 +306,7 @@ START_TEST(block_count_checked)
 	testfs_make(16 << 20, 256 << 10);
 	struct lfs_fs *fs = testfs_mount();
 	struct stat st;
-	ck_assert_int_eq(lfs_create(fs, LFS_ROOT_INO, "big", 0644, true, &me, &st), 0);
+	ck_assert_int_eq(lfs_create(fs, LFS_ROOT_INO, "big", 0644, true, &testfs_me, &st), 0);
 	static char data[(LFS_NDIRECT + 3) * 4096];
 	memset(data, 'x', sizeof(data));
 	ck_assert_int_eq(lfs_write(fs, st.st_ino, data, sizeof(data), 0, NULL), (ssize_t)sizeof(data));

@@ -19,7 +19,6 @@
 #include <fcntl.h>
 #include <string.h>
 
-static const struct lfs_cred me = { 1000, 1000, 0 };
 
 static struct lfs_fs *
 mount_ro(void)
@@ -64,7 +63,7 @@ static int
 write_file(struct lfs_fs *fs, const char *name, size_t len, unsigned seed, uint64_t *ino)
 {
 	struct stat st;
-	int err = lfs_create(fs, LFS_ROOT_INO, name, 0644, true, &me, &st);
+	int err = lfs_create(fs, LFS_ROOT_INO, name, 0644, true, &testfs_me, &st);
 	if (err)
 		return err;
 	*ino = st.st_ino;
@@ -151,8 +150,8 @@ assert_failed_state(struct lfs_fs *fs, uint64_t ino, const uint8_t *data, size_t
 	ck_assert_int_eq(lfs_fsync(fs, ino, false), -EIO);
 	ck_assert_int_eq(lfs_fsync(fs, LFS_ROOT_INO, true), -EIO);
 	ck_assert_int_eq(lfs_write(fs, ino, data, 10, 0, NULL), -EIO);
-	ck_assert_int_eq(lfs_create(fs, LFS_ROOT_INO, "after", 0644, true, &me, &st), -EIO);
-	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "afterdir", 0755, &me, &st), -EIO);
+	ck_assert_int_eq(lfs_create(fs, LFS_ROOT_INO, "after", 0644, true, &testfs_me, &st), -EIO);
+	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "afterdir", 0755, &testfs_me, &st), -EIO);
 	ck_assert_int_eq(lfs_rename(fs, LFS_ROOT_INO, "before", LFS_ROOT_INO, "renamed", 0), -EIO);
 	ck_assert_int_eq(lfs_unlink(fs, LFS_ROOT_INO, "before"), -EIO);
 	ck_assert_int_eq(lfs_setxattr(fs, ino, "user.a", "b", 1, 0), -EIO);
@@ -474,14 +473,14 @@ static void
 enomem_workload(struct lfs_fs *fs, struct model *m, bool *have_dir)
 {
 	struct stat st;
-	int err = lfs_mkdir(fs, LFS_ROOT_INO, "d", 0755, &me, &st);
+	int err = lfs_mkdir(fs, LFS_ROOT_INO, "d", 0755, &testfs_me, &st);
 	expect_ok_or_enomem(err, "mkdir");
 	if (!err) {
 		*have_dir = true;
 		lfs_forget(fs, st.st_ino, 1);
 	}
 	for (int i = 0; i < 6; i++) {
-		err = lfs_create(fs, LFS_ROOT_INO, mnames[i], 0644, true, &me, &st);
+		err = lfs_create(fs, LFS_ROOT_INO, mnames[i], 0644, true, &testfs_me, &st);
 		expect_ok_or_enomem(err, "create");
 		if (err)
 			continue;

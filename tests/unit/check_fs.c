@@ -13,15 +13,6 @@
 #include <sys/xattr.h>
 #include <time.h>
 
-static const struct lfs_cred me = { 1000, 1000, 0 };
-
-static uint64_t
-mkfile(struct lfs_fs *fs, uint64_t dir, const char *name)
-{
-	struct stat st;
-	ck_assert_int_eq(lfs_create(fs, dir, name, 0644, true, &me, &st), 0);
-	return st.st_ino;
-}
 
 START_TEST(write_read_remount)
 {
@@ -32,7 +23,7 @@ START_TEST(write_read_remount)
 	char name[32];
 	for (size_t i = 0; i < 8; i++) {
 		snprintf(name, sizeof(name), "f%zu", i);
-		uint64_t ino = mkfile(fs, LFS_ROOT_INO, name);
+		uint64_t ino = testfs_mkfile(fs, LFS_ROOT_INO, name);
 		fill_pattern(buf, sizes[i], (unsigned)i);
 		ck_assert_int_eq(lfs_write(fs, ino, buf, sizes[i], 0, NULL), (ssize_t)sizes[i]);
 		ck_assert_int_eq(lfs_read(fs, ino, back, sizes[i] + 10, 0), (ssize_t)sizes[i]);
@@ -60,7 +51,7 @@ START_TEST(sparse_terabyte_and_truncate)
 {
 	testfs_make(32 << 20, 1 << 20);
 	struct lfs_fs *fs = testfs_mount();
-	uint64_t ino = mkfile(fs, LFS_ROOT_INO, "sparse");
+	uint64_t ino = testfs_mkfile(fs, LFS_ROOT_INO, "sparse");
 	const off_t far = (1ll << 40) - 4096;
 	ck_assert_int_eq(lfs_write(fs, ino, "tail", 4, far, NULL), 4);
 	struct stat st;
@@ -118,18 +109,18 @@ START_TEST(directories)
 	testfs_make(64 << 20, 1 << 20);
 	struct lfs_fs *fs = testfs_mount();
 	struct stat st, d;
-	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "d", 0755, &me, &d), 0);
-	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "d", 0755, &me, &st), -EEXIST);
+	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "d", 0755, &testfs_me, &d), 0);
+	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "d", 0755, &testfs_me, &st), -EEXIST);
 	char name[300];
 	for (int i = 0; i < 5000; i++) {
 		snprintf(name, sizeof(name), "entry-%05d", i);
-		mkfile(fs, d.st_ino, name);
+		testfs_mkfile(fs, d.st_ino, name);
 	}
 	memset(name, 'x', 256);
 	name[256] = '\0';
-	ck_assert_int_eq(lfs_create(fs, d.st_ino, name, 0644, true, &me, &st), -ENAMETOOLONG);
+	ck_assert_int_eq(lfs_create(fs, d.st_ino, name, 0644, true, &testfs_me, &st), -ENAMETOOLONG);
 	name[255] = '\0';
-	ck_assert_int_eq(lfs_create(fs, d.st_ino, name, 0644, true, &me, &st), 0);
+	ck_assert_int_eq(lfs_create(fs, d.st_ino, name, 0644, true, &testfs_me, &st), 0);
 	for (int i = 0; i < 5000; i += 2) {
 		snprintf(name, sizeof(name), "entry-%05d", i);
 		ck_assert_int_eq(lfs_unlink(fs, d.st_ino, name), 0);
@@ -159,13 +150,13 @@ START_TEST(large_directory)
 	testfs_make(512 << 20, 1 << 20); /* room for 131072 inodes */
 	struct lfs_fs *fs = testfs_mount();
 	struct stat d, st;
-	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "big", 0755, &me, &d), 0);
+	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "big", 0755, &testfs_me, &d), 0);
 	char name[64];
 	uint64_t first_probes = 0, last_probes = 0;
 	struct lfs_inode *dp;
 	for (int i = 0; i < 100000; i++) {
 		snprintf(name, sizeof(name), "file-with-a-longish-name-%06d", i);
-		ck_assert_int_eq(lfs_mknod(fs, d.st_ino, name, S_IFREG | 0644, 0, &me, &st), 0);
+		ck_assert_int_eq(lfs_mknod(fs, d.st_ino, name, S_IFREG | 0644, 0, &testfs_me, &st), 0);
 		lfs_forget(fs, st.st_ino, 1);
 		if (i == 9999 || i == 99999) {
 			ck_assert_int_eq(lfs_iget(fs, d.st_ino, &dp), 0);
@@ -175,7 +166,7 @@ START_TEST(large_directory)
 				ck_assert_int_eq(lfs_lookup(fs, d.st_ino, name, &st), 0);
 				lfs_forget(fs, st.st_ino, 1);
 				snprintf(name, sizeof(name), "extra-%d-%d", i, j);
-				ck_assert_int_eq(lfs_mknod(fs, d.st_ino, name, S_IFREG | 0644, 0, &me, &st), 0);
+				ck_assert_int_eq(lfs_mknod(fs, d.st_ino, name, S_IFREG | 0644, 0, &testfs_me, &st), 0);
 				lfs_forget(fs, st.st_ino, 1);
 			}
 			*(i == 9999 ? &first_probes : &last_probes) = dp->dir->probes - p0;
@@ -196,10 +187,10 @@ START_TEST(renames_and_links)
 	testfs_make(32 << 20, 1 << 20);
 	struct lfs_fs *fs = testfs_mount();
 	struct stat a, b, st;
-	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "a", 0755, &me, &a), 0);
-	ck_assert_int_eq(lfs_mkdir(fs, a.st_ino, "b", 0755, &me, &b), 0);
-	uint64_t f = mkfile(fs, LFS_ROOT_INO, "f");
-	uint64_t g = mkfile(fs, LFS_ROOT_INO, "g");
+	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "a", 0755, &testfs_me, &a), 0);
+	ck_assert_int_eq(lfs_mkdir(fs, a.st_ino, "b", 0755, &testfs_me, &b), 0);
+	uint64_t f = testfs_mkfile(fs, LFS_ROOT_INO, "f");
+	uint64_t g = testfs_mkfile(fs, LFS_ROOT_INO, "g");
 	ck_assert_int_eq(lfs_write(fs, g, "gg", 2, 0, NULL), 2);
 	/* a directory into its own subtree */
 	ck_assert_int_eq(lfs_rename(fs, LFS_ROOT_INO, "a", b.st_ino, "x", 0), -EINVAL);
@@ -248,9 +239,9 @@ START_TEST(rename_whiteout)
 	struct lfs_fs *fs = testfs_mount();
 	struct lfs_cred other = { 1234, 5678, 022 };
 	struct stat st, d;
-	uint64_t f = mkfile(fs, LFS_ROOT_INO, "f");
-	uint64_t g = mkfile(fs, LFS_ROOT_INO, "g");
-	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "d", 0755, &me, &d), 0);
+	uint64_t f = testfs_mkfile(fs, LFS_ROOT_INO, "f");
+	uint64_t g = testfs_mkfile(fs, LFS_ROOT_INO, "g");
+	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "d", 0755, &testfs_me, &d), 0);
 	ck_assert_int_eq(lfs_rename_whiteout(fs, LFS_ROOT_INO, "f", LFS_ROOT_INO, "g", LFS_RENAME_EXCHANGE, &other),
 			 -EINVAL);
 	ck_assert_int_eq(lfs_rename_whiteout(fs, LFS_ROOT_INO, "f", LFS_ROOT_INO, "g", LFS_RENAME_NOREPLACE, &other),
@@ -271,7 +262,7 @@ START_TEST(rename_whiteout)
 	ck_assert_uint_eq(st.st_uid, 1234);
 	ck_assert_uint_eq(st.st_gid, 5678);
 	uint64_t wo = st.st_ino;
-	ck_assert_int_eq(lfs_rename_whiteout(fs, LFS_ROOT_INO, "g", d.st_ino, "h", LFS_RENAME_NOREPLACE, &me), 0);
+	ck_assert_int_eq(lfs_rename_whiteout(fs, LFS_ROOT_INO, "g", d.st_ino, "h", LFS_RENAME_NOREPLACE, &testfs_me), 0);
 	ck_assert_int_eq(lfs_lookup(fs, d.st_ino, "h", &st), 0);
 	ck_assert_uint_eq(st.st_ino, f);
 	ck_assert_int_eq(lfs_lookup(fs, LFS_ROOT_INO, "g", &st), 0);
@@ -302,7 +293,7 @@ START_TEST(file_flags)
 {
 	testfs_make(32 << 20, 1 << 20);
 	struct lfs_fs *fs = testfs_mount();
-	uint64_t f = mkfile(fs, LFS_ROOT_INO, "f");
+	uint64_t f = testfs_mkfile(fs, LFS_ROOT_INO, "f");
 	ck_assert_int_eq(lfs_write(fs, f, "data", 4, 0, NULL), 4);
 	uint32_t fl = 99;
 	struct stat before, after;
@@ -341,7 +332,7 @@ START_TEST(unlink_open_file)
 {
 	testfs_make(32 << 20, 1 << 20);
 	struct lfs_fs *fs = testfs_mount();
-	uint64_t ino = mkfile(fs, LFS_ROOT_INO, "tmp"); /* create opens it */
+	uint64_t ino = testfs_mkfile(fs, LFS_ROOT_INO, "tmp"); /* create opens it */
 	uint8_t data[20000], back[20000];
 	fill_pattern(data, sizeof(data), 3);
 	ck_assert_int_eq(lfs_write(fs, ino, data, sizeof(data), 0, NULL), (ssize_t)sizeof(data));
@@ -366,7 +357,7 @@ START_TEST(xattrs)
 {
 	testfs_make(32 << 20, 1 << 20);
 	struct lfs_fs *fs = testfs_mount();
-	uint64_t ino = mkfile(fs, LFS_ROOT_INO, "x");
+	uint64_t ino = testfs_mkfile(fs, LFS_ROOT_INO, "x");
 	char v[64];
 	ck_assert_int_eq(lfs_getxattr(fs, ino, "user.a", v, sizeof(v)), -ENODATA);
 	ck_assert_int_eq(lfs_setxattr(fs, ino, "user.a", "1\0002", 3, 0), 0);
@@ -415,7 +406,7 @@ START_TEST(posix_acls)
 	uint8_t acl[128], back[128];
 	static const uint16_t dflt[][3] = { { 1, 7, 0 }, { 2, 5, 1000 }, { 4, 5, 0 }, { 0x10, 7, 0 }, { 0x20, 0, 0 } };
 	size_t n = acl_encode(acl, dflt, 5);
-	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "d", 0755, &me, &d), 0);
+	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "d", 0755, &testfs_me, &d), 0);
 	ck_assert_int_eq(lfs_setxattr(fs, d.st_ino, "system.posix_acl_default", acl, n, 0), 0);
 	const struct lfs_cred masked = { 1000, 1000, 077 };
 	ck_assert_int_eq(lfs_create(fs, d.st_ino, "f", 0666, true, &masked, &f), 0);
@@ -467,11 +458,11 @@ START_TEST(crash_keeps_fsynced_data)
 	uint8_t data[50000], back[50000];
 	fill_pattern(data, sizeof(data), 5);
 	struct stat d;
-	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "dir", 0755, &me, &d), 0);
-	uint64_t ino = mkfile(fs, d.st_ino, "durable");
+	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "dir", 0755, &testfs_me, &d), 0);
+	uint64_t ino = testfs_mkfile(fs, d.st_ino, "durable");
 	ck_assert_int_eq(lfs_write(fs, ino, data, sizeof(data), 0, NULL), (ssize_t)sizeof(data));
 	ck_assert_int_eq(lfs_fsync(fs, ino, false), 0);
-	uint64_t lost = mkfile(fs, LFS_ROOT_INO, "not-synced");
+	uint64_t lost = testfs_mkfile(fs, LFS_ROOT_INO, "not-synced");
 	ck_assert_int_eq(lfs_write(fs, lost, data, 100, 0, NULL), 100);
 	lfs_abandon(fs); /* crash: nothing more reaches the disk */
 	fs = testfs_mount();
@@ -497,7 +488,7 @@ START_TEST(corrupt_block_is_eio)
 	struct lfs_fs *fs = testfs_mount();
 	uint8_t data[3 * 4096], back[3 * 4096];
 	fill_pattern(data, sizeof(data), 21);
-	uint64_t ino = mkfile(fs, LFS_ROOT_INO, "victim");
+	uint64_t ino = testfs_mkfile(fs, LFS_ROOT_INO, "victim");
 	ck_assert_int_eq(lfs_write(fs, ino, data, sizeof(data), 0, NULL), (ssize_t)sizeof(data));
 	ck_assert_int_eq(lfs_unmount(fs), 0);
 	fs = testfs_mount();
@@ -557,7 +548,7 @@ START_TEST(full_filesystem)
 	for (; files < 100; files++) {
 		snprintf(name, sizeof(name), "big%d", files);
 		struct stat st;
-		err = lfs_create(fs, LFS_ROOT_INO, name, 0644, true, &me, &st);
+		err = lfs_create(fs, LFS_ROOT_INO, name, 0644, true, &testfs_me, &st);
 		if (err)
 			break;
 		last = lfs_write(fs, st.st_ino, buf, 1 << 20, 0, NULL);
@@ -597,7 +588,7 @@ START_TEST(full_filesystem)
 		ck_assert_int_eq(lfs_unlink(fs, LFS_ROOT_INO, name), 0);
 	}
 	struct stat st;
-	ck_assert_int_eq(lfs_create(fs, LFS_ROOT_INO, "again", 0644, true, &me, &st), 0);
+	ck_assert_int_eq(lfs_create(fs, LFS_ROOT_INO, "again", 0644, true, &testfs_me, &st), 0);
 	ck_assert_int_eq(lfs_write(fs, st.st_ino, buf, 1 << 20, 0, NULL), 1 << 20);
 	ck_assert_int_eq(lfs_unmount(fs), 0);
 	fs = testfs_mount();

@@ -11,18 +11,9 @@
 #include <linux/falloc.h>
 #include <string.h>
 
-static const struct lfs_cred me = { 1000, 1000, 0 };
 
 #define BIG (256ull << 20)     /* 65,536 blocks: 128 leaves, 4 levels deep at most */
 #define CHUNK (4u << 20)
-
-static uint64_t
-mkfile(struct lfs_fs *fs, const char *name)
-{
-	struct stat st;
-	ck_assert_int_eq(lfs_create(fs, LFS_ROOT_INO, name, 0644, true, &me, &st), 0);
-	return st.st_ino;
-}
 
 /* `len` bytes of pattern `seed` at 0, in chunks. */
 static void
@@ -45,7 +36,7 @@ START_TEST(large_file_reads_what_was_logged)
 {
 	testfs_make(768ull << 20, 1 << 20);
 	struct lfs_fs *fs = testfs_mount();
-	uint64_t ino = mkfile(fs, "big");
+	uint64_t ino = testfs_mkfile(fs, LFS_ROOT_INO, "big");
 	fill_file(fs, ino, BIG, 7);
 	ck_assert_int_eq(lfs_checkpoint(fs), 0);
 	lfs_abandon(fs);
@@ -109,7 +100,7 @@ START_TEST(frees_are_accounted)
 {
 	testfs_make(768ull << 20, 1 << 20);
 	struct lfs_fs *fs = testfs_mount();
-	uint64_t a = mkfile(fs, "a"), b = mkfile(fs, "b"), c = mkfile(fs, "c"), d = mkfile(fs, "d");
+	uint64_t a = testfs_mkfile(fs, LFS_ROOT_INO, "a"), b = testfs_mkfile(fs, LFS_ROOT_INO, "b"), c = testfs_mkfile(fs, LFS_ROOT_INO, "c"), d = testfs_mkfile(fs, LFS_ROOT_INO, "d");
 	fill_file(fs, a, 64 << 20, 1);
 	fill_file(fs, b, 64 << 20, 2);
 	fill_file(fs, c, 32 << 20, 3);
@@ -174,7 +165,7 @@ START_TEST(record_charges)
 	uint64_t ino[96];
 	for (unsigned i = 0; i < 96; i++) {
 		snprintf(name, sizeof(name), "m%u", i);
-		ino[i] = mkfile(fs, name);
+		ino[i] = testfs_mkfile(fs, LFS_ROOT_INO, name);
 		size_t n = sizes[(i * 5) % 8];
 		fill_pattern(buf, n, i);
 		ck_assert_int_eq(lfs_write(fs, ino[i], buf, n, 0, NULL), (ssize_t)n);
@@ -204,7 +195,7 @@ START_TEST(record_charges)
 	lfs_get_stats(fs, &st0);
 	for (unsigned i = 0; i < 200; i++) {
 		snprintf(name, sizeof(name), "s%u", i);
-		uint64_t f = mkfile(fs, name);
+		uint64_t f = testfs_mkfile(fs, LFS_ROOT_INO, name);
 		fill_pattern(buf, 2100, i);
 		ck_assert_int_eq(lfs_write(fs, f, buf, 2100, 0, NULL), 2100);
 	}
@@ -234,7 +225,7 @@ START_TEST(crafted_block_charges)
 	uint64_t ino[3];
 	for (unsigned i = 0; i < 3; i++) {
 		char name[8] = { 'f', (char)('0' + i), 0 };
-		ino[i] = mkfile(fs, name);
+		ino[i] = testfs_mkfile(fs, LFS_ROOT_INO, name);
 		fill_pattern(buf, old_len, i);
 		ck_assert_int_eq(lfs_write(fs, ino[i], buf, old_len, 0, NULL), (ssize_t)old_len);
 	}

@@ -11,15 +11,6 @@
 #include <string.h>
 #include <sys/xattr.h>
 
-static const struct lfs_cred me = { 1000, 1000, 0 };
-
-static uint64_t
-mkfile(struct lfs_fs *fs, const char *name)
-{
-	struct stat st;
-	ck_assert_int_eq(lfs_create(fs, LFS_ROOT_INO, name, 0644, true, &me, &st), 0);
-	return st.st_ino;
-}
 
 static uint8_t big[LFS_XATTR_SIZE_MAX + 1], back[LFS_XATTR_SIZE_MAX + 1];
 
@@ -69,7 +60,7 @@ START_TEST(limits)
 {
 	struct lfs_fs *fs = start(1 << 20);
 	ck_assert(fs->sb.feature_incompat & LFS_FEATURE_XATTR_BLOCKS);
-	uint64_t ino = mkfile(fs, "f");
+	uint64_t ino = testfs_mkfile(fs, LFS_ROOT_INO, "f");
 	static const size_t sizes[] = { 0, 1, 4000, 4096, 4097, 8192, 65535, 65536 };
 	char name[64];
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
@@ -121,7 +112,7 @@ END_TEST
 START_TEST(many)
 {
 	struct lfs_fs *fs = start(1 << 20);
-	uint64_t ino = mkfile(fs, "f");
+	uint64_t ino = testfs_mkfile(fs, LFS_ROOT_INO, "f");
 	enum { N = 3000 };
 	char name[32], val[32];
 	size_t list_len = 0;
@@ -205,7 +196,7 @@ END_TEST
 START_TEST(total_bound)
 {
 	struct lfs_fs *fs = start(1 << 20);
-	uint64_t ino = mkfile(fs, "f");
+	uint64_t ino = testfs_mkfile(fs, LFS_ROOT_INO, "f");
 	char name[32];
 	int i, err = 0;
 	for (i = 0; i < 100; i++) {
@@ -240,7 +231,7 @@ END_TEST
 START_TEST(crash)
 {
 	struct lfs_fs *fs = start(1 << 20);
-	uint64_t a = mkfile(fs, "a"), b = mkfile(fs, "b");
+	uint64_t a = testfs_mkfile(fs, LFS_ROOT_INO, "a"), b = testfs_mkfile(fs, LFS_ROOT_INO, "b");
 	set_value(fs, a, "user.keep", 30000, 1);
 	set_value(fs, a, "user.gone", 20000, 2);
 	set_value(fs, b, "user.b", 10, 3);
@@ -278,7 +269,7 @@ START_TEST(clean_and_unlink)
 	ck_assert_int_eq(lfs_checkpoint(fs), 0);
 	struct lfs_stats s0;
 	lfs_get_stats(fs, &s0);
-	uint64_t a = mkfile(fs, "a");
+	uint64_t a = testfs_mkfile(fs, LFS_ROOT_INO, "a");
 	char name[32];
 	for (int i = 0; i < 8; i++) {
 		snprintf(name, sizeof(name), "user.v%d", i);
@@ -342,7 +333,7 @@ START_TEST(without_feature)
 	sb.feature_incompat &= ~LFS_FEATURE_XATTR_BLOCKS;
 	ck_assert_int_eq(lfs_format(testfs_path, &sb, getuid(), getgid()), 0);
 	struct lfs_fs *fs = testfs_mount();
-	uint64_t ino = mkfile(fs, "f");
+	uint64_t ino = testfs_mkfile(fs, LFS_ROOT_INO, "f");
 	fill_pattern(big, sizeof(big), 1);
 	ck_assert_int_eq(lfs_setxattr(fs, ino, "user.big", big, 4097, 0), -E2BIG);
 	ck_assert_int_eq(lfs_setxattr(fs, ino, "user.big", big, 4096, 0), -ENOSPC);

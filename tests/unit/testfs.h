@@ -12,6 +12,9 @@
 
 static char testfs_path[64];
 
+/* the caller of the suites' operations: a plain user */
+static const struct lfs_cred testfs_me = { 1000, 1000, 0 };
+
 static inline void
 testfs_make(uint64_t bytes, uint32_t segsize)
 {
@@ -67,6 +70,15 @@ fill_pattern(uint8_t *buf, size_t n, unsigned seed)
 		x ^= x << 5;
 		buf[i] = (uint8_t)x;
 	}
+}
+
+/* A new empty regular file `name` in directory `dir`; its number. */
+static inline uint64_t
+testfs_mkfile(struct lfs_fs *fs, uint64_t dir, const char *name)
+{
+	struct stat st;
+	ck_assert_int_eq(lfs_create(fs, dir, name, 0644, true, &testfs_me, &st), 0);
+	return st.st_ino;
 }
 
 /* Counters of the mounted fs: bytes written (lifetime) and read. */
