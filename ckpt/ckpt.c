@@ -1,5 +1,5 @@
 /*
- * ckpt.c — checkpoints: writing one, and finding the newest at mount.
+ * ckpt.c — layer 5: checkpoints: writing one, and finding the newest at mount.
  *
  * A checkpoint is written in three steps (as LMDB commits):
  *   1. flush all dirty state, then the changed IMAP blocks and SUT

@@ -1,5 +1,5 @@
 /*
- * fsck_core.c — the checks of fsck.lfs (a read-only verifier, for tests
+ * fsck_core.c — layer 6: the checks of fsck.lfs (a read-only verifier, for tests
  * and for users' trust; never part of mounting), callable in-process by
  * the crash-state harness.
  *

@@ -1,5 +1,5 @@
 /*
- * recover.c — roll-forward from the newest checkpoint.
+ * recover.c — layer 5: roll-forward from the newest checkpoint.
  *
  * Starting at the log head the checkpoint names, read partial segments in
  * order.  A pseg is taken only if its summary verifies, its sequence

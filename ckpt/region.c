@@ -1,5 +1,5 @@
 /*
- * region.c — the two checkpoint regions as they are on disk, kept in
+ * region.c — layer 5: the two checkpoint regions as they are on disk, kept in
  * memory, so that a checkpoint writes only the blocks of its region that
  * changed since that region was last written, and seals it from per-block
  * crcs instead of checksumming it whole.

@@ -1,5 +1,5 @@
 /*
- * rf_account.c — roll-forward's usage accounting: what replacing one
+ * rf_account.c — layer 5: roll-forward's usage accounting: what replacing one
  * version of an inode by the next changes in the segment usage table.
  *
  * The two block maps are compared top down.  Equal pointers name the

@@ -1,5 +1,5 @@
 /*
- * acl.c — POSIX ACLs, kept as ext4 keeps them: the extended attributes
+ * acl.c — layer 4: POSIX ACLs, kept as ext4 keeps them: the extended attributes
  * system.posix_acl_access and system.posix_acl_default (xattr.c), whose
  * values are Linux's own xattr encoding of an ACL (linux/posix_acl_xattr.h,
  * little-endian: a 4-byte version 2, then 8-byte entries {le16 tag,
@@ -26,8 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ACL_ACCESS "system.posix_acl_access"
-#define ACL_DEFAULT "system.posix_acl_default"
 #define ACL_VERSION 2
 #define ACL_HDR 4
 #define ACL_ENT 8
@@ -40,12 +38,6 @@ enum {
 	ACL_MASK = 0x10,
 	ACL_OTHER = 0x20,
 };
-
-bool
-lfs_acl_name(const char *name)
-{
-	return strcmp(name, ACL_ACCESS) == 0 || strcmp(name, ACL_DEFAULT) == 0;
-}
 
 /* Check an encoded ACL as posix_acl_valid does: the three required
  * entries once each, a mask at most once and whenever named users or
@@ -182,15 +174,15 @@ lfs_acl_inherit(struct lfs_fs *fs, struct lfs_inode *dp, struct lfs_inode *ip, u
 	uint8_t *buf = lfs_malloc(fs->bsize);
 	if (!buf)
 		return -ENOMEM;
-	ssize_t n = acl_get(fs, dp, ACL_DEFAULT, buf);
+	ssize_t n = acl_get(fs, dp, LFS_ACL_DEFAULT, buf);
 	int err = n < 0 ? (int)n : 0;
 	if (n == 0) {
 		ip->di.mode &= ~(umask & 0777u);
 	} else if (n > 0) {
 		if (S_ISDIR(ip->di.mode))
-			err = lfs_xattr_set(fs, ip, ACL_DEFAULT, buf, (size_t)n, 0);
+			err = lfs_xattr_set(fs, ip, LFS_ACL_DEFAULT, buf, (size_t)n, 0);
 		if (!err && create_masq(buf, (size_t)n, &ip->di.mode))
-			err = lfs_xattr_set(fs, ip, ACL_ACCESS, buf, (size_t)n, 0);
+			err = lfs_xattr_set(fs, ip, LFS_ACL_ACCESS, buf, (size_t)n, 0);
 		lfs_inode_dirty(fs, ip);
 	}
 	free(buf);
@@ -205,7 +197,7 @@ lfs_acl_chmod(struct lfs_fs *fs, struct lfs_inode *ip)
 	uint8_t *buf = lfs_malloc(fs->bsize);
 	if (!buf)
 		return -ENOMEM;
-	ssize_t n = acl_get(fs, ip, ACL_ACCESS, buf);
+	ssize_t n = acl_get(fs, ip, LFS_ACL_ACCESS, buf);
 	int err = n < 0 ? (int)n : 0;
 	if (n > 0) {
 		uint32_t mode = ip->di.mode;
@@ -220,7 +212,7 @@ lfs_acl_chmod(struct lfs_fs *fs, struct lfs_inode *ip)
 			}
 		}
 		set_perm(buf, mask ? mask : group_obj, mode >> 3);
-		err = lfs_xattr_set(fs, ip, ACL_ACCESS, buf, (size_t)n, 0);
+		err = lfs_xattr_set(fs, ip, LFS_ACL_ACCESS, buf, (size_t)n, 0);
 	}
 	free(buf);
 	return err;
@@ -241,7 +233,7 @@ lfs_acl_set(struct lfs_fs *fs, struct lfs_inode *ip, const char *name, const voi
 	 * ea_inode has no room for a larger one either */
 	if (size > fs->bsize)
 		return -ENOSPC;
-	if (strcmp(name, ACL_DEFAULT) == 0)
+	if (strcmp(name, LFS_ACL_DEFAULT) == 0)
 		return S_ISDIR(ip->di.mode) ? lfs_xattr_set(fs, ip, name, value, size, flags) : -EACCES;
 	uint32_t mode = ip->di.mode;
 	if (equiv_mode(value, size, &mode)) {

@@ -1,4 +1,4 @@
-/* bdev.c — pread/pwrite/fdatasync, with optional write tracing and
+/* bdev.c — layer 1: pread/pwrite/fdatasync, with optional write tracing and
  * injected faults. */
 #include "bdev.h"
 #include "fault.h"

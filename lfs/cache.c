@@ -1,5 +1,6 @@
 /*
- * cache.c — layer 4: keep the inode cache within its budget.
+ * cache.c — layer 5: keep the inode cache within its budget, above flush.c: an
+ * excess of dirty inodes is written so that they can be evicted.
  *
  * What it counts: each cached inode, its inline content buffer and its
  * block-map nodes — the parts that grow with what was looked at (a stat
@@ -39,34 +40,6 @@ lfs_cache_bytes(const struct lfs_fs *fs)
 	       fs->cache_nodes * node_bytes(fs) + fs->irefs.count * 48;
 }
 
-void
-lfs_cache_lru_unlink(struct lfs_fs *fs, struct lfs_inode *ip)
-{
-	if (ip->lru_prev)
-		ip->lru_prev->lru_next = ip->lru_next;
-	else if (fs->lru_head == ip)
-		fs->lru_head = ip->lru_next;
-	if (ip->lru_next)
-		ip->lru_next->lru_prev = ip->lru_prev;
-	else if (fs->lru_tail == ip)
-		fs->lru_tail = ip->lru_prev;
-	ip->lru_prev = ip->lru_next = NULL;
-}
-
-void
-lfs_cache_touch(struct lfs_fs *fs, struct lfs_inode *ip)
-{
-	if (fs->lru_head == ip)
-		return;
-	lfs_cache_lru_unlink(fs, ip);
-	ip->lru_next = fs->lru_head;
-	if (fs->lru_head)
-		fs->lru_head->lru_prev = ip;
-	fs->lru_head = ip;
-	if (!fs->lru_tail)
-		fs->lru_tail = ip;
-}
-
 static bool
 evictable(const struct lfs_fs *fs, const struct lfs_inode *ip)
 {
@@ -93,7 +66,7 @@ trim_pass(struct lfs_fs *fs, uint64_t budget)
 			lfs_bmap_drop_clean_nodes(fs, ip);
 			fs->stats.nodes_dropped += before - fs->cache_nodes;
 		}
-		lfs_cache_touch(fs, ip);
+		lfs_inode_lru_touch(fs, ip);
 	}
 }
 

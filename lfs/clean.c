@@ -1,5 +1,5 @@
 /*
- * clean.c — the mechanism of cleaning, owned by the filesystem daemon.
+ * clean.c — layer 5: the mechanism of cleaning, owned by the filesystem daemon.
  *
  * The policy (which segments, when) lives in lfs_cleanerd; here is what
  * any policy needs: whether a block in the log is still live, and moving

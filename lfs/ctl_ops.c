@@ -1,5 +1,5 @@
 /*
- * ctl_ops.c — layer 5: the operations behind the control protocol
+ * ctl_ops.c — layer 6: the operations behind the control protocol
  * (ctl_proto.h), each taking the filesystem lock and checking every
  * request against current state.
  */

@@ -1,5 +1,5 @@
 /*
- * ctl_ops.h — layer 5: the filesystem's side of the control protocol,
+ * ctl_ops.h — layer 6: the filesystem's side of the control protocol,
  * what ctl_server.c calls for each request (ctl_ops.c).  The wire structs
  * are ctl_proto.h's; they stay out of lfs.h, the filesystem API.
  */

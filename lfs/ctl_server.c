@@ -1,5 +1,5 @@
 /*
- * ctl_server.c — the daemon's end of the control socket (ctl_proto.h):
+ * ctl_server.c — layer 6: the daemon's end of the control socket (ctl_proto.h):
  * a listening thread that turns away peers other than root and the
  * daemon's own user before they take a slot, and a thread per allowed
  * client that reads one request at a time, checks its length and

@@ -1,5 +1,5 @@
 /*
- * dir.c — layer 5: directories.
+ * dir.c — layer 4: directories.
  *
  * On disk a directory is a sequence of blocks of variable-length records
  * (format.h).  Records never move: a delete frees a record (or merges it

@@ -1,5 +1,5 @@
 /*
- * file.c — layer 4/5: file content.
+ * file.c — layer 4: file content.
  *
  * Content is either inline in the inode record (regular files and
  * symlinks up to inline_max bytes; then size == inline_len) or in blocks

@@ -1,5 +1,5 @@
 /*
- * flush.c — turn all dirty in-memory state into one log group.
+ * flush.c — layer 5: turn all dirty in-memory state into one log group.
  *
  * Order inside the group: tombstones of freed inodes, then per dirty
  * inode its data pages, xattr blocks and block-map nodes (deepest first),

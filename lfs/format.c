@@ -1,5 +1,5 @@
 /*
- * format.c — encode and decode every on-disk structure (see format.h).
+ * format.c — layer 1: encode and decode every on-disk structure (see format.h).
  * Decoders never trust the bytes: lengths and counts are checked against
  * the block before anything is read through them.
  */

@@ -57,6 +57,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define LFS_SB_MAGIC        0x3153464cu /* "LFS1" */
 #define LFS_CKPT_MAGIC      0x54504b43u /* "CKPT" */
@@ -533,6 +534,16 @@ _Static_assert(LFS_XR_OFF_COUNT + 8 == LFS_XATTR_ROOT_HDR, "xattr root header");
 #define LFS_XATTR_SIZE_MAX 65536u
 #define LFS_XATTR_NAME_MAX 255u
 #define LFS_XATTR_LIST_MAX 65536u
+/* POSIX ACLs are kept as ext4 keeps them, under these two names, in the
+ * kernel's encoding: xattr.c stores them as a namespace of their own,
+ * acl.c gives them meaning. */
+#define LFS_ACL_ACCESS "system.posix_acl_access"
+#define LFS_ACL_DEFAULT "system.posix_acl_default"
+
+static inline bool lfs_acl_name(const char *name)
+{
+	return strcmp(name, LFS_ACL_ACCESS) == 0 || strcmp(name, LFS_ACL_DEFAULT) == 0;
+}
 
 static inline uint32_t lfs_xattr_max_slots(uint32_t block_size)
 {

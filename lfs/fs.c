@@ -1,5 +1,5 @@
 /*
- * fs.c — layer 5: the filesystem API of lfs.h.
+ * fs.c — layer 6: the filesystem API of lfs.h.
  *
  * Each entry point takes fs->lock, does its work on the in-memory state
  * (which flush.c later turns into one log group), and answers 0 or

@@ -1,5 +1,5 @@
 /*
- * fuse_main.c — layer 6: the lfs daemon's main program: its options,
+ * fuse_main.c — layer 7: the lfs daemon's main program: its options,
  * the mount, and the helpers it runs beside the operations (fuse_ops.c).
  *
  * The session loop runs a few threads: the core serializes

@@ -1,5 +1,5 @@
 /*
- * fuse_ops.c — layer 6: the FUSE low-level operations of the lfs daemon
+ * fuse_ops.c — layer 7: the FUSE low-level operations of the lfs daemon
  * (the table lfs_fuse_ops, which fuse_main.c hands libfuse).
  *
  * Each handler translates one request into one lfs.h call and sends

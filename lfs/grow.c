@@ -1,5 +1,5 @@
 /*
- * grow.c — growing an unmounted lfs onto a larger device (lfs-resize).
+ * grow.c — layer 6: growing an unmounted lfs onto a larger device (lfs-resize).
  *
  * A log grows by having more segments: the new ones start clean.  What
  * changes on disk is small: the superblock (nsegs, nblocks, reserve,

@@ -4,7 +4,7 @@
  * An inode is loaded from its record (found through the inode map) on
  * first use and stays cached while the kernel holds a reference, a file
  * handle is open, or it has dirty state.  Records are rewritten only by
- * flush.c; here they are read, created and freed.
+ * flush.c; here they are read and created (inode_drop.c frees them).
  */
 #include "lfs_int.h"
 
@@ -13,14 +13,6 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <time.h>
-
-uint64_t
-lfs_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int
 lfs_inode_decode_record(struct lfs_fs *fs, const uint8_t *blk, uint64_t daddr, uint16_t slot,
@@ -75,6 +67,35 @@ lfs_inode_read_record(struct lfs_fs *fs, uint64_t daddr, uint16_t slot, struct l
 /* A cached inode has its place in the dirty set from the start, so that
  * marking it dirty cannot fail (lfs_inode_dirty has no error to return,
  * and dropping the mark would lose the change). */
+/* The cache's list, most recently used first (cache.c trims it). */
+void
+lfs_inode_lru_unlink(struct lfs_fs *fs, struct lfs_inode *ip)
+{
+	if (ip->lru_prev)
+		ip->lru_prev->lru_next = ip->lru_next;
+	else if (fs->lru_head == ip)
+		fs->lru_head = ip->lru_next;
+	if (ip->lru_next)
+		ip->lru_next->lru_prev = ip->lru_prev;
+	else if (fs->lru_tail == ip)
+		fs->lru_tail = ip->lru_prev;
+	ip->lru_prev = ip->lru_next = NULL;
+}
+
+void
+lfs_inode_lru_touch(struct lfs_fs *fs, struct lfs_inode *ip)
+{
+	if (fs->lru_head == ip)
+		return;
+	lfs_inode_lru_unlink(fs, ip);
+	ip->lru_next = fs->lru_head;
+	if (fs->lru_head)
+		fs->lru_head->lru_prev = ip;
+	fs->lru_head = ip;
+	if (!fs->lru_tail)
+		fs->lru_tail = ip;
+}
+
 static struct lfs_inode *
 inode_alloc(struct lfs_fs *fs, uint32_t ino)
 {
@@ -90,7 +111,7 @@ inode_alloc(struct lfs_fs *fs, uint32_t ino)
 		free(ip);
 		return NULL;
 	}
-	lfs_cache_touch(fs, ip);
+	lfs_inode_lru_touch(fs, ip);
 	return ip;
 }
 
@@ -99,7 +120,7 @@ lfs_iget(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **out)
 {
 	struct lfs_inode *ip = u64map_get(&fs->icache, ino);
 	if (ip) {
-		lfs_cache_touch(fs, ip);
+		lfs_inode_lru_touch(fs, ip);
 		*out = ip;
 		return 0;
 	}
@@ -121,7 +142,7 @@ lfs_iget(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **out)
 	}
 	if (err) {
 		u64map_del(&fs->icache, ino);
-		lfs_cache_lru_unlink(fs, ip);
+		lfs_inode_lru_unlink(fs, ip);
 		free(ip->inl);
 		free(ip);
 		return err;
@@ -276,69 +297,4 @@ lfs_inode_stat(const struct lfs_fs *fs, const struct lfs_inode *ip, struct stat 
 	st->st_mtim.tv_nsec = di->mtime_nsec;
 	st->st_ctim.tv_sec = di->ctime_sec;
 	st->st_ctim.tv_nsec = di->ctime_nsec;
-}
-
-/* Free an inode and all it holds, dirty or not; the caller takes it out
- * of the cache. */
-static void
-inode_destroy(struct lfs_fs *fs, struct lfs_inode *ip)
-{
-	lfs_file_drop_pages(fs, ip, 0, UINT64_MAX);
-	u64map_free(&ip->pages);
-	lfs_bmap_free_nodes(fs, ip);
-	lfs_dir_free_index(ip);
-	if (u64map_del(&fs->dirty, ip->ino))
-		fs->dirty_units -= ip->units;
-	lfs_cache_lru_unlink(fs, ip);
-	fs->cache_inl -= ip->inl != NULL;
-	lfs_xattr_drop(ip);
-	free(ip->inl);
-	free(ip);
-}
-
-int
-lfs_inode_evict(struct lfs_fs *fs, struct lfs_inode *ip)
-{
-	if (ip->nlookup && u64map_put(&fs->irefs, ip->ino, (void *)(uintptr_t)ip->nlookup))
-		return -ENOMEM;
-	u64map_del(&fs->icache, ip->ino);
-	inode_destroy(fs, ip);
-	return 0;
-}
-
-static int
-destroy_one(uint64_t ino, void *ip, void *fs)
-{
-	(void)ino;
-	inode_destroy(fs, ip);
-	return 1;
-}
-
-void
-lfs_inode_evict_all(struct lfs_fs *fs)
-{
-	u64map_remove_if(&fs->icache, destroy_one, fs);
-}
-
-void
-lfs_inode_maybe_free(struct lfs_fs *fs, struct lfs_inode *ip)
-{
-	if (ip->di.nlink > 0 || ip->nlookup > 0 || ip->nopen > 0 || ip->ino == LFS_ROOT_INO)
-		return;
-	/* The last name and the last user are gone: give back the blocks,
-	 * and log a tombstone so roll-forward frees the number too.  When
-	 * either cannot be done (no memory, an unreadable block map) the
-	 * inode stays, an orphan that the next unmount or mount frees. */
-	const struct lfs_imap_entry *e = lfs_imap_get(fs, ip->ino);
-	if ((ip->di.xattr && lfs_xattr_load(fs, ip)) || lfs_bmap_free_range(fs, ip, 0, lfs_bmap_max_blocks(fs)) ||
-	    (e->daddr &&
-	     u64map_put(&fs->tombstones, ip->ino, (void *)(uintptr_t)(ip->di.version | 0x100000000ull))))
-		return;
-	lfs_file_drop_pages(fs, ip, 0, UINT64_MAX);
-	lfs_xattr_release(fs, ip); /* loaded above: cannot fail */
-	if (e->daddr)
-		lfs_seg_unuse(fs, e->daddr, ip->disk_charge);
-	lfs_imap_release(fs, ip->ino, ip->di.version);
-	fs->changed_since_ckpt = true;
-	lfs_inode_evict(fs, ip);
 }

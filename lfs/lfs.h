@@ -1,5 +1,5 @@
 /*
- * lfs.h — the filesystem API (layer 5), independent of FUSE.
+ * lfs.h — the filesystem API (layer 6), independent of FUSE.
  *
  * Every call takes the filesystem lock itself and returns 0 (or a count)
  * on success and -errno on failure.  Inode numbers are the FUSE node ids;

@@ -4,37 +4,55 @@
  * filesystem API) and image.h (an unmounted image: superblock,
  * checkpoint regions, the log reader).
  *
- * Layers, each calling only those below it:
+ * Layers, lowest first: a module calls only modules on the lines above
+ * its own or beside it, and its top comment names its layer's number
+ * (tests/integration/layering.sh reads this list and checks the
+ * library's objects and sources against it).  The FUSE daemon and the
+ * tools are layer 7, on lfs.h and image.h.
+ * Layer 1, bytes and blocks:
+ *   fault.c                injected faults; the core's allocators
  *   format.c, u64map.c     on-disk encoding (format.h); a hash map
- *   log.c, parse.c         where messages go; sizes as users write them
- *   bdev.c, fault.c        block I/O; injected faults, core allocations
+ *   log.c, parse.c         where messages go, the clock; sizes as users
+ *                          write them
+ *   bdev.c                 block I/O
  *   fail.c                 the failed state after a write error
  *   super.c                finding and checking the superblock (image.h)
+ * Layer 2, the log:
  *   logwalk.c              the one reader of the log (logwalk.h), beside
  *                          the writer; needs no mounted filesystem
- *   seg.c                  segment writer, segment usage table
  *   verify.c               every block read checked against its summary
+ *   seg.c                  segment writer, segment usage table
+ *   space_reserve.c        the reserve's floors, read from the usage table
+ * Layer 3, the inode map:
  *   imap.c                 inode map, inode number allocation
+ * Layer 4, inodes and their content:
  *   inode.c, bmap.c        inode cache, block maps
- *   cache.c                the inode cache's budget (LRU eviction)
- *   file.c, dir.c, xattr.c content, directories, extended attributes;
+ *   file.c, dir.c, xattr.c content, directories, extended attributes
  *   acl.c                  POSIX ACLs, on top of xattr.c
+ *   inode_drop.c           an inode leaves memory, its content state too
+ * Layer 5, writing back, checkpoints, cleaning, admission:
  *   flush.c                turn dirty state into one log group
- *   ckpt/ckpt.c, recover.c checkpoints and roll-forward, beside seg/imap;
  *   ckpt/region.c          the checkpoint regions, written by changed block
  *   ckpt/rf_account.c      roll-forward's usage accounting
+ *   ckpt/ckpt.c, recover.c checkpoints and roll-forward
+ *   cache.c                the inode cache's budget (LRU eviction)
  *   clean.c                the cleaner's mechanism (lfs_clean_*)
  *   space.c                admission: flushes, checkpoints and cleans to
- *                          make room.  The entry points ask it before they
- *                          add dirty state; file.c and xattr.c ask it too,
- *                          in the middle of a write, which is the one call
- *                          upward (fs->admitting keeps the inodes they
- *                          hold from being evicted by the flush)
+ *                          make room
+ * Layer 6, the filesystem and its image:
  *   mount.c, grow.c        bringing a filesystem up and down, mkfs's
  *                          format; growing an unmounted image
  *   fs.c, ctl_ops.c        the API of lfs.h; the control operations
  *   ctl_server.c, tool.c   the control socket; the tools' shared options
  *   ckpt/fsck_core.c       the read-only checks of fsck.lfs
+ *
+ * Upward calls, each on purpose:
+ *   file.c, xattr.c -> space.c  a write asks for room in its middle, when
+ *                          it learns how much it adds (fs->admitting keeps
+ *                          the inodes it holds from being evicted by the
+ *                          flushes that make the room)
+ *   file.c -> flush.c      fallocate of a large range writes what it has
+ *                          dirtied at the dirty limit, as writes do
  *
  * Lock: everything here is protected by fs->lock, taken by the lfs.h entry
  * points; internal functions assume it is held.
@@ -315,6 +333,10 @@ void lfs_inode_dirty(struct lfs_fs *fs, struct lfs_inode *ip);
 uint32_t lfs_rdev_encode(dev_t d);
 void lfs_inode_touch(struct lfs_inode *ip, bool mtime, bool ctime);
 void lfs_inode_stat(const struct lfs_fs *fs, const struct lfs_inode *ip, struct stat *st);
+/* The cache's most-recently-used list. */
+void lfs_inode_lru_touch(struct lfs_fs *fs, struct lfs_inode *ip);
+void lfs_inode_lru_unlink(struct lfs_fs *fs, struct lfs_inode *ip);
+/* inode_drop.c: free an inode whose last name and user are gone */
 void lfs_inode_maybe_free(struct lfs_fs *fs, struct lfs_inode *ip);
 /* Drop a clean inode from the cache; the kernel's references (nlookup)
  * are kept in fs->irefs for its next load.  0, or -ENOMEM (still cached). */
@@ -334,8 +356,6 @@ int lfs_inode_inline_buf(struct lfs_fs *fs, struct lfs_inode *ip);
 
 /* cache.c: the inode cache's budget (opts.cache_bytes) */
 uint64_t lfs_cache_bytes(const struct lfs_fs *fs);
-void lfs_cache_touch(struct lfs_fs *fs, struct lfs_inode *ip);
-void lfs_cache_lru_unlink(struct lfs_fs *fs, struct lfs_inode *ip);
 /* Between operations only: evict from the least recently used end until
  * within budget. */
 void lfs_cache_trim(struct lfs_fs *fs);
@@ -421,7 +441,6 @@ int lfs_xattr_release(struct lfs_fs *fs, struct lfs_inode *ip);
 void lfs_xattr_drop(struct lfs_inode *ip);
 
 /* acl.c: POSIX ACLs in the system.posix_acl_* attributes */
-bool lfs_acl_name(const char *name);
 /* A new inode in dp: its directory's default ACL, or else the umask. */
 int lfs_acl_inherit(struct lfs_fs *fs, struct lfs_inode *dp, struct lfs_inode *ip, uint32_t umask);
 /* After the mode changed: the access ACL follows it. */
@@ -437,6 +456,8 @@ int lfs_flush(struct lfs_fs *fs);
 /* 0 when `bytes` more of content (and the dirty state) fit, after
  * flushing, checkpointing and cleaning if need be; else -ENOSPC. */
 int lfs_space_admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes);
+
+/* space_reserve.c: the floors of the reserve */
 /* Whether `bytes` more content fits now, without flushing or cleaning. */
 bool lfs_space_fits(const struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes);
 /* Blocks of content that fit now without flushing or cleaning. */
@@ -448,6 +469,10 @@ uint64_t lfs_space_capacity(const struct lfs_fs *fs);
 uint64_t lfs_space_floor(const struct lfs_fs *fs, enum lfs_space_class cls);
 /* Blocks cleaning may fill now, keeping the checkpoint's floor. */
 uint64_t lfs_space_for_cleaning(const struct lfs_fs *fs);
+/* Live blocks now, buffered ones counted as new. */
+uint64_t lfs_space_used_blocks(const struct lfs_fs *fs);
+/* Whether the live data may grow by `bytes` within the capacity. */
+bool lfs_space_grows_within(const struct lfs_fs *fs, uint64_t bytes);
 
 /* ckpt/ckpt.c and ckpt/recover.c */
 int lfs_ckpt_write(struct lfs_fs *fs, bool clean);

@@ -1,9 +1,10 @@
 /*
- * log.c — where the daemon's messages go: standard error in the
+ * log.c — layer 1: where the daemon's messages go: standard error in the
  * foreground; once it detaches, syslog if the host has one, else a file
- * (lfs(8), DIAGNOSTICS), so that no message is lost.
+ * (lfs(8), DIAGNOSTICS), so that no message is lost.  And the clock that
+ * stamps what the log records (lfs_now_ns).
  */
-#include "lfs.h"
+#include "lfs_int.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -14,6 +15,14 @@
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
+
+uint64_t
+lfs_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static bool log_syslog;
 static FILE *log_file;          /* NULL: standard error */

@@ -1,5 +1,5 @@
 /*
- * logwalk.c — the one reader of the log (see logwalk.h for the rules it
+ * logwalk.c — layer 2: the one reader of the log (see logwalk.h for the rules it
  * applies and who uses it).  Reads go through the block device, decoding
  * through the format module; nothing here knows a mounted filesystem.
  */

@@ -1,6 +1,7 @@
 /*
- * mount.c — bringing a filesystem up and down: mount (superblock,
- * checkpoint, roll-forward), unmount, mkfs's format, the periodic tick.
+ * mount.c — layer 6: bringing a filesystem up and down: mount (superblock,
+ * checkpoint, roll-forward), unmount, shutdown on request, mkfs's
+ * format, the periodic tick.
  */
 #include "lfs_int.h"
 
@@ -547,4 +548,38 @@ struct lfs_bdev *
 lfs_fs_bdev(struct lfs_fs *fs)
 {
 	return &fs->dev;
+}
+
+/* The failed state of fail.c, on request (FS_IOC_SHUTDOWN): what it
+ * leaves unwritten is lost exactly as in a power cut at that moment,
+ * which is what crash tests and cluster fencing want from it. */
+int
+lfs_shutdown(struct lfs_fs *fs, unsigned how)
+{
+	static const char *const names[] = { "fullsync", "metaflush", "nologflush" };
+	if (how > LFS_SHUTDOWN_NOLOGFLUSH)
+		return -EINVAL;
+	pthread_mutex_lock(&fs->lock);
+	if (fs->fatal) {
+		/* ext4 answers a second shutdown with success and does nothing */
+		pthread_mutex_unlock(&fs->lock);
+		return 0;
+	}
+	int err = 0;
+	if (!fs->dev.readonly && how == LFS_SHUTDOWN_FULLSYNC)
+		err = lfs_flush(fs);
+	/* the log already written reaches the medium; in a log-structured
+	 * filesystem that is the journal ext4's METAFLUSH commits */
+	if (!err && !fs->dev.readonly && how != LFS_SHUTDOWN_NOLOGFLUSH &&
+	    fs->dev.bytes_written != fs->synced_bytes)
+		err = lfs_sync(fs);
+	if (err)
+		lfs_log("shutdown (%s): the flush before it failed: %s; shutting down anyway", names[how],
+			strerror(-err));
+	lfs_log("shut down on request (%s): writes, fsync and checkpoints now fail with EIO; the next "
+		"mount recovers as after a power cut", names[how]);
+	fs->fatal = -EIO;
+	fs->shut_down = true;
+	pthread_mutex_unlock(&fs->lock);
+	return 0;
 }

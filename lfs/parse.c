@@ -1,5 +1,5 @@
 /*
- * parse.c — sizes as users write them ("64M", "1T", "512KiB"), for
+ * parse.c — layer 1: sizes as users write them ("64M", "1T", "512KiB"), for
  * mkfs.lfs and the daemon's mount options alike.
  */
 #include "lfs.h"

@@ -1,5 +1,5 @@
 /*
- * super.c — finding the superblock: block 0, or when block 0 fails
+ * super.c — layer 1: finding the superblock: block 0, or when block 0 fails
  * verification, the backup that mkfs writes in the last block of the
  * device (format.h, lfs_super_backup_block()).  One search serves the
  * mount, fsck.lfs, dumplfs, lfs-ckpt and lfs_cleanerd, so a filesystem

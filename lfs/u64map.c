@@ -1,4 +1,4 @@
-/* u64map.c — chained hash map with power-of-two growth. */
+/* u64map.c — layer 1: chained hash map with power-of-two growth. */
 #include "u64map.h"
 #include "fault.h"
 

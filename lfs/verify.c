@@ -1,5 +1,5 @@
 /*
- * verify.c — every block read from the log is checked against the crc its
+ * verify.c — layer 2: every block read from the log is checked against the crc its
  * summary recorded; a block that fails gives EIO and a log line naming it,
  * never wrong data.
  *

@@ -24,8 +24,7 @@ command -v clang >/dev/null || { echo "fuzz.sh: clang is missing (apt-get instal
 out=${FUZZ_BUILD:-$top/build-fuzz}
 mkdir -p "$out/corpus"
 # the core library's sources, as Makefile.am lists them (liblfs_a_SOURCES)
-srcs=$(sed -n '/^liblfs_a_SOURCES *=/,/[^\\]$/p' "$top/Makefile.am" | tr ' \t\\' '\n\n\n' |
-       grep '\.c$' | sed "s|^|$top/|")
+srcs=$(python3 "$top/scripts/layers.py" --sources "$top" | sed "s|^|$top/|")
 [ -n "$srcs" ] || { echo "fuzz.sh: no liblfs_a_SOURCES in $top/Makefile.am"; exit 2; }
 clang -std=c11 -D_GNU_SOURCE -DPACKAGE_VERSION='"fuzz"' -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -I"$top/lfs" -I"$top/ckpt" -I"$top/tests/lib" \

@@ -2,10 +2,13 @@
 # layering.sh — programs reach the core through its interfaces (lfs.h,
 # image.h, tool.h, format.h, ...), never through the core's internal
 # header lfs_int.h: only the library's own sources, liblfs_a_SOURCES in
-# Makefile.am, include it.  The check must also catch a program that does.
+# Makefile.am, include it.  Inside the library, modules call only
+# downward, as the layer list in lfs_int.h says (scripts/layers.py, on
+# the built objects).  Each check must also catch what it forbids.
 set -euo pipefail
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-lib=$(sed -n '/^liblfs_a_SOURCES *=/,/[^\\]$/p' "$top_srcdir/Makefile.am" | tr ' \t\\' '\n\n\n' | grep '\.c$' || true)
+: "${top_builddir:=$top_srcdir}"
+lib=$(python3 "$top_srcdir/scripts/layers.py" --sources "$top_srcdir")
 [ -n "$lib" ] || { echo "FAIL: no liblfs_a_SOURCES in $top_srcdir/Makefile.am"; exit 1; }
 # offenders ROOT: program sources under ROOT that include lfs_int.h
 shopt -s nullglob
@@ -25,3 +28,9 @@ mkdir -p "$tmp/lfs" "$tmp/ckpt" "$tmp/cleaner"
 printf '#include "lfs_int.h"\n' >"$tmp/cleaner/sneaky.c"
 [ "$(offenders "$tmp")" = cleaner/sneaky.c ] || { echo "FAIL: the check missed cleaner/sneaky.c"; exit 1; }
 echo "ok the check catches a program that includes it"
+python3 "$top_srcdir/scripts/layers.py" "$top_srcdir" "$top_builddir/liblfs.a"
+if python3 "$top_srcdir/scripts/layers.py" "$top_srcdir" "$top_builddir/liblfs.a" --inject 'seg.c->fs.c' >/dev/null; then
+	echo "FAIL: the layer check missed an upward call from seg.c into fs.c"
+	exit 1
+fi
+echo "ok the layer check catches an upward call"

@@ -1,0 +1,144 @@
+/*
+ * space_reserve.c — layer 2: the reserve, and who may use which part of the clean
+ * space: the arithmetic of admission, beside the usage table it reads.
+ *
+ * From the top of the clean space down (lfs(5), "Space and the reserve",
+ * states the invariant):
+ *
+ *   writers  (new data, new names)        stop at the reserve plus the
+ *                                          cache headroom;
+ *   writeback of data a page cache        may use the headroom: stops at
+ *   already acknowledged                  the reserve, reserved_segs
+ *                                          segments;
+ *   deletes  (unlink, rmdir, truncate,     may go on to the delete floor,
+ *             punch, rename over, chmod…)  half way into the reserve;
+ *   cleaning and the checkpoint            may go on to the checkpoint
+ *                                          floor: every table block and
+ *                                          two segments for the log head.
+ *
+ * So a full filesystem can always delete, the deletes can always be
+ * checkpointed, and cleaning always has the room the victims it accepts
+ * need (clean.c checks each victim's cost against lfs_space_for_cleaning
+ * before moving anything).
+ */
+#include "lfs_int.h"
+
+#ifndef LFS_SLACK_FACTOR
+#define LFS_SLACK_FACTOR 1
+#endif
+
+/* Blocks the log will take for the dirty state plus `bytes` of new
+ * content: pages with their leaves, records and interior nodes as they
+ * were counted when dirtied (lfs_file_dirty_page), the new content's
+ * blocks with a leaf per nptr of them and one more for a leaf it starts
+ * in, a summary per pseg, tombstones packed 16 to a block. */
+static uint64_t
+blocks_needed(const struct lfs_fs *fs, uint64_t bytes)
+{
+	uint64_t n = (bytes + fs->bsize - 1) / fs->bsize;
+	uint64_t blocks = (fs->dirty_units + LFS_UNITS_PER_BLOCK - 1) / LFS_UNITS_PER_BLOCK;
+	if (n)
+		blocks += n + n / fs->nptr + 1;
+	return blocks + blocks / (fs->max_pseg / 2) + fs->tombstones.count / 8 + 16;
+}
+
+/* What a checkpoint writes at most: every map block, their summaries,
+ * and two segments, since the log head moving into next_seg must name a
+ * clean successor. */
+static uint64_t
+ckpt_floor(const struct lfs_fs *fs)
+{
+	uint64_t tables = (uint64_t)fs->n_imap_blocks + fs->n_sut_blocks;
+	return tables + tables / (fs->max_pseg / 2) + 2 + 2ull * fs->sb.seg_blocks;
+}
+
+uint64_t
+lfs_space_floor(const struct lfs_fs *fs, enum lfs_space_class cls)
+{
+	uint64_t ckpt = ckpt_floor(fs);
+	uint64_t reserve = (uint64_t)fs->sb.reserved_segs * fs->sb.seg_blocks;
+	if (reserve < ckpt)
+		reserve = ckpt;
+	/* cleaning at a loss stops half way into the reserve, and deletes
+	 * may go half way from there to the checkpoint's floor */
+	uint64_t loss = reserve / 2 > ckpt ? reserve / 2 : ckpt;
+	if (cls == LFS_SPACE_WRITE || cls == LFS_SPACE_OVERWRITE)
+		return reserve + fs->headroom_blocks;
+	if (cls == LFS_SPACE_WRITEBACK)
+		return reserve;
+	if (cls == LFS_SPACE_CLEAN_AT_LOSS)
+		return loss;
+	return ckpt + (loss - ckpt) / 2;
+}
+
+/* Dead space writers leave, so that cleaning can always gather a clean
+ * segment from it: spread evenly over every segment, each victim then
+ * holds total/slack of its own dead, and the victims that cleaning can
+ * move within its budget (the writers' floor above the checkpoint's)
+ * must hold a segment's worth; one more segment for the block-map
+ * leaves and inode records that moved blocks drag along (lfs(5), "Space
+ * and the reserve"). */
+static uint64_t
+slack_blocks(const struct lfs_fs *fs)
+{
+	uint64_t seg = fs->sb.seg_blocks, total = fs->sb.nsegs * seg;
+	uint64_t floor = lfs_space_floor(fs, LFS_SPACE_WRITE), ckpt = ckpt_floor(fs);
+	uint64_t budget = floor > ckpt + seg ? floor - ckpt : seg;
+	return (LFS_SLACK_FACTOR * total / budget + 1) * seg;
+}
+
+uint64_t
+lfs_space_capacity(const struct lfs_fs *fs)
+{
+	uint64_t total = fs->sb.nsegs * (uint64_t)fs->sb.seg_blocks;
+	uint64_t keep = lfs_space_floor(fs, LFS_SPACE_WRITE) + slack_blocks(fs);
+	return total > keep ? total - keep : 0;
+}
+
+/* Live blocks now, the buffered ones counted as new (an overwrite's old
+ * block is freed only when it is written: a flush settles it). */
+uint64_t
+lfs_space_used_blocks(const struct lfs_fs *fs)
+{
+	return (fs->live_total + fs->dirty_bytes + fs->bsize - 1) / fs->bsize;
+}
+
+bool
+lfs_space_grows_within(const struct lfs_fs *fs, uint64_t bytes)
+{
+	return lfs_space_used_blocks(fs) + (bytes + fs->bsize - 1) / fs->bsize <= lfs_space_capacity(fs);
+}
+
+bool
+lfs_space_fits(const struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
+{
+	if (cls == LFS_SPACE_WRITE && !lfs_space_grows_within(fs, bytes))
+		return false;
+	return blocks_needed(fs, bytes) + lfs_space_floor(fs, cls) <= lfs_seg_clean_blocks(fs);
+}
+
+uint64_t
+lfs_space_for_cleaning(const struct lfs_fs *fs)
+{
+	uint64_t have = lfs_seg_clean_blocks(fs);
+	uint64_t keep = blocks_needed(fs, 0) + ckpt_floor(fs);
+	return have > keep ? have - keep : 0;
+}
+
+uint64_t
+lfs_space_avail_blocks(const struct lfs_fs *fs, enum lfs_space_class cls)
+{
+	uint64_t have = lfs_seg_clean_blocks(fs), keep = blocks_needed(fs, 0) + lfs_space_floor(fs, cls);
+	if (have <= keep)
+		return 0;
+	/* n blocks of content take n + n/nptr + 1 */
+	uint64_t n = have - keep;
+	n = n > 1 ? (n - 1) * fs->nptr / (fs->nptr + 1) : 0;
+	if (cls == LFS_SPACE_WRITE) {
+		uint64_t used = lfs_space_used_blocks(fs), cap = lfs_space_capacity(fs);
+		uint64_t room = cap > used ? cap - used : 0;
+		if (n > room)
+			n = room;
+	}
+	return n;
+}

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""layers.py — hold the core library to the layer list in lfs_int.h.
+
+The list names every module of liblfs once, lowest layer first, and the
+few calls that go upward on purpose.  Read from the built objects (nm),
+every call from one module into another must go to a module listed on
+an earlier line or the same line, or be one of the listed upward calls;
+a listed upward call that the code no longer makes is stale and fails
+too, as does a module missing from the list or a list entry with no
+source.  Each library source's top comment must name its file and its
+layer's number.
+
+usage: layers.py SRCDIR LIBLFS.A [--inject FROM.c->TO.c]
+       layers.py --sources SRCDIR
+  --inject adds a call the objects do not make, to show the check fails;
+  --sources prints the library's sources (liblfs_a_SOURCES in Makefile.am)
+  for the scripts that build it by hand.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+MOD = r"[\w/]+\.c"
+MODS = rf"{MOD}(?:, {MOD})*"
+
+
+def die(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def base(name):
+    return os.path.basename(name)[:-2]
+
+
+def parse_list(path):
+    """rows: [(layer, [module, ...])] in order; upward: {(from, to)}"""
+    text = open(path).read().split("*/", 1)[0]
+    rows, upward, layer, part = [], set(), None, None
+    for line in text.splitlines():
+        if "Layers, lowest first" in line:
+            part = "layers"
+        elif "Upward calls" in line:
+            part = "upward"
+        elif part and line.strip() == "*":
+            if part == "upward":
+                break
+        m = re.match(r"^ \* Layer (\d+),", line)
+        if part == "layers" and m:
+            layer = int(m.group(1))
+            continue
+        m = re.match(rf"^ \*   ({MODS})(?: -> ({MODS}))?(?:\s|$)", line)
+        if not m or not part:
+            continue
+        names = [base(n) for n in m.group(1).split(", ")]
+        if part == "layers" and not m.group(2):
+            if layer is None:
+                die(f"{path}: a module line before the first 'Layer N,' heading")
+            rows.append((layer, names))
+        elif part == "upward" and m.group(2):
+            upward |= {(a, base(b)) for a in names for b in m.group(2).split(", ")}
+    return rows, upward
+
+
+def library_sources(makefile):
+    text = open(makefile).read()
+    m = re.search(r"^liblfs_a_SOURCES\s*=((?:.*\\\n)*.*)$", text, re.M)
+    if not m:
+        die(f"no liblfs_a_SOURCES in {makefile}")
+    return [s for s in m.group(1).replace("\\\n", " ").split() if s.endswith(".c")]
+
+
+def calls(archive):
+    """{(from, to): [symbols]} between the archive's objects"""
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(["ar", "x", os.path.abspath(archive)], cwd=tmp, check=True)
+        objs = sorted(f for f in os.listdir(tmp) if f.endswith(".o"))
+        defined, undefined = {}, {}
+        for o in objs:
+            path = os.path.join(tmp, o)
+            out = subprocess.run(["nm", "-g", "--defined-only", path], capture_output=True, text=True,
+                                 check=True).stdout
+            for line in out.splitlines():
+                defined[line.split()[-1]] = base(o)
+            out = subprocess.run(["nm", "-u", path], capture_output=True, text=True, check=True).stdout
+            undefined[base(o)] = [line.split()[-1] for line in out.splitlines() if line.strip()]
+    edges = {}
+    for mod, syms in undefined.items():
+        for s in syms:
+            to = defined.get(s)
+            if to and to != mod:
+                edges.setdefault((mod, to), []).append(s)
+    return set(undefined), edges
+
+
+def top_comment(path):
+    text = open(path).read()
+    if not text.startswith("/*"):
+        return None
+    return text[:text.find("*/")]
+
+
+def main():
+    args = sys.argv[1:]
+    if args[:1] == ["--sources"] and len(args) == 2:
+        print("\n".join(library_sources(os.path.join(args[1], "Makefile.am"))))
+        return
+    inject = None
+    if "--inject" in args:
+        i = args.index("--inject")
+        inject = tuple(base(x) for x in args[i + 1].split("->"))
+        del args[i:i + 2]
+    if len(args) != 2:
+        die(__doc__.split("usage: ", 1)[1])
+    srcdir, archive = args
+    rows, upward = parse_list(os.path.join(srcdir, "lfs", "lfs_int.h"))
+    row_of, layer_of = {}, {}
+    for i, (layer, names) in enumerate(rows):
+        for n in names:
+            if n in row_of:
+                die(f"lfs_int.h lists {n}.c twice")
+            row_of[n], layer_of[n] = i, layer
+    sources = library_sources(os.path.join(srcdir, "Makefile.am"))
+    in_lib = {base(s): s for s in sources}
+    problems = []
+    for n in sorted(set(in_lib) - set(row_of)):
+        problems.append(f"{in_lib[n]} is in the library but not in lfs_int.h's layer list")
+    for n in sorted(set(row_of) - set(in_lib)):
+        problems.append(f"lfs_int.h's layer list names {n}.c, which is not in the library")
+    objects, edges = calls(archive)
+    if inject:
+        edges.setdefault(inject, []).append("(injected)")
+    for n in sorted(set(in_lib) - objects):
+        problems.append(f"{in_lib[n]}: no object in {archive}")
+    used_upward = set()
+    for (a, b), syms in sorted(edges.items()):
+        if a not in row_of or b not in row_of or row_of[b] <= row_of[a]:
+            continue
+        if (a, b) in upward:
+            used_upward.add((a, b))
+            continue
+        problems.append(f"{a}.c calls up into {b}.c ({', '.join(sorted(syms)[:4])}), "
+                        f"which lfs_int.h lists above it")
+    for a, b in sorted(upward - used_upward):
+        problems.append(f"lfs_int.h lists an upward call {a}.c -> {b}.c that the code does not make")
+    for n, src in sorted(in_lib.items()):
+        head = top_comment(os.path.join(srcdir, src))
+        name = os.path.basename(src)
+        if head is None or f"{name} —" not in head:
+            problems.append(f"{src}: the top comment does not begin '{name} —'")
+        elif n in layer_of and not re.search(rf"\blayer {layer_of[n]}\b", head):
+            problems.append(f"{src}: the top comment does not name its layer, {layer_of[n]}")
+    if problems:
+        for p in problems:
+            print("FAIL: " + p)
+        sys.exit(1)
+    between = sum(1 for a, b in edges if a in row_of and b in row_of)
+    print(f"ok {len(row_of)} modules in {len(rows)} lines of {len(set(layer_of.values()))} layers; "
+          f"{between} module pairs call each other, all downward or beside but the "
+          f"{len(upward)} listed upward calls")
+
+
+if __name__ == "__main__":
+    main()
