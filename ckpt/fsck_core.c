@@ -109,7 +109,7 @@ claim(struct fsck *f, uint64_t addr, uint8_t kind, uint32_t ino, uint32_t bytes)
 	uint64_t tag = ((uint64_t)ino << 8) | kind;
 	void *prev = u64map_get(&f->owner, addr);
 	if (prev && kind != LFS_BK_INODE) {
-		uint64_t p = (uint64_t)(uintptr_t)prev;
+		uint64_t p = (uint64_t)(uintptr_t)prev & ~(1ull << 63);
 		problem(f, "block %llu is owned twice: inode %llu (kind %u) and inode %u (kind %u)",
 			(unsigned long long)addr, (unsigned long long)(p >> 8), (unsigned)(p & 0xff), ino, kind);
 	}
@@ -297,7 +297,9 @@ fsck_run(struct fsck *f)
 				why ? why : "");
 			continue;
 		}
-		bool orphan = (lfs_imap_get(fs, ino)->flags & LFS_IMAP_ORPHAN) && ip->di.nlink == 0;
+		/* on a mounted filesystem, an inode unlinked while open is an
+		 * orphan before its record with no links is written */
+		bool orphan = ip->di.nlink == 0 && ((lfs_imap_get(fs, ino)->flags & LFS_IMAP_ORPHAN) || ip->dirty);
 		if (!f->seen[ino] && !orphan)
 			problem(f, "inode %u (mode %o, %u links) is in use but not reachable from the root", ino,
 				ip->di.mode, ip->di.nlink);
@@ -306,7 +308,10 @@ fsck_run(struct fsck *f)
 			problem(f, "inode %u%s has link count %u, but %u names refer to it%s", ino, ipath, ip->di.nlink, want,
 				S_ISDIR(ip->di.mode) ? " (counting subdirectories)" : "");
 		const struct lfs_imap_entry *e = lfs_imap_get(fs, ino);
-		claim(f, e->daddr, LFS_BK_INODE, ino, lfs_inode_charge(&fs->sb, lfs_inode_reclen(ip->di.inline_len)));
+		/* a new inode's record is not written before its first flush */
+		if (e->daddr || !ip->dirty)
+			claim(f, e->daddr, LFS_BK_INODE, ino,
+			      lfs_inode_charge(&fs->sb, lfs_inode_reclen(ip->di.inline_len)));
 		struct owner_ctx o = { .f = f, .ino = ino };
 		err = lfs_bmap_walk_disk(fs, &ip->di, claim_block, &o);
 		if (err)

@@ -228,7 +228,13 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 		free(visited);
 		return err;
 	}
-	lfs_logwalk_follow(&w, hdr->head_seg, hdr->head_off, hdr->next_seg, hdr->next_pseg_seq, fs->ckpt_seq);
+	if ((err = lfs_logwalk_follow(&w, hdr->head_seg, hdr->head_off, hdr->next_seg, hdr->next_pseg_seq,
+				      fs->ckpt_seq))) {
+		lfs_logwalk_free(&w);
+		lfs_rf_free(&rf);
+		free(visited);
+		return err;
+	}
 	visited[hdr->head_seg] = visited[hdr->next_seg] = 1;
 	/* where the log continues after the last applied group */
 	uint64_t a_seq = hdr->next_pseg_seq;

@@ -39,9 +39,11 @@ enum {
 	ACL_OTHER = 0x20,
 };
 
-/* Check an encoded ACL as posix_acl_valid does: the three required
- * entries once each, a mask at most once and whenever named users or
- * groups appear, known tags and permissions.  0 or -EINVAL. */
+/* Check an encoded ACL as posix_acl_valid does: entries in the order
+ * USER_OBJ, USER..., GROUP_OBJ, GROUP..., MASK, OTHER, each required one
+ * once, a mask whenever named users or groups appear, known permissions.
+ * The order is part of the rule: equiv_mode and create_masq read a mask
+ * as coming after the group entry it overrides.  0 or -EINVAL. */
 static int
 acl_check(const uint8_t *v, size_t size)
 {
@@ -49,33 +51,45 @@ acl_check(const uint8_t *v, size_t size)
 		return -EINVAL;
 	if (lfs_get32(v) != ACL_VERSION)
 		return -EOPNOTSUPP;
-	unsigned seen = 0, named = 0;
+	/* state: the tag class expected next; 0 once OTHER was seen */
+	unsigned state = ACL_USER_OBJ;
+	bool named = false;
 	for (size_t off = ACL_HDR; off < size; off += ACL_ENT) {
 		uint16_t tag = lfs_get16(v + off), perm = lfs_get16(v + off + 2);
 		if (perm & ~7u)
 			return -EINVAL;
 		switch (tag) {
+		case ACL_USER_OBJ:
+			if (state != ACL_USER_OBJ)
+				return -EINVAL;
+			state = ACL_USER;
+			break;
 		case ACL_USER:
 		case ACL_GROUP:
-			named++;
-			break;
-		case ACL_USER_OBJ:
-		case ACL_GROUP_OBJ:
-		case ACL_MASK:
-		case ACL_OTHER:
-			if (seen & tag)
+			if (state != (tag == ACL_USER ? ACL_USER : ACL_GROUP))
 				return -EINVAL;
-			seen |= tag;
+			named = true;
+			break;
+		case ACL_GROUP_OBJ:
+			if (state != ACL_USER)
+				return -EINVAL;
+			state = ACL_GROUP;
+			break;
+		case ACL_MASK:
+			if (state != ACL_GROUP)
+				return -EINVAL;
+			state = ACL_OTHER;
+			break;
+		case ACL_OTHER:
+			if (state != ACL_OTHER && !(state == ACL_GROUP && !named))
+				return -EINVAL;
+			state = 0;
 			break;
 		default:
 			return -EINVAL;
 		}
 	}
-	if ((seen & (ACL_USER_OBJ | ACL_GROUP_OBJ | ACL_OTHER)) != (ACL_USER_OBJ | ACL_GROUP_OBJ | ACL_OTHER))
-		return -EINVAL;
-	if (named && !(seen & ACL_MASK))
-		return -EINVAL;
-	return 0;
+	return state == 0 ? 0 : -EINVAL;
 }
 
 /* The ACL `name` of ip into buf (fs->bsize bytes): its length, or 0 when

@@ -129,12 +129,15 @@ lfs_bmap_get_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool cre
 		n->addr = addr;
 	} else {
 		n->dirty = true;
-		ip->di.blocks++;
-		lfs_inode_dirty(fs, ip);
 	}
 	if (u64map_put(&ip->nodes, id, n)) {
 		free(n);
 		return -ENOMEM;
+	}
+	/* counted only once it is held: a failed put must leave the count */
+	if (!addr) {
+		ip->di.blocks++;
+		lfs_inode_dirty(fs, ip);
 	}
 	fs->cache_nodes++;
 	*out = n;

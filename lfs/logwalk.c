@@ -48,16 +48,19 @@ lfs_logwalk_segment(struct lfs_logwalk *w, uint64_t seg)
 	w->end = LFS_LOGWALK_MORE;
 }
 
-void
+int
 lfs_logwalk_follow(struct lfs_logwalk *w, uint64_t seg, uint32_t off, uint64_t next_seg, uint64_t seq,
 		   uint64_t ckpt_seq)
 {
+	if (!(w->flags & LFS_LOGWALK_BLOCKS))
+		return -EINVAL;
 	lfs_logwalk_segment(w, seg);
 	w->off = off;
 	w->follow = true;
 	w->next_seg = next_seg;
 	w->seq = seq;
 	w->ckpt_seq = ckpt_seq;
+	return 0;
 }
 
 /* The verdict on the summary in w->buf at w->off; LFS_LOGWALK_MORE: take it. */

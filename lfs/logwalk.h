@@ -101,9 +101,10 @@ void lfs_logwalk_segment(struct lfs_logwalk *w, uint64_t seg);
 
 /* Follow the log from a checkpoint's head: (seg, off), the next pseg's
  * sequence number `seq`, the checkpoint's epoch `ckpt_seq`, and the
- * segment the log goes on in when seg is full (`next_seg`).  Implies
- * LFS_LOGWALK_BLOCKS: every block is checked. */
-void lfs_logwalk_follow(struct lfs_logwalk *w, uint64_t seg, uint32_t off, uint64_t next_seg, uint64_t seq,
+ * segment the log goes on in when seg is full (`next_seg`).  Every
+ * block is checked, so the walker must have been made with
+ * LFS_LOGWALK_BLOCKS (room for a pseg's blocks): -EINVAL otherwise. */
+int lfs_logwalk_follow(struct lfs_logwalk *w, uint64_t seg, uint32_t off, uint64_t next_seg, uint64_t seq,
 			uint64_t ckpt_seq);
 
 /* The next pseg: 1 (w->h, w->addr, w->buf hold it), 0 at the end of the

@@ -4,17 +4,21 @@
  */
 #include "lfs.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 
-/* "64M" -> 67108864; returns 0 or -EINVAL */
+/* "64M" -> 67108864; returns 0 or -EINVAL.  Digits first: strtoull would
+ * skip blanks and take a sign, and " -1" become 2^64 - 1. */
 int
 lfs_parse_size(const char *s, uint64_t *out)
 {
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
 	char *end;
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || *s == '-')
+	if (errno)
 		return -EINVAL;
 	unsigned shift = 0;
 	switch (*end) {
@@ -25,7 +29,8 @@ lfs_parse_size(const char *s, uint64_t *out)
 	case '\0': break;
 	default: return -EINVAL;
 	}
-	if (*end == 'i' || *end == 'B')
+	/* a unit may be followed by an i, then a B: K, Ki, KB, KiB */
+	if (*end == 'i')
 		end++;
 	if (*end == 'B')
 		end++;

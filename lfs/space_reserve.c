@@ -128,17 +128,18 @@ lfs_space_for_cleaning(const struct lfs_fs *fs)
 uint64_t
 lfs_space_avail_blocks(const struct lfs_fs *fs, enum lfs_space_class cls)
 {
-	uint64_t have = lfs_seg_clean_blocks(fs), keep = blocks_needed(fs, 0) + lfs_space_floor(fs, cls);
-	if (have <= keep)
+	/* the most that lfs_space_fits admits, found by bisection rather
+	 * than by inverting blocks_needed: an inverse that missed one of its
+	 * terms let a write that trusted it eat into the reserve */
+	uint64_t lo = 0, hi = lfs_seg_clean_blocks(fs) + 1;
+	if (!lfs_space_fits(fs, cls, 0))
 		return 0;
-	/* n blocks of content take n + n/nptr + 1 */
-	uint64_t n = have - keep;
-	n = n > 1 ? (n - 1) * fs->nptr / (fs->nptr + 1) : 0;
-	if (cls == LFS_SPACE_WRITE) {
-		uint64_t used = lfs_space_used_blocks(fs), cap = lfs_space_capacity(fs);
-		uint64_t room = cap > used ? cap - used : 0;
-		if (n > room)
-			n = room;
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (lfs_space_fits(fs, cls, mid * fs->bsize))
+			lo = mid;
+		else
+			hi = mid;
 	}
-	return n;
+	return lo;
 }

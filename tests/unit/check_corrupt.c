@@ -15,29 +15,6 @@
 #include <string.h>
 
 
-static uint8_t *
-image_load(size_t *len)
-{
-	int fd = open(testfs_path, O_RDONLY);
-	ck_assert_int_ge(fd, 0);
-	off_t n = lseek(fd, 0, SEEK_END);
-	uint8_t *buf = malloc((size_t)n);
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_int_eq(pread(fd, buf, (size_t)n, 0), n);
-	close(fd);
-	*len = (size_t)n;
-	return buf;
-}
-
-static void
-image_store(const uint8_t *buf, size_t len)
-{
-	int fd = open(testfs_path, O_WRONLY);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(pwrite(fd, buf, len, 0), (ssize_t)len);
-	close(fd);
-}
-
 /* Where the inode map of the image puts inode ino's record. */
 static void
 record_of(uint64_t ino, uint64_t *daddr, uint16_t *slot)
@@ -58,7 +35,7 @@ static void
 craft_record(uint64_t daddr, uint16_t slot, void (*fn)(struct lfs_dinode *))
 {
 	size_t len;
-	uint8_t *buf = image_load(&len);
+	uint8_t *buf = testfs_image_load(&len);
 	struct img im;
 	ck_assert_int_eq(img_open(&im, buf, len), 0);
 	uint8_t *p = img_record(&im, daddr, slot), inl[4096];
@@ -72,7 +49,7 @@ craft_record(uint64_t daddr, uint16_t slot, void (*fn)(struct lfs_dinode *))
 	lfs_dinode_encode(&di, inl, p);
 	img_reseal(&im);
 	img_close(&im);
-	image_store(buf, len);
+	testfs_image_store(buf, len);
 	free(buf);
 }
 
@@ -129,7 +106,7 @@ START_TEST(reseal_alone_is_harmless)
 	uint16_t slot;
 	record_of(ino, &daddr, &slot);
 	size_t len;
-	uint8_t *buf = image_load(&len);
+	uint8_t *buf = testfs_image_load(&len);
 	struct img im;
 	ck_assert_int_eq(img_open(&im, buf, len), 0);
 	ck_assert_uint_gt(im.count[IMG_INODE], 1);
@@ -144,7 +121,7 @@ START_TEST(reseal_alone_is_harmless)
 	ck_assert_int_eq(img_apply(&im, &e), 0);
 	img_reseal(&im);
 	img_close(&im);
-	image_store(buf, len);
+	testfs_image_store(buf, len);
 	free(buf);
 	ck_assert_uint_eq(fsck_problems(), 0);
 	rest_is_usable(testfs_mount(), "still here");
@@ -265,7 +242,7 @@ START_TEST(rolled_forward_records)
 	lfs_abandon(fs); /* a crash: the new records are only in the log */
 
 	size_t len;
-	uint8_t *buf = image_load(&len);
+	uint8_t *buf = testfs_image_load(&len);
 	struct img im;
 	ck_assert_int_eq(img_open(&im, buf, len), 0);
 	uint8_t *p = img_record(&im, ea.daddr, ea.slot);
@@ -277,7 +254,7 @@ START_TEST(rolled_forward_records)
 	lfs_put64(p + LFS_DI_OFF_SIZE, 1 << 20);
 	img_reseal(&im);
 	img_close(&im);
-	image_store(buf, len);
+	testfs_image_store(buf, len);
 	free(buf);
 
 	fs = testfs_mount();
@@ -325,7 +302,7 @@ static int
 mount_with_super(void (*fn)(struct lfs_super *))
 {
 	size_t len;
-	uint8_t *buf = image_load(&len);
+	uint8_t *buf = testfs_image_load(&len);
 	struct lfs_super sb;
 	ck_assert_int_eq(lfs_super_decode(&sb, buf), 0);
 	fn(&sb);
@@ -333,7 +310,7 @@ mount_with_super(void (*fn)(struct lfs_super *))
 	/* the same in the backup copy, or the mount would fall back to it */
 	if (sb.feature_compat & LFS_FEATURE_BACKUP_SB)
 		memcpy(buf + (size_t)sb.backup_sb * 4096, buf, LFS_SB_SIZE);
-	image_store(buf, len);
+	testfs_image_store(buf, len);
 	free(buf);
 	struct lfs_opts o;
 	lfs_opts_default(&o);

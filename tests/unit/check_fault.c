@@ -103,42 +103,6 @@ START_TEST(rules)
 }
 END_TEST
 
-/* Send stderr (lfs_log) to a file while `on`; returns how often `needle`
- * was logged when turned off. */
-static int saved_stderr = -1;
-static char log_path[64];
-
-static void
-capture_log(void)
-{
-	snprintf(log_path, sizeof(log_path), "/tmp/lfs-unit-log-XXXXXX");
-	int fd = mkstemp(log_path);
-	ck_assert_int_ge(fd, 0);
-	fflush(stderr);
-	saved_stderr = dup(2);
-	dup2(fd, 2);
-	close(fd);
-}
-
-static int
-release_log(const char *needle)
-{
-	fflush(stderr);
-	dup2(saved_stderr, 2);
-	close(saved_stderr);
-	FILE *f = fopen(log_path, "r");
-	char line[1024];
-	int n = 0;
-	while (f && fgets(line, sizeof(line), f)) {
-		fputs(line, stderr);
-		n += strstr(line, needle) != NULL;
-	}
-	if (f)
-		fclose(f);
-	unlink(log_path);
-	return n;
-}
-
 /* After a failed write or flush: everything that would write fails with
  * EIO, without another fdatasync reaching the device; reads work. */
 static void
@@ -204,13 +168,13 @@ START_TEST(failed_fdatasync_is_final)
 	uint8_t data[50000];
 	uint64_t ino, lost;
 	struct lfs_fs *fs = start_failing(data, sizeof(data), 1, &ino, &lost);
-	capture_log();
+	testfs_capture_log();
 	ck_assert_int_eq(lfs_fault_arm("fdatasync:1:EIO"), 0);
 	ck_assert_int_eq(lfs_fsync(fs, lost, false), -EIO);
 	assert_failed_state(fs, ino, data, sizeof(data));
 	ck_assert_uint_eq(lfs_fault_count(LFS_FAULT_SYNC), 1); /* never retried */
 	finish_failing(fs, sizeof(data), 1);
-	ck_assert_int_eq(release_log("the filesystem has failed"), 1);
+	ck_assert_int_eq(testfs_release_log("the filesystem has failed"), 1);
 }
 END_TEST
 

@@ -6,8 +6,10 @@
 #include "lfs_int.h"
 
 #include <check.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static char testfs_path[64];
@@ -126,6 +128,79 @@ testfs_finish(struct lfs_fs *fs)
 	testfs_fsck_clean(fs);
 	lfs_abandon(fs);
 	testfs_remove();
+}
+
+/* The image's bytes, read whole (*len: its size); the caller frees it. */
+static inline uint8_t *
+testfs_image_load(size_t *len)
+{
+	int fd = open(testfs_path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	off_t n = lseek(fd, 0, SEEK_END);
+	uint8_t *buf = malloc((size_t)n);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(pread(fd, buf, (size_t)n, 0), n);
+	close(fd);
+	*len = (size_t)n;
+	return buf;
+}
+
+/* Write `len` bytes back over the image from its start. */
+static inline void
+testfs_image_store(const uint8_t *buf, size_t len)
+{
+	int fd = open(testfs_path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, buf, len, 0), (ssize_t)len);
+	close(fd);
+}
+
+/* Where block lblk of file ino is on disk (0: a hole). */
+static inline uint64_t
+testfs_addr_of(struct lfs_fs *fs, uint64_t ino, uint64_t lblk)
+{
+	struct lfs_inode *ip;
+	uint64_t addr = 0;
+	ck_assert_int_eq(lfs_iget(fs, ino, &ip), 0);
+	ck_assert_int_eq(lfs_bmap_get(fs, ip, lblk, &addr), 0);
+	return addr;
+}
+
+/* The library's log (standard error) goes to a file from
+ * testfs_capture_log until testfs_release_log, which copies it back to
+ * standard error and returns how many lines hold `needle`. */
+static int testfs_saved_stderr = -1;
+static char testfs_log_path[64];
+
+static inline void
+testfs_capture_log(void)
+{
+	snprintf(testfs_log_path, sizeof(testfs_log_path), "/tmp/lfs-unit-log-XXXXXX");
+	int fd = mkstemp(testfs_log_path);
+	ck_assert_int_ge(fd, 0);
+	fflush(stderr);
+	testfs_saved_stderr = dup(2);
+	dup2(fd, 2);
+	close(fd);
+}
+
+static inline int
+testfs_release_log(const char *needle)
+{
+	fflush(stderr);
+	dup2(testfs_saved_stderr, 2);
+	close(testfs_saved_stderr);
+	FILE *f = fopen(testfs_log_path, "r");
+	char line[1024];
+	int n = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		fputs(line, stderr);
+		n += strstr(line, needle) != NULL;
+	}
+	if (f)
+		fclose(f);
+	unlink(testfs_log_path);
+	return n;
 }
 
 #endif

@@ -1,0 +1,253 @@
+/*
+ * check_ctl_ops.c — ctl_ops.c, the filesystem's side of the control
+ * protocol (ctl_proto.h), called directly on a mounted scratch image: the
+ * geometry and statistics it reports, the bounds of a usage request, and
+ * that liveness, moves and segclean are judged against the filesystem's
+ * current state, so that a stale or forged request cannot lose data.
+ */
+#include "testfs.h"
+#include "ctl_ops.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define SEG (16 * 4096)        /* 16-block segments */
+#define NBLK 4
+
+/* A 16 MiB image of 16-block segments with file "a" of NBLK blocks of
+ * pattern 1, checkpointed. */
+static struct lfs_fs *
+setup(uint64_t *ino)
+{
+	testfs_make(16 << 20, SEG);
+	struct lfs_fs *fs = testfs_mount();
+	*ino = testfs_mkfile(fs, LFS_ROOT_INO, "a");
+	static uint8_t buf[NBLK * 4096];
+	fill_pattern(buf, sizeof(buf), 1);
+	ck_assert_int_eq(lfs_write(fs, *ino, buf, sizeof(buf), 0, NULL), (ssize_t)sizeof(buf));
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	return fs;
+}
+
+/* The record a cleaner would send for data block lblk of ino at addr. */
+static struct lfs_ctl_blk
+data_rec(struct lfs_fs *fs, uint64_t ino, uint64_t lblk, uint64_t addr)
+{
+	return (struct lfs_ctl_blk){ .addr = addr, .lblk = lblk, .ino = (uint32_t)ino,
+				     .version = lfs_imap_get(fs, ino)->version, .kind = LFS_BK_DATA };
+}
+
+/* Overwrite data block lblk of ino with pattern seed and write it out. */
+static void
+overwrite(struct lfs_fs *fs, uint64_t ino, uint64_t lblk, unsigned seed)
+{
+	uint8_t b[4096];
+	fill_pattern(b, sizeof(b), seed);
+	ck_assert_int_eq(lfs_write(fs, ino, b, sizeof(b), (off_t)(lblk * 4096), NULL), 4096);
+	ck_assert_int_eq(lfs_fsync(fs, ino, false), 0);
+}
+
+/* INFO is the geometry a cleaner computes every address from, and STATS
+ * what --status shows: the literal block and segment size, segment 0 on
+ * a segment boundary; a cleaner report sets the pass count (the cleaner
+ * counts them) but adds its victims to the histogram, and a report
+ * without victims leaves the histogram alone. */
+START_TEST(info_stats_and_report)
+{
+	uint64_t ino;
+	struct lfs_fs *fs = setup(&ino);
+	uint64_t val[4];
+	lfs_ctl_info(fs, val);
+	ck_assert_uint_eq(val[0], 4096);
+	ck_assert_uint_eq(val[1], 16);
+	ck_assert_uint_eq(val[2], fs->sb.nsegs);
+	ck_assert_uint_eq(val[3], fs->sb.seg0);
+	ck_assert_uint_eq(val[3] % 16, 0);
+	ck_assert_uint_le(val[3] + val[1] * val[2], (16u << 20) / 4096);
+
+	uint64_t v[LFS_CTL_BINS];
+	for (unsigned i = 0; i < LFS_CTL_BINS; i++)
+		v[i] = i + 1;
+	lfs_ctl_cleaner_report(fs, 3, v);
+	lfs_ctl_cleaner_report(fs, 7, v);
+	lfs_ctl_cleaner_report(fs, 9, NULL);
+	struct lfs_ctl_stats st;
+	memset(&st, 0xee, sizeof(st));
+	lfs_ctl_stats(fs, &st);
+	ck_assert_uint_eq(st.cleaner_passes, 9);
+	for (unsigned i = 0; i < LFS_CTL_BINS; i++)
+		ck_assert_uint_eq(st.victim_hist[i], 2 * (i + 1));
+	ck_assert_uint_eq(st.seg_bytes, 65536);
+	ck_assert_uint_eq(st.segs_total, fs->sb.nsegs);
+	ck_assert_uint_eq(st.segs_reserved, fs->sb.reserved_segs);
+	ck_assert_uint_eq(st.blocks_moved, 0);
+	ck_assert_uint_eq(st.segs_cleaned, 0);
+	ck_assert_uint_ge(st.live_bytes, NBLK * 4096);
+	testfs_finish(fs);
+}
+END_TEST
+
+/* USAGE answers at most n records and never reads past the last segment,
+ * whatever `first` is (a forged one near UINT64_MAX must not wrap into
+ * range); what it does not fill is left alone. */
+START_TEST(usage_stays_in_range)
+{
+	uint64_t ino;
+	struct lfs_fs *fs = setup(&ino);
+	uint64_t nsegs = fs->sb.nsegs;
+	struct lfs_ctl_seg out[8];
+	memset(out, 0xab, sizeof(out));
+	ck_assert_uint_eq(lfs_ctl_usage(fs, 0, 0, out), 0);
+	ck_assert_uint_eq(lfs_ctl_usage(fs, nsegs, 8, out), 0);
+	ck_assert_uint_eq(lfs_ctl_usage(fs, UINT64_MAX - 5, 8, out), 0);
+	ck_assert_uint_eq(lfs_ctl_usage(fs, UINT64_MAX, 8, out), 0);
+	ck_assert_uint_eq(out[0].state, 0xabababab);
+	ck_assert_uint_eq(lfs_ctl_usage(fs, nsegs - 2, 8, out), 2);
+	ck_assert_uint_eq(out[2].state, 0xabababab);
+	/* the last segments are unused on a fresh image */
+	for (int i = 0; i < 2; i++) {
+		ck_assert_uint_eq(out[i].state, 0);
+		ck_assert_uint_eq(out[i].live_bytes, 0);
+	}
+	/* the segment holding the file's blocks: written, live bytes counted */
+	uint64_t seg = lfs_addr_seg(fs, testfs_addr_of(fs, ino, 0));
+	ck_assert_uint_eq(lfs_ctl_usage(fs, seg, 1, out), 1);
+	ck_assert_uint_ne(out[0].state, 0);
+	ck_assert_uint_ge(out[0].live_bytes, 4096);
+	ck_assert_uint_gt(out[0].mtime_ns, 0);
+	testfs_finish(fs);
+}
+END_TEST
+
+/* LIVE marks a record live only if it names the block's current copy:
+ * a superseded copy, a wrong version or inode, an address outside the
+ * segments, an unknown kind or a table block beyond the table are all
+ * dead, and the live flag the client sent is overwritten, not trusted. */
+START_TEST(live_judges_current_copies)
+{
+	uint64_t ino;
+	struct lfs_fs *fs = setup(&ino);
+	uint64_t a0 = testfs_addr_of(fs, ino, 0), a1 = testfs_addr_of(fs, ino, 1);
+	overwrite(fs, ino, 0, 9);
+	struct lfs_ctl_blk b[9];
+	b[0] = data_rec(fs, ino, 1, a1);                 /* current: live */
+	b[1] = data_rec(fs, ino, 0, a0);                 /* superseded */
+	b[2] = data_rec(fs, ino, 1, a1);
+	b[2].version++;                                  /* an older user of the number */
+	b[3] = data_rec(fs, ino, 1, a1);
+	b[3].ino = LFS_ROOT_INO;                         /* not the owner */
+	b[4] = data_rec(fs, ino, 1, 0);                  /* before segment 0 */
+	b[5] = data_rec(fs, ino, 1, a1);
+	b[5].kind = 7;                                   /* no such kind */
+	b[6] = (struct lfs_ctl_blk){ .addr = fs->imap_addr[0], .lblk = 0, .kind = LFS_BK_IMAP };
+	b[7] = b[6];
+	b[7].lblk = fs->n_imap_blocks;                   /* beyond the inode map */
+	b[8] = data_rec(fs, ino, 1, fs->sb.seg0 + fs->sb.nsegs * 16);
+	for (int i = 0; i < 9; i++)
+		b[i].live = 0x77;
+	ck_assert_int_eq(lfs_ctl_live(fs, b, 9), 0);
+	static const uint8_t want[9] = { 1, 0, 0, 0, 0, 0, 1, 0, 0 };
+	for (int i = 0; i < 9; i++)
+		ck_assert_msg(b[i].live == want[i], "record %d: live %u, want %u", i, b[i].live, want[i]);
+	testfs_finish(fs);
+}
+END_TEST
+
+/* MOVE relocates exactly the live blocks it is given (a stale record in
+ * the same request is skipped, not an error), the content is unchanged,
+ * and the blocks moved and the bytes the cleaner says it read are
+ * counted in the statistics. */
+START_TEST(move_relocates_only_live_blocks)
+{
+	uint64_t ino;
+	struct lfs_fs *fs = setup(&ino);
+	uint64_t a0 = testfs_addr_of(fs, ino, 0), a2 = testfs_addr_of(fs, ino, 2);
+	overwrite(fs, ino, 0, 9);
+	struct lfs_ctl_stats st0, st1;
+	lfs_ctl_stats(fs, &st0);
+	struct lfs_ctl_blk b[2] = { data_rec(fs, ino, 0, a0), data_rec(fs, ino, 2, a2) };
+	uint64_t moved = 99;
+	ck_assert_int_eq(lfs_ctl_move(fs, b, 2, 12345, &moved), 0);
+	ck_assert_uint_eq(moved, 1);
+	ck_assert_uint_ne(testfs_addr_of(fs, ino, 2), a2);
+	lfs_ctl_stats(fs, &st1);
+	ck_assert_uint_eq(st1.blocks_moved - st0.blocks_moved, 1);
+	ck_assert_uint_ge(st1.cleaner_bytes_read - st0.cleaner_bytes_read, 12345);
+	/* moving it again from its old place moves nothing */
+	ck_assert_int_eq(lfs_ctl_move(fs, &b[1], 1, 0, &moved), 0);
+	ck_assert_uint_eq(moved, 0);
+	static uint8_t want[NBLK * 4096], got[NBLK * 4096];
+	fill_pattern(want, sizeof(want), 1);
+	fill_pattern(want, 4096, 9);
+	ck_assert_int_eq(lfs_read(fs, ino, got, sizeof(got), 0), (ssize_t)sizeof(got));
+	ck_assert(memcmp(got, want, sizeof(got)) == 0);
+	testfs_finish(fs);
+}
+END_TEST
+
+/* A read-only filesystem moves nothing: MOVE answers -EROFS and reports
+ * no block moved, even for a live one. */
+START_TEST(move_refuses_readonly)
+{
+	uint64_t ino;
+	struct lfs_fs *fs = setup(&ino);
+	uint64_t a1 = testfs_addr_of(fs, ino, 1);
+	struct lfs_ctl_blk b = data_rec(fs, ino, 1, a1);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount_ro();
+	uint64_t moved = 99;
+	ck_assert_int_eq(lfs_ctl_move(fs, &b, 1, 0, &moved), -EROFS);
+	ck_assert_uint_eq(moved, 0);
+	ck_assert_uint_eq(testfs_addr_of(fs, ino, 1), a1);
+	lfs_abandon(fs);
+	testfs_remove();
+}
+END_TEST
+
+/* SEGCLEAN never frees a segment that holds live data, ignores segment
+ * numbers out of range, and writes no checkpoint when nothing it names
+ * is empty; a segment emptied by a delete is made clean by the one
+ * checkpoint it writes and counted in the answer. */
+START_TEST(segclean_frees_only_empty)
+{
+	uint64_t ino;
+	struct lfs_fs *fs = setup(&ino);
+	uint64_t live_seg = lfs_addr_seg(fs, testfs_addr_of(fs, ino, 0));
+	uint64_t seq = fs->ckpt_seq, cleaned = 99;
+	uint64_t bad[3] = { live_seg, fs->sb.nsegs, UINT64_MAX };
+	ck_assert_int_eq(lfs_ctl_segclean(fs, bad, 3, &cleaned), 0);
+	ck_assert_uint_eq(cleaned, 0);
+	ck_assert_uint_eq(fs->ckpt_seq, seq);
+	ck_assert_uint_ne(fs->segs[live_seg].state, LFS_SEG_CLEAN);
+
+	/* a second file of two segments' blocks, checkpointed, then deleted */
+	uint64_t b = testfs_mkfile(fs, LFS_ROOT_INO, "b");
+	static uint8_t buf[32 * 4096];
+	fill_pattern(buf, sizeof(buf), 2);
+	ck_assert_int_eq(lfs_write(fs, b, buf, sizeof(buf), 0, NULL), (ssize_t)sizeof(buf));
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	uint64_t empty_seg = lfs_addr_seg(fs, testfs_addr_of(fs, b, 20));
+	ck_assert_int_eq(lfs_unlink(fs, LFS_ROOT_INO, "b"), 0);
+	ck_assert_int_eq(lfs_release(fs, b), 0);
+	lfs_forget(fs, b, 1);
+	ck_assert_int_eq(lfs_fsync(fs, LFS_ROOT_INO, false), 0);
+	ck_assert_uint_eq(fs->segs[empty_seg].state, LFS_SEG_DIRTY);
+	ck_assert_uint_eq(lfs_seg_live(fs, empty_seg), 0);
+	seq = fs->ckpt_seq;
+	uint64_t segs[2] = { empty_seg, live_seg };
+	ck_assert_int_eq(lfs_ctl_segclean(fs, segs, 2, &cleaned), 0);
+	ck_assert_uint_eq(cleaned, 1);
+	ck_assert_uint_eq(fs->ckpt_seq, seq + 1);
+	ck_assert_uint_eq(fs->segs[empty_seg].state, LFS_SEG_CLEAN);
+	ck_assert_uint_ne(fs->segs[live_seg].state, LFS_SEG_CLEAN);
+	testfs_finish(fs);
+}
+END_TEST
+
+int
+main(void)
+{
+	const TTest *tests[] = { info_stats_and_report, usage_stays_in_range, live_judges_current_copies,
+				 move_relocates_only_live_blocks, move_refuses_readonly, segclean_frees_only_empty };
+	return testfs_run("ctl_ops", "operations", 30, tests, sizeof(tests) / sizeof(tests[0]));
+}

@@ -1,0 +1,206 @@
+/*
+ * check_verify.c — verify.c, the read verifier.  Holds lfs_verify_blocks
+ * to its rule: a block read from the log is accepted only if a valid
+ * summary describes it and its crc matches the one recorded there; else
+ * -EIO and a log line naming it, never wrong data.  And holds the
+ * summary cache to being a cache: the same answers whether it was filled
+ * by the writer (lfs_verify_note_pseg) or by walking the segment, a
+ * failed read never cached as "nothing here", a segment rewritten from
+ * its start forgetting its old blocks.
+ */
+#include "testfs.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define NBLK 3
+
+/* A file of NBLK blocks, flushed in one group; the address of its first
+ * block (the rest follow it), and the group's summary block. */
+static struct lfs_fs *
+logged_file(uint64_t *ino, uint64_t *addr, uint64_t *summary)
+{
+	testfs_make(64ull << 20, 1 << 20);
+	struct lfs_fs *fs = testfs_mount();
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	*ino = testfs_mkfile(fs, LFS_ROOT_INO, "f");
+	uint8_t buf[NBLK * 4096];
+	fill_pattern(buf, sizeof(buf), 1);
+	ck_assert_int_eq(lfs_write(fs, *ino, buf, sizeof(buf), 0, NULL), (ssize_t)sizeof(buf));
+	*summary = lfs_seg_first_block(fs, fs->cur_seg) + fs->cur_off;
+	ck_assert_int_eq(lfs_flush(fs), 0);
+	struct lfs_inode *ip;
+	ck_assert_int_eq(lfs_iget(fs, *ino, &ip), 0);
+	for (uint64_t i = 0; i < NBLK; i++) {
+		uint64_t a;
+		ck_assert_int_eq(lfs_bmap_get(fs, ip, i, &a), 0);
+		if (i == 0)
+			*addr = a;
+		ck_assert_uint_eq(a, *addr + i);
+	}
+	return fs;
+}
+
+/* Empty the summary cache: the next check walks the segment again. */
+static void
+reset_cache(struct lfs_fs *fs)
+{
+	lfs_verify_free(fs);
+	ck_assert_ptr_null(fs->sumcache);
+	ck_assert_int_eq(lfs_verify_init(fs), 0);
+}
+
+/* Blocks as written verify, several at once, whether the crcs come from
+ * the writer or from a walk of the segment. */
+START_TEST(logged_blocks_verify)
+{
+	uint64_t ino, addr, sum;
+	struct lfs_fs *fs = logged_file(&ino, &addr, &sum);
+	uint8_t buf[NBLK * 4096];
+	ck_assert_int_eq(lfs_bdev_read(&fs->dev, addr, NBLK, buf), 0);
+	ck_assert_int_eq(lfs_verify_blocks(fs, addr, NBLK, buf), 0);
+	reset_cache(fs);
+	ck_assert_int_eq(lfs_verify_blocks(fs, addr, NBLK, buf), 0);
+	ck_assert_int_eq(lfs_verify_blocks(fs, addr + 1, 1, buf + 4096), 0);
+	/* the right data at the wrong address is wrong */
+	ck_assert_int_eq(lfs_verify_blocks(fs, addr + 1, 1, buf), -EIO);
+	testfs_finish(fs);
+}
+END_TEST
+
+/* One flipped bit in one block fails the whole request with EIO and says
+ * which block; on disk, a damaged block reaches no reader: lfs_read_block
+ * and lfs_read both fail rather than return it. */
+START_TEST(damaged_block_is_eio)
+{
+	uint64_t ino, addr, sum;
+	struct lfs_fs *fs = logged_file(&ino, &addr, &sum);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0); /* the remount below needs no roll-forward */
+	uint8_t buf[NBLK * 4096];
+	ck_assert_int_eq(lfs_bdev_read(&fs->dev, addr, NBLK, buf), 0);
+	buf[4096 + 100] ^= 0x10;
+	char needle[64];
+	snprintf(needle, sizeof(needle), "block %llu (segment", (unsigned long long)(addr + 1));
+	testfs_capture_log();
+	int err = lfs_verify_blocks(fs, addr, NBLK, buf);
+	ck_assert_int_eq(testfs_release_log(needle), 1);
+	ck_assert_int_eq(err, -EIO);
+	ck_assert_int_eq(lfs_verify_blocks(fs, addr, 1, buf), 0);
+
+	ck_assert_int_eq(lfs_bdev_write(&fs->dev, addr + 1, 1, buf + 4096), 0);
+	uint8_t one[4096];
+	ck_assert_int_eq(lfs_read_block(fs, addr + 1, one), -EIO);
+	ck_assert_int_eq(lfs_read_block(fs, addr, one), 0);
+	ck_assert(memcmp(one, buf, 4096) == 0);
+	/* the file's pages are cached: drop them by a remount */
+	lfs_abandon(fs);
+	fs = testfs_mount();
+	ck_assert_int_eq(lfs_read(fs, ino, buf, sizeof(buf), 0), -EIO);
+	ck_assert_int_eq(lfs_read(fs, ino, buf, 4096, 0), 4096);
+	lfs_abandon(fs);
+	testfs_remove();
+}
+END_TEST
+
+/* A block no summary describes is EIO whatever it holds: the summary
+ * block itself, the block after the log head, a block of a segment never
+ * written (all zeros, as a fresh image reads). */
+START_TEST(undescribed_block_is_eio)
+{
+	uint64_t ino, addr, sum;
+	struct lfs_fs *fs = logged_file(&ino, &addr, &sum);
+	uint8_t buf[4096];
+	uint64_t head = lfs_seg_first_block(fs, fs->cur_seg) + fs->cur_off;
+	uint64_t never = lfs_seg_first_block(fs, fs->sb.nsegs - 1) + 3;
+	ck_assert_uint_eq(fs->segs[fs->sb.nsegs - 1].state, LFS_SEG_CLEAN);
+	for (int pass = 0; pass < 2; pass++) {
+		ck_assert_int_eq(lfs_bdev_read(&fs->dev, sum, 1, buf), 0);
+		ck_assert_int_eq(lfs_pseg_verify(buf, fs->bsize, fs->seed), 0);
+		ck_assert_int_eq(lfs_verify_blocks(fs, sum, 1, buf), -EIO);
+		ck_assert_int_eq(lfs_bdev_read(&fs->dev, head, 1, buf), 0);
+		ck_assert_int_eq(lfs_verify_blocks(fs, head, 1, buf), -EIO);
+		ck_assert_int_eq(lfs_bdev_read(&fs->dev, never, 1, buf), 0);
+		ck_assert_int_eq(lfs_verify_blocks(fs, never, 1, buf), -EIO);
+		reset_cache(fs); /* and again from walks of the segments */
+	}
+	testfs_finish(fs);
+}
+END_TEST
+
+/* A read error while walking a segment's summaries is returned, and the
+ * walk is not cached: the next check reads the segment again and
+ * succeeds.  Once walked, a segment is not read again; psegs the writer
+ * adds to it are known without a read. */
+START_TEST(cache_reads_once_and_not_after_errors)
+{
+	uint64_t ino, addr, sum;
+	struct lfs_fs *fs = logged_file(&ino, &addr, &sum);
+	uint8_t buf[4096];
+	ck_assert_int_eq(lfs_bdev_read(&fs->dev, addr, 1, buf), 0);
+	reset_cache(fs);
+	ck_assert_int_eq(lfs_fault_arm("pread:1:EIO"), 0);
+	ck_assert_int_eq(lfs_verify_blocks(fs, addr, 1, buf), -EIO);
+	ck_assert_uint_eq(lfs_fault_count(LFS_FAULT_PREAD), 1);
+	ck_assert_int_eq(lfs_verify_blocks(fs, addr, 1, buf), 0);
+	uint64_t reads = lfs_fault_count(LFS_FAULT_PREAD);
+	ck_assert_uint_gt(reads, 1);
+	ck_assert_int_eq(lfs_verify_blocks(fs, addr, 1, buf), 0);
+	ck_assert_uint_eq(lfs_fault_count(LFS_FAULT_PREAD), reads);
+
+	uint8_t more[4096];
+	fill_pattern(more, sizeof(more), 2);
+	ck_assert_int_eq(lfs_write(fs, ino, more, sizeof(more), NBLK * 4096, NULL), 4096);
+	ck_assert_int_eq(lfs_flush(fs), 0);
+	struct lfs_inode *ip;
+	uint64_t a;
+	ck_assert_int_eq(lfs_iget(fs, ino, &ip), 0);
+	ck_assert_int_eq(lfs_bmap_get(fs, ip, NBLK, &a), 0);
+	ck_assert_uint_eq(lfs_addr_seg(fs, a), lfs_addr_seg(fs, addr));
+	reads = lfs_fault_count(LFS_FAULT_PREAD);
+	ck_assert_int_eq(lfs_verify_blocks(fs, a, 1, more), 0);
+	ck_assert_uint_eq(lfs_fault_count(LFS_FAULT_PREAD), reads);
+	lfs_fault_disarm();
+	testfs_finish(fs);
+}
+END_TEST
+
+/* A summary noted at offset 0 starts the segment's new life: the blocks
+ * of its earlier psegs are forgotten (a reused segment's leftovers must
+ * not verify), the new pseg's blocks are known with their crcs. */
+START_TEST(segment_restart_forgets_old_blocks)
+{
+	uint64_t ino, addr, sum;
+	struct lfs_fs *fs = logged_file(&ino, &addr, &sum);
+	uint64_t seg = lfs_addr_seg(fs, addr), first = lfs_seg_first_block(fs, seg);
+	uint8_t old[4096], blk[4096], s[4096];
+	ck_assert_int_eq(lfs_bdev_read(&fs->dev, addr, 1, old), 0);
+	ck_assert_int_eq(lfs_verify_blocks(fs, addr, 1, old), 0); /* the segment is cached */
+	ck_assert_uint_gt(addr, first + 1);
+
+	fill_pattern(blk, sizeof(blk), 9);
+	memset(s, 0, sizeof(s));
+	struct lfs_pseg_hdr h = { .magic = LFS_PSEG_MAGIC, .nblocks = 1 };
+	lfs_pseg_hdr_encode(&h, s);
+	struct lfs_pseg_entry e = { .ino = 5, .kind = LFS_BK_DATA, .crc = lfs_crc(fs->seed, blk, 4096) };
+	lfs_pseg_entry_encode(&e, s, 0);
+	lfs_verify_note_pseg(fs, seg, 0, s);
+	ck_assert_int_eq(lfs_verify_blocks(fs, first + 1, 1, blk), 0);
+	ck_assert_int_eq(lfs_verify_blocks(fs, addr, 1, old), -EIO);
+	/* a summary further on adds to what is known */
+	struct lfs_pseg_entry e2 = { .ino = 5, .kind = LFS_BK_DATA, .crc = lfs_crc(fs->seed, old, 4096) };
+	lfs_pseg_entry_encode(&e2, s, 0);
+	lfs_verify_note_pseg(fs, seg, (uint32_t)(addr - first - 1), s);
+	ck_assert_int_eq(lfs_verify_blocks(fs, addr, 1, old), 0);
+	ck_assert_int_eq(lfs_verify_blocks(fs, first + 1, 1, blk), 0);
+	reset_cache(fs); /* back to what the disk says */
+	testfs_finish(fs);
+}
+END_TEST
+
+int
+main(void)
+{
+	const TTest *tests[] = { logged_blocks_verify, damaged_block_is_eio, undescribed_block_is_eio,
+				 cache_reads_once_and_not_after_errors, segment_restart_forgets_old_blocks };
+	return testfs_run("verify", "verify", 30, tests, sizeof(tests) / sizeof(tests[0]));
+}
