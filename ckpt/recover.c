@@ -297,8 +297,10 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 	/* Segments the log ran through hold what the old checkpoint needs
 	 * until the next one commits: none of them may be reused before. */
 	for (uint64_t s = 0; s < fs->sb.nsegs; s++) {
-		if (visited[s])
+		if (visited[s]) {
 			lfs_seg_set_state(fs, s, LFS_SEG_DIRTY);
+			lfs_seg_fit_usage(fs, s);
+		}
 	}
 	free(visited);
 	fs->pseg_seq = a_seq;

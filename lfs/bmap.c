@@ -156,23 +156,37 @@ lfs_bmap_path(const struct lfs_fs *fs, uint64_t lblk, uint64_t ids[LFS_NINDIRECT
 	return k + 1;
 }
 
-int
-lfs_bmap_get(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, uint64_t *addr)
+/* The pointer to block lblk: in the inode, or in its leaf (*leaf; NULL
+ * and no slot when the leaf does not exist and `create` is false). */
+static int
+pointer_of(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, bool create, uint64_t **slot,
+	   struct lfs_node **leaf)
 {
+	*leaf = NULL;
 	if (lblk < LFS_NDIRECT) {
-		*addr = ip->di.direct[lblk];
+		*slot = &ip->di.direct[lblk];
 		return 0;
 	}
 	unsigned k;
 	uint64_t rel;
 	int err = locate(fs, lblk, &k, &rel);
+	if (!err)
+		err = lfs_bmap_get_node(fs, ip, lfs_node_id(k, k, rel / fs->nptr), create, leaf);
 	if (err)
 		return err;
-	struct lfs_node *n;
-	err = lfs_bmap_get_node(fs, ip, lfs_node_id(k, k, rel / fs->nptr), false, &n);
+	*slot = *leaf ? &(*leaf)->ptrs[rel % fs->nptr] : NULL;
+	return 0;
+}
+
+int
+lfs_bmap_get(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, uint64_t *addr)
+{
+	uint64_t *slot;
+	struct lfs_node *leaf;
+	int err = pointer_of(fs, ip, lblk, false, &slot, &leaf);
 	if (err)
 		return err;
-	*addr = n ? n->ptrs[rel % fs->nptr] : 0;
+	*addr = slot ? *slot : 0;
 	return 0;
 }
 
@@ -180,21 +194,12 @@ int
 lfs_bmap_set(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, uint64_t addr, uint64_t *old)
 {
 	uint64_t *slot;
-	if (lblk < LFS_NDIRECT) {
-		slot = &ip->di.direct[lblk];
-	} else {
-		unsigned k;
-		uint64_t rel;
-		int err = locate(fs, lblk, &k, &rel);
-		if (err)
-			return err;
-		struct lfs_node *n;
-		err = lfs_bmap_get_node(fs, ip, lfs_node_id(k, k, rel / fs->nptr), true, &n);
-		if (err)
-			return err;
-		slot = &n->ptrs[rel % fs->nptr];
-		n->dirty = true;
-	}
+	struct lfs_node *leaf;
+	int err = pointer_of(fs, ip, lblk, true, &slot, &leaf);
+	if (err)
+		return err;
+	if (leaf)
+		leaf->dirty = true;
 	*old = *slot;
 	*slot = addr;
 	if (!*old && addr)

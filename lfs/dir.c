@@ -211,16 +211,25 @@ build_index(struct lfs_fs *fs, struct lfs_inode *dp)
 	return 0;
 }
 
-int
-lfs_dir_lookup(struct lfs_fs *fs, struct lfs_inode *dp, const char *name, uint32_t *ino, uint8_t *type)
+/* The index entry of `name` in dp, building the index on first use. */
+static int
+find_name(struct lfs_fs *fs, struct lfs_inode *dp, const char *name, struct lfs_dname **out)
 {
 	int err = build_index(fs, dp);
 	if (err)
 		return err;
 	uint64_t h;
-	struct lfs_dname *n = index_find(dp->dir, name, strlen(name), &h);
-	if (!n)
-		return -ENOENT;
+	*out = index_find(dp->dir, name, strlen(name), &h);
+	return *out ? 0 : -ENOENT;
+}
+
+int
+lfs_dir_lookup(struct lfs_fs *fs, struct lfs_inode *dp, const char *name, uint32_t *ino, uint8_t *type)
+{
+	struct lfs_dname *n;
+	int err = find_name(fs, dp, name, &n);
+	if (err)
+		return err;
 	*ino = n->ino;
 	if (type)
 		*type = n->type;
@@ -380,13 +389,10 @@ lfs_dir_remove(struct lfs_fs *fs, struct lfs_inode *dp, const char *name)
 int
 lfs_dir_set(struct lfs_fs *fs, struct lfs_inode *dp, const char *name, uint32_t ino, uint8_t type)
 {
-	int err = build_index(fs, dp);
+	struct lfs_dname *n;
+	int err = find_name(fs, dp, name, &n);
 	if (err)
 		return err;
-	uint64_t h;
-	struct lfs_dname *n = index_find(dp->dir, name, strlen(name), &h);
-	if (!n)
-		return -ENOENT;
 	struct lfs_page *pg;
 	if ((err = dir_page(fs, dp, n->pos / fs->bsize, &pg)))
 		return err;

@@ -288,6 +288,10 @@ void lfs_seg_mark_unwritten_sut(struct lfs_fs *fs);
 void lfs_seg_recount(struct lfs_fs *fs);
 void lfs_seg_use(struct lfs_fs *fs, uint64_t addr, uint32_t bytes);
 void lfs_seg_unuse(struct lfs_fs *fs, uint64_t addr, uint32_t bytes);
+/* A segment counted past its size (only a crafted log leaves one so,
+ * after roll-forward) is counted full: the next checkpoint must hold
+ * counts the next mount accepts. */
+void lfs_seg_fit_usage(struct lfs_fs *fs, uint64_t seg);
 /* Blocks in clean segments and the rest of the current one, reserve
  * included. */
 uint64_t lfs_seg_clean_blocks(const struct lfs_fs *fs);

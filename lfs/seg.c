@@ -289,8 +289,12 @@ lfs_read_block(struct lfs_fs *fs, uint64_t addr, void *buf)
 	return err;
 }
 
-void
-lfs_seg_use(struct lfs_fs *fs, uint64_t addr, uint32_t bytes)
+/* Add (`use`) or take away `bytes` of live data in the segment of addr,
+ * never below zero.  Roll-forward may count a segment past its size for
+ * a while (new blocks before the old ones they replace); a crafted log
+ * may leave it so, which lfs_seg_fit_usage settles. */
+static void
+change_usage(struct lfs_fs *fs, uint64_t addr, uint32_t bytes, bool use)
 {
 	if (!addr || !lfs_addr_valid(fs, addr))
 		return;
@@ -298,42 +302,48 @@ lfs_seg_use(struct lfs_fs *fs, uint64_t addr, uint32_t bytes)
 	struct lfs_seginfo *s = &fs->segs[seg];
 	bool was = freeable(s);
 	sut_dirty(fs, seg);
-	/* Only a crafted log (blocks counted twice by roll-forward) gets
-	 * here; a count past the segment would be written to the next
-	 * checkpoint, and the next mount refuse it. */
-	uint32_t room = fs->sb.seg_blocks * fs->bsize - s->live_bytes;
-	if (bytes > room) {
-		lfs_log("usage table: segment %llu live count above its size (%u + %u)", (unsigned long long)seg,
-			s->live_bytes, bytes);
-		bytes = room;
+	if (use) {
+		s->live_bytes += bytes;
+		fs->live_total += bytes;
+	} else {
+		if (!fs->cleaning || !fs->clean_victims || !u64map_get(fs->clean_victims, seg))
+			fs->freed_bytes += bytes;
+		if (s->live_bytes < bytes) {
+			lfs_log("usage table: segment %llu live count below zero (%u - %u)",
+				(unsigned long long)seg, s->live_bytes, bytes);
+			bytes = s->live_bytes;
+		}
+		s->live_bytes -= bytes;
+		fs->live_total -= bytes;
 	}
-	s->live_bytes += bytes;
-	fs->live_total += bytes;
 	note_change(fs, seg, was);
-	/* only roll-forward lands here: the log ran through it */
-	if (s->state == LFS_SEG_CLEAN)
+	/* only roll-forward uses a clean segment: the log ran through it */
+	if (use && s->state == LFS_SEG_CLEAN)
 		lfs_seg_set_state(fs, seg, LFS_SEG_DIRTY);
+}
+
+void
+lfs_seg_use(struct lfs_fs *fs, uint64_t addr, uint32_t bytes)
+{
+	change_usage(fs, addr, bytes, true);
 }
 
 void
 lfs_seg_unuse(struct lfs_fs *fs, uint64_t addr, uint32_t bytes)
 {
-	if (!addr || !lfs_addr_valid(fs, addr))
+	change_usage(fs, addr, bytes, false);
+}
+
+void
+lfs_seg_fit_usage(struct lfs_fs *fs, uint64_t seg)
+{
+	uint32_t size = fs->sb.seg_blocks * fs->bsize;
+	uint32_t live = fs->segs[seg].live_bytes;
+	if (live <= size)
 		return;
-	uint64_t seg = lfs_addr_seg(fs, addr);
-	struct lfs_seginfo *s = &fs->segs[seg];
-	bool was = freeable(s);
-	sut_dirty(fs, seg);
-	if (!fs->cleaning || !fs->clean_victims || !u64map_get(fs->clean_victims, seg))
-		fs->freed_bytes += bytes;
-	if (s->live_bytes < bytes) {
-		lfs_log("usage table: segment %llu live count below zero (%u - %u)",
-			(unsigned long long)seg, s->live_bytes, bytes);
-		bytes = s->live_bytes;
-	}
-	s->live_bytes -= bytes;
-	fs->live_total -= bytes;
-	note_change(fs, seg, was);
+	lfs_log("usage table: segment %llu counts %u live bytes, more than it holds (%u); counted as full",
+		(unsigned long long)seg, live, size);
+	change_usage(fs, lfs_seg_first_block(fs, seg), live - size, false);
 }
 
 uint64_t
