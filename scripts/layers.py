@@ -8,7 +8,7 @@ an earlier line or the same line, or be one of the listed upward calls;
 a listed upward call that the code no longer makes is stale and fails
 too, as does a module missing from the list or a list entry with no
 source.  Each library source's top comment must name its file and its
-layer's number.
+layer's number, and each module must have a unit suite in tests/unit.
 
 usage: layers.py SRCDIR LIBLFS.A [--inject FROM.c->TO.c]
        layers.py --sources SRCDIR
@@ -152,6 +152,19 @@ def main():
             problems.append(f"{src}: the top comment does not begin '{name} —'")
         elif n in layer_of and not re.search(rf"\blayer {layer_of[n]}\b", head):
             problems.append(f"{src}: the top comment does not name its layer, {layer_of[n]}")
+    # each module has a unit suite: tests/unit/check_MODULE.c, or one
+    # whose top comment names it
+    suites = {}
+    unit = os.path.join(srcdir, "tests", "unit")
+    for f in sorted(os.listdir(unit)):
+        if f.startswith("check_") and f.endswith(".c"):
+            suites[f] = top_comment(os.path.join(unit, f)) or ""
+    for n, src in sorted(in_lib.items()):
+        name = os.path.basename(src)
+        if f"check_{n}.c" not in suites and not any(re.search(rf"\b{re.escape(name)}\b", head)
+                                                    for head in suites.values()):
+            problems.append(f"{src} has no unit suite: no tests/unit/check_{n}.c, and no suite's top "
+                            f"comment names {name}")
     if problems:
         for p in problems:
             print("FAIL: " + p)
@@ -159,7 +172,7 @@ def main():
     between = sum(1 for a, b in edges if a in row_of and b in row_of)
     print(f"ok {len(row_of)} modules in {len(rows)} lines of {len(set(layer_of.values()))} layers; "
           f"{between} module pairs call each other, all downward or beside but the "
-          f"{len(upward)} listed upward calls")
+          f"{len(upward)} listed upward calls; every module has a unit suite")
 
 
 if __name__ == "__main__":

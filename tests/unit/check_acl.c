@@ -378,10 +378,5 @@ START_TEST(inherit_cases)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = { malformed_refused, access_acl_sets_mode, chmod_follows_mode, default_acl_inherited,
-				 inherit_cases };
-	return testfs_run("acl", "posix acl", 60, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("acl", "posix acl", 60, malformed_refused, access_acl_sets_mode, chmod_follows_mode,
+	   default_acl_inherited, inherit_cases)

@@ -263,12 +263,5 @@ START_TEST(trace_records)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = {
-		open_sizes_and_refusals, block_io_at_bounds, readonly_open, failed_write_is_sticky,
-		torn_write_lands_first_half, read_errors_counted, trace_records,
-	};
-	return testfs_run("bdev", "bdev", 30, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("bdev", "bdev", 30, open_sizes_and_refusals, block_io_at_bounds, readonly_open,
+	   failed_write_is_sticky, torn_write_lands_first_half, read_errors_counted, trace_records)

@@ -492,11 +492,6 @@ START_TEST(no_memory_counts_nothing)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = { geometry, holes_allocate_nothing, set_counts_blocks_and_nodes,
-				 flush_writes_children_first, free_range_shrinks, dropped_and_unlinked_nodes,
-				 walk_lists_every_block, walk_refuses_crafted_maps, no_memory_counts_nothing };
-	return testfs_run("bmap", "block map", 60, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("bmap", "block map", 60, geometry, holes_allocate_nothing, set_counts_blocks_and_nodes,
+	   flush_writes_children_first, free_range_shrinks, dropped_and_unlinked_nodes,
+	   walk_lists_every_block, walk_refuses_crafted_maps, no_memory_counts_nothing)

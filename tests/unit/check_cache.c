@@ -137,9 +137,4 @@ START_TEST(read_through_large_file)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = { stat_many_small_files, read_through_large_file };
-	return testfs_run("cache", "budget", 300, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("cache", "budget", 300, stat_many_small_files, read_through_large_file)

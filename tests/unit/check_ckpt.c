@@ -91,9 +91,4 @@ START_TEST(running_counts_agree)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = { checkpoint_writes_what_changed, running_counts_agree };
-	return testfs_run("ckpt", "checkpoint", 300, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("ckpt", "checkpoint", 300, checkpoint_writes_what_changed, running_counts_agree)

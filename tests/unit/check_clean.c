@@ -62,21 +62,6 @@ find(const struct seen *s, uint8_t kind, uint32_t ino, uint64_t lblk)
 	return -1;
 }
 
-/* A 16 MiB filesystem of 16-block segments holding file "a" of NBLK
- * blocks of pattern 1, checkpointed. */
-static struct lfs_fs *
-setup(uint64_t *ino)
-{
-	testfs_make(16 << 20, SEG);
-	struct lfs_fs *fs = testfs_mount();
-	*ino = testfs_mkfile(fs, LFS_ROOT_INO, "a");
-	static uint8_t buf[NBLK * 4096];
-	fill_pattern(buf, sizeof(buf), 1);
-	ck_assert_int_eq(lfs_write(fs, *ino, buf, sizeof(buf), 0, NULL), (ssize_t)sizeof(buf));
-	ck_assert_int_eq(lfs_checkpoint(fs), 0);
-	return fs;
-}
-
 /* File "a" reads back as pattern 1, but for lblk `changed` (if below
  * NBLK), which reads as pattern `seed`. */
 static void
@@ -126,7 +111,7 @@ fail_at_first(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, 
 START_TEST(scan_yields_verifying_blocks)
 {
 	uint64_t a;
-	struct lfs_fs *fs = setup(&a);
+	struct lfs_fs *fs = testfs_with_file(16 << 20, SEG, NBLK, &a);
 	uint64_t seg = lfs_addr_seg(fs, testfs_addr_of(fs, a, 0));
 	struct seen s;
 	scan(fs, seg, &s);
@@ -183,7 +168,7 @@ END_TEST
 START_TEST(liveness_follows_current_state)
 {
 	uint64_t a;
-	struct lfs_fs *fs = setup(&a);
+	struct lfs_fs *fs = testfs_with_file(16 << 20, SEG, NBLK, &a);
 	uint64_t seg = lfs_addr_seg(fs, testfs_addr_of(fs, a, NBLK - 1));
 	struct seen s;
 	scan(fs, seg, &s);
@@ -340,7 +325,7 @@ END_TEST
 START_TEST(refuses_bad_victims)
 {
 	uint64_t a;
-	struct lfs_fs *fs = setup(&a);
+	struct lfs_fs *fs = testfs_with_file(16 << 20, SEG, NBLK, &a);
 	struct lfs_stats s0, s1;
 	lfs_get_stats(fs, &s0);
 	uint64_t clean = fs->sb.nsegs - 1, moved = 0;
@@ -369,7 +354,7 @@ END_TEST
 START_TEST(move_redirties_owner)
 {
 	uint64_t a;
-	struct lfs_fs *fs = setup(&a);
+	struct lfs_fs *fs = testfs_with_file(16 << 20, SEG, NBLK, &a);
 	ck_assert_int_eq(lfs_unmount(fs), 0);
 	fs = testfs_mount(); /* no page cached */
 	uint64_t seg = lfs_addr_seg(fs, testfs_addr_of(fs, a, 0));
@@ -448,7 +433,7 @@ END_TEST
 START_TEST(clean_segment_empties_it)
 {
 	uint64_t a;
-	struct lfs_fs *fs = setup(&a);
+	struct lfs_fs *fs = testfs_with_file(16 << 20, SEG, NBLK, &a);
 	uint64_t seg = lfs_addr_seg(fs, testfs_addr_of(fs, a, NBLK - 1));
 	ck_assert_uint_eq(fs->segs[seg].state, LFS_SEG_DIRTY);
 	/* what is live there, by the owners' own maps */
@@ -562,11 +547,6 @@ START_TEST(reclaim_gains_or_refuses)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = { scan_yields_verifying_blocks, liveness_follows_current_state,
-				 cost_counts_what_a_move_writes, affordable_keeps_the_floors, refuses_bad_victims,
-				 move_redirties_owner, clean_segment_empties_it, reclaim_gains_or_refuses };
-	return testfs_run("clean", "mechanism", 60, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("clean", "mechanism", 60, scan_yields_verifying_blocks, liveness_follows_current_state,
+	   cost_counts_what_a_move_writes, affordable_keeps_the_floors, refuses_bad_victims,
+	   move_redirties_owner, clean_segment_empties_it, reclaim_gains_or_refuses)

@@ -338,19 +338,6 @@ START_TEST(superblock_geometry_caps)
 }
 END_TEST
 
-int
-main(void)
-{
-	Suite *s = suite_create("corrupt");
-	TCase *tc = tcase_create("crafted");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, reseal_alone_is_harmless);
-	tcase_add_test(tc, inline_size_beyond_inline_data);
-	tcase_add_test(tc, directory_size_wraps);
-	tcase_add_test(tc, directory_size_not_whole_blocks);
-	tcase_add_test(tc, rolled_forward_records);
-	tcase_add_test(tc, superblock_geometry_caps);
-	tcase_add_test(tc, block_count_checked);
-	suite_add_tcase(s, tc);
-	return check_run(s);
-}
+CHECK_MAIN("corrupt", "crafted", 120, reseal_alone_is_harmless, inline_size_beyond_inline_data,
+	   directory_size_wraps, directory_size_not_whole_blocks, rolled_forward_records,
+	   superblock_geometry_caps, block_count_checked)

@@ -14,21 +14,6 @@
 #define SEG (16 * 4096)        /* 16-block segments */
 #define NBLK 4
 
-/* A 16 MiB image of 16-block segments with file "a" of NBLK blocks of
- * pattern 1, checkpointed. */
-static struct lfs_fs *
-setup(uint64_t *ino)
-{
-	testfs_make(16 << 20, SEG);
-	struct lfs_fs *fs = testfs_mount();
-	*ino = testfs_mkfile(fs, LFS_ROOT_INO, "a");
-	static uint8_t buf[NBLK * 4096];
-	fill_pattern(buf, sizeof(buf), 1);
-	ck_assert_int_eq(lfs_write(fs, *ino, buf, sizeof(buf), 0, NULL), (ssize_t)sizeof(buf));
-	ck_assert_int_eq(lfs_checkpoint(fs), 0);
-	return fs;
-}
-
 /* The record a cleaner would send for data block lblk of ino at addr. */
 static struct lfs_ctl_blk
 data_rec(struct lfs_fs *fs, uint64_t ino, uint64_t lblk, uint64_t addr)
@@ -55,7 +40,7 @@ overwrite(struct lfs_fs *fs, uint64_t ino, uint64_t lblk, unsigned seed)
 START_TEST(info_stats_and_report)
 {
 	uint64_t ino;
-	struct lfs_fs *fs = setup(&ino);
+	struct lfs_fs *fs = testfs_with_file(16 << 20, SEG, NBLK, &ino);
 	uint64_t val[4];
 	lfs_ctl_info(fs, val);
 	ck_assert_uint_eq(val[0], 4096);
@@ -93,7 +78,7 @@ END_TEST
 START_TEST(usage_stays_in_range)
 {
 	uint64_t ino;
-	struct lfs_fs *fs = setup(&ino);
+	struct lfs_fs *fs = testfs_with_file(16 << 20, SEG, NBLK, &ino);
 	uint64_t nsegs = fs->sb.nsegs;
 	struct lfs_ctl_seg out[8];
 	memset(out, 0xab, sizeof(out));
@@ -126,7 +111,7 @@ END_TEST
 START_TEST(live_judges_current_copies)
 {
 	uint64_t ino;
-	struct lfs_fs *fs = setup(&ino);
+	struct lfs_fs *fs = testfs_with_file(16 << 20, SEG, NBLK, &ino);
 	uint64_t a0 = testfs_addr_of(fs, ino, 0), a1 = testfs_addr_of(fs, ino, 1);
 	overwrite(fs, ino, 0, 9);
 	struct lfs_ctl_blk b[9];
@@ -160,7 +145,7 @@ END_TEST
 START_TEST(move_relocates_only_live_blocks)
 {
 	uint64_t ino;
-	struct lfs_fs *fs = setup(&ino);
+	struct lfs_fs *fs = testfs_with_file(16 << 20, SEG, NBLK, &ino);
 	uint64_t a0 = testfs_addr_of(fs, ino, 0), a2 = testfs_addr_of(fs, ino, 2);
 	overwrite(fs, ino, 0, 9);
 	struct lfs_ctl_stats st0, st1;
@@ -190,7 +175,7 @@ END_TEST
 START_TEST(move_refuses_readonly)
 {
 	uint64_t ino;
-	struct lfs_fs *fs = setup(&ino);
+	struct lfs_fs *fs = testfs_with_file(16 << 20, SEG, NBLK, &ino);
 	uint64_t a1 = testfs_addr_of(fs, ino, 1);
 	struct lfs_ctl_blk b = data_rec(fs, ino, 1, a1);
 	ck_assert_int_eq(lfs_unmount(fs), 0);
@@ -211,7 +196,7 @@ END_TEST
 START_TEST(segclean_frees_only_empty)
 {
 	uint64_t ino;
-	struct lfs_fs *fs = setup(&ino);
+	struct lfs_fs *fs = testfs_with_file(16 << 20, SEG, NBLK, &ino);
 	uint64_t live_seg = lfs_addr_seg(fs, testfs_addr_of(fs, ino, 0));
 	uint64_t seq = fs->ckpt_seq, cleaned = 99;
 	uint64_t bad[3] = { live_seg, fs->sb.nsegs, UINT64_MAX };
@@ -244,10 +229,6 @@ START_TEST(segclean_frees_only_empty)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = { info_stats_and_report, usage_stays_in_range, live_judges_current_copies,
-				 move_relocates_only_live_blocks, move_refuses_readonly, segclean_frees_only_empty };
-	return testfs_run("ctl_ops", "operations", 30, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("ctl_ops", "operations", 30, info_stats_and_report, usage_stays_in_range,
+	   live_judges_current_copies, move_relocates_only_live_blocks, move_refuses_readonly,
+	   segclean_frees_only_empty)

@@ -338,10 +338,5 @@ START_TEST(request_counters)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = { where_and_info, malformed_refused_exactly, one_registered_cleaner, clean_verbs,
-				 request_counters };
-	return testfs_run("ctl_server", "socket", 30, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("ctl_server", "socket", 30, where_and_info, malformed_refused_exactly,
+	   one_registered_cleaner, clean_verbs, request_counters)

@@ -532,11 +532,6 @@ START_TEST(full_directory_enospc)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = { records_tile_blocks, remove_merges_and_reuses, cookies_survive_removals,
-				 large_directory, empty_and_name_limits, corrupt_records_refused,
-				 set_in_place_and_types, full_directory_enospc };
-	return testfs_run("dir", "directories", 60, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("dir", "directories", 60, records_tile_blocks, remove_merges_and_reuses,
+	   cookies_survive_removals, large_directory, empty_and_name_limits, corrupt_records_refused,
+	   set_in_place_and_types, full_directory_enospc)

@@ -147,10 +147,5 @@ START_TEST(failure_after_shutdown)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = { first_failure_is_final, failed_fdatasync_is_final, writers_stop_readers_go_on,
-				 failure_after_shutdown };
-	return testfs_run("fail", "fail", 30, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("fail", "fail", 30, first_failure_is_final, failed_fdatasync_is_final,
+	   writers_stop_readers_go_on, failure_after_shutdown)

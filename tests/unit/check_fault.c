@@ -20,22 +20,11 @@
 #include <string.h>
 
 
-static struct lfs_fs *
-mount_ro(void)
-{
-	struct lfs_opts o;
-	lfs_opts_default(&o);
-	o.readonly = true;
-	struct lfs_fs *fs = NULL;
-	ck_assert_int_eq(lfs_mount(testfs_path, &o, &fs), 0);
-	return fs;
-}
-
 /* The image must verify: no problem for fsck, whatever was lost. */
 static void
 assert_fsck_clean(void)
 {
-	struct lfs_fs *fs = mount_ro();
+	struct lfs_fs *fs = testfs_mount_ro();
 	uint64_t problems = 1;
 	ck_assert_int_eq(lfs_fsck(fs, &problems), 0);
 	ck_assert_uint_eq(problems, 0);
@@ -582,21 +571,6 @@ START_TEST(enomem_sweep)
 }
 END_TEST
 
-int
-main(void)
-{
-	Suite *s = suite_create("fault");
-	TCase *tc = tcase_create("fault");
-	tcase_set_timeout(tc, 600);
-	tcase_add_test(tc, rules);
-	tcase_add_test(tc, failed_fdatasync_is_final);
-	tcase_add_test(tc, failed_pwrite_is_final);
-	tcase_add_test(tc, sweep_pwrite_eio);
-	tcase_add_test(tc, sweep_pwrite_short);
-	tcase_add_test(tc, sweep_fdatasync_eio);
-	tcase_add_test(tc, mount_read_errors);
-	tcase_add_test(tc, mount_enomem);
-	tcase_add_test(tc, enomem_sweep);
-	suite_add_tcase(s, tc);
-	return check_run(s);
-}
+CHECK_MAIN("fault", "fault", 600, rules, failed_fdatasync_is_final, failed_pwrite_is_final,
+	   sweep_pwrite_eio, sweep_pwrite_short, sweep_fdatasync_eio, mount_read_errors, mount_enomem,
+	   enomem_sweep)

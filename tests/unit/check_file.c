@@ -467,11 +467,6 @@ START_TEST(flush_pages_places_blocks)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = { inline_until_inline_max, holes_read_as_zeros, size_limit, truncate_cuts_and_zeroes,
-				 punch_zeroes_and_frees_whole_blocks, allocate_fills_holes, dirty_pages_count_units,
-				 flush_pages_places_blocks, errors_are_short_or_whole };
-	return testfs_run("file", "content", 60, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("file", "content", 60, inline_until_inline_max, holes_read_as_zeros, size_limit,
+	   truncate_cuts_and_zeroes, punch_zeroes_and_frees_whole_blocks, allocate_fills_holes,
+	   dirty_pages_count_units, flush_pages_places_blocks, errors_are_short_or_whole)

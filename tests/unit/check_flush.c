@@ -336,10 +336,5 @@ START_TEST(flushed_group_survives_crash)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = { flush_of_nothing_writes_nothing, group_layout, records_by_charge,
-				 record_usage_moves, failed_flush_is_not_retried, flushed_group_survives_crash };
-	return testfs_run("flush", "flush", 30, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("flush", "flush", 30, flush_of_nothing_writes_nothing, group_layout, records_by_charge,
+	   record_usage_moves, failed_flush_is_not_retried, flushed_group_survives_crash)

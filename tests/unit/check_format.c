@@ -674,24 +674,7 @@ START_TEST(table_offsets)
 }
 END_TEST
 
-int
-main(void)
-{
-	Suite *s = suite_create("format");
-	TCase *tc = tcase_create("core");
-	tcase_add_test(tc, super_offsets);
-	tcase_add_test(tc, super_roundtrip_and_rejects);
-	tcase_add_test(tc, super_backup);
-	tcase_add_test(tc, super_rejects_what_mkfs_never_makes);
-	tcase_add_test(tc, pseg_roundtrip_and_crc);
-	tcase_add_test(tc, dinode_roundtrip_inline);
-	tcase_add_test(tc, xattr_entries);
-	tcase_add_test(tc, dinode_invariants);
-	tcase_add_test(tc, inode_charge);
-	tcase_add_test(tc, dirent_rules);
-	tcase_add_test(tc, node_ids);
-	tcase_add_test(tc, ckpt_and_tables);
-	tcase_add_test(tc, table_offsets);
-	suite_add_tcase(s, tc);
-	return check_run(s);
-}
+CHECK_MAIN("format", "core", 30, super_offsets, super_roundtrip_and_rejects, super_backup,
+	   super_rejects_what_mkfs_never_makes, pseg_roundtrip_and_crc, dinode_roundtrip_inline,
+	   xattr_entries, dinode_invariants, inode_charge, dirent_rules, node_ids, ckpt_and_tables,
+	   table_offsets)

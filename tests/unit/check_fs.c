@@ -605,25 +605,6 @@ START_TEST(full_filesystem)
 }
 END_TEST
 
-int
-main(void)
-{
-	Suite *s = suite_create("fs");
-	TCase *tc = tcase_create("api");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, write_read_remount);
-	tcase_add_test(tc, sparse_terabyte_and_truncate);
-	tcase_add_test(tc, directories);
-	tcase_add_test(tc, posix_acls);
-	tcase_add_test(tc, large_directory);
-	tcase_add_test(tc, renames_and_links);
-	tcase_add_test(tc, rename_whiteout);
-	tcase_add_test(tc, file_flags);
-	tcase_add_test(tc, unlink_open_file);
-	tcase_add_test(tc, xattrs);
-	tcase_add_test(tc, crash_keeps_fsynced_data);
-	tcase_add_test(tc, corrupt_block_is_eio);
-	tcase_add_test(tc, full_filesystem);
-	suite_add_tcase(s, tc);
-	return check_run(s);
-}
+CHECK_MAIN("fs", "api", 120, write_read_remount, sparse_terabyte_and_truncate, directories,
+	   posix_acls, large_directory, renames_and_links, rename_whiteout, file_flags, unlink_open_file,
+	   xattrs, crash_keeps_fsynced_data, corrupt_block_is_eio, full_filesystem)

@@ -42,17 +42,6 @@ make_file(struct lfs_fs *fs, uint64_t dir, const char *name, uint32_t nblocks, u
 	return ino;
 }
 
-static struct lfs_fs *
-mount_ro(void)
-{
-	struct lfs_opts o;
-	lfs_opts_default(&o);
-	o.readonly = true;
-	struct lfs_fs *fs;
-	ck_assert_int_eq(lfs_mount(testfs_path, &o, &fs), 0);
-	return fs;
-}
-
 static uint64_t
 block_of(struct lfs_fs *fs, uint64_t ino, uint64_t lblk)
 {
@@ -84,7 +73,7 @@ make_sample(struct facts *fx)
 	ck_assert_int_eq(lfs_link(fs, fx->g, fx->d, "g2", &st), 0);
 	ck_assert_int_eq(lfs_unmount(fs), 0);
 
-	fs = mount_ro();
+	fs = testfs_mount_ro();
 	fx->rec_d = *lfs_imap_get(fs, fx->d);
 	fx->rec_f = *lfs_imap_get(fs, fx->f);
 	fx->rec_g = *lfs_imap_get(fs, fx->g);
@@ -150,7 +139,7 @@ fsck_on(struct lfs_fs *fs, char *out, size_t len)
 static uint64_t
 fsck_image(char *out, size_t len)
 {
-	struct lfs_fs *fs = mount_ro();
+	struct lfs_fs *fs = testfs_mount_ro();
 	uint64_t problems = fsck_on(fs, out, len);
 	lfs_abandon(fs);
 	return problems;
@@ -568,11 +557,6 @@ START_TEST(running_counts_checked)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = { sound_image_has_no_problem, summary_must_name_each_block, record_invariants_checked,
-				 tree_checked, ownership_and_counts_checked, usage_table_checked,
-				 running_counts_checked };
-	return testfs_run("fsck", "checks", 60, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("fsck", "checks", 60, sound_image_has_no_problem, summary_must_name_each_block,
+	   record_invariants_checked, tree_checked, ownership_and_counts_checked, usage_table_checked,
+	   running_counts_checked)

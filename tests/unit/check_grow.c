@@ -381,12 +381,6 @@ START_TEST(grow_survives_a_crash_at_each_write)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = { plan_refuses_what_does_not_grow, plan_lays_out_grown_geometry,
-				 plan_stops_at_checkpoint_region, grow_keeps_data_and_adds_room,
-				 backup_superblock_moves, grow_refuses_small_device_and_unclean_log,
-				 grow_survives_a_crash_at_each_write };
-	return testfs_run("grow", "grow", 60, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("grow", "grow", 60, plan_refuses_what_does_not_grow, plan_lays_out_grown_geometry,
+	   plan_stops_at_checkpoint_region, grow_keeps_data_and_adds_room, backup_superblock_moves,
+	   grow_refuses_small_device_and_unclean_log, grow_survives_a_crash_at_each_write)

@@ -292,10 +292,5 @@ START_TEST(entries_follow_records)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = { alloc_and_release_versions, alloc_at_rules, limits_at_max_inodes,
-				 lookup_outside_and_unused, set_and_encode, entries_follow_records };
-	return testfs_run("imap", "inode map", 30, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("imap", "inode map", 30, alloc_and_release_versions, alloc_at_rules, limits_at_max_inodes,
+	   lookup_outside_and_unused, set_and_encode, entries_follow_records)

@@ -1,5 +1,6 @@
 /*
- * check_inode.c — mirrors lfs/inode.c, the in-memory inode: lfs_iget's
+ * check_inode.c — mirrors lfs/inode.c and inode_drop.c, the in-memory
+ * inode: lfs_iget's
  * cache and its refusals, new inodes (numbers, versions, the attributes
  * they inherit), dirty tracking and what it charges to admission
  * control, eviction that keeps the kernel's references, freeing, the
@@ -424,10 +425,5 @@ START_TEST(stat_and_rdev)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = { iget_cache_and_refusals, new_inode_attributes, dirty_units, free_and_versions,
-				 evict_keeps_references, record_verdicts, stat_and_rdev };
-	return testfs_run("inode", "cache", 30, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("inode", "cache", 30, iget_cache_and_refusals, new_inode_attributes, dirty_units,
+	   free_and_versions, evict_keeps_references, record_verdicts, stat_and_rdev)

@@ -176,18 +176,5 @@ START_TEST(now_is_wall_clock_ns)
 }
 END_TEST
 
-int
-main(void)
-{
-	Suite *s = suite_create("log");
-	TCase *tc = tcase_create("destinations");
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, file_lines_are_stamped);
-	tcase_add_test(tc, file_appends_and_switches);
-	tcase_add_test(tc, bad_file_keeps_old);
-	tcase_add_test(tc, quiet_info_drops_only_info);
-	tcase_add_test(tc, stderr_by_default);
-	tcase_add_test(tc, now_is_wall_clock_ns);
-	suite_add_tcase(s, tc);
-	return check_run(s);
-}
+CHECK_MAIN("log", "destinations", 30, file_lines_are_stamped, file_appends_and_switches,
+	   bad_file_keeps_old, quiet_info_drops_only_info, stderr_by_default, now_is_wall_clock_ns)

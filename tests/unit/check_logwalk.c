@@ -482,12 +482,5 @@ START_TEST(follow_needs_blocks)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = {
-		follows_a_real_log, segment_back_to_back, summary_verdicts, stale_psegs, follow_rules,
-		read_errors_are_not_the_end, follow_needs_blocks,
-	};
-	return testfs_run("logwalk", "logwalk", 30, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("logwalk", "logwalk", 30, follows_a_real_log, segment_back_to_back, summary_verdicts,
+	   stale_psegs, follow_rules, read_errors_are_not_the_end, follow_needs_blocks)

@@ -518,10 +518,5 @@ START_TEST(mount_arguments)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = { options_defaults, geometry, super_backup_and_refusals, feature_bits, image_lock,
-				 readonly_writes_nothing, orphans_freed_at_mount, tick_intervals, mount_arguments };
-	return testfs_run("mount", "open", 30, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("mount", "open", 30, options_defaults, geometry, super_backup_and_refusals, feature_bits,
+	   image_lock, readonly_writes_nothing, orphans_freed_at_mount, tick_intervals, mount_arguments)

@@ -135,17 +135,4 @@ START_TEST(malformed)
 }
 END_TEST
 
-int
-main(void)
-{
-	Suite *s = suite_create("parse");
-	TCase *tc = tcase_create("sizes");
-	tcase_set_timeout(tc, 10);
-	tcase_add_test(tc, plain_numbers);
-	tcase_add_test(tc, binary_units);
-	tcase_add_test(tc, optional_i_and_b);
-	tcase_add_test(tc, limits);
-	tcase_add_test(tc, malformed);
-	suite_add_tcase(s, tc);
-	return check_run(s);
-}
+CHECK_MAIN("parse", "sizes", 10, plain_numbers, binary_units, optional_i_and_b, limits, malformed)

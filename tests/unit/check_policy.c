@@ -103,15 +103,5 @@ START_TEST(config_file)
 }
 END_TEST
 
-int
-main(void)
-{
-	Suite *s = suite_create("policy");
-	TCase *tc = tcase_create("core");
-	tcase_add_test(tc, greedy_takes_emptiest);
-	tcase_add_test(tc, cost_benefit_prefers_cold);
-	tcase_add_test(tc, protection_period);
-	tcase_add_test(tc, config_file);
-	suite_add_tcase(s, tc);
-	return check_run(s);
-}
+CHECK_MAIN("policy", "core", 30, greedy_takes_emptiest, cost_benefit_prefers_cold, protection_period,
+	   config_file)

@@ -341,12 +341,5 @@ START_TEST(adopt_verdicts)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = {
-		header_and_alternation, writes_changed_blocks_only, torn_region_falls_back, newest_valid_chosen,
-		adopt_verdicts,
-	};
-	return testfs_run("region", "region", 30, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("region", "region", 30, header_and_alternation, writes_changed_blocks_only,
+	   torn_region_falls_back, newest_valid_chosen, adopt_verdicts)

@@ -1,5 +1,6 @@
-/* check_run.h — the end of every unit suite's main(): run the suite,
- * turn its failures into the exit status the test driver reads. */
+/* check_run.h — the end of every unit suite: its main() runs one test
+ * case of the suite's tests and turns their failures into the exit
+ * status the test driver reads. */
 #ifndef LFS_CHECK_RUN_H
 #define LFS_CHECK_RUN_H
 
@@ -15,5 +16,27 @@ check_run(Suite *s)
 	srunner_free(sr);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
+
+/* Run `tests` as test case `tcase` of suite `suite`, each within
+ * `timeout` seconds. */
+static inline int
+check_main(const char *suite, const char *tcase, int timeout, const TTest *const *tests, size_t n)
+{
+	Suite *s = suite_create(suite);
+	TCase *tc = tcase_create(tcase);
+	tcase_set_timeout(tc, timeout);
+	for (size_t i = 0; i < n; i++)
+		tcase_add_test(tc, tests[i]);
+	suite_add_tcase(s, tc);
+	return check_run(s);
+}
+
+/* A suite's main(): CHECK_MAIN("suite", "tcase", timeout_s, test, ...) */
+#define CHECK_MAIN(suite, tcase, timeout, ...)                                                  \
+	int main(void)                                                                          \
+	{                                                                                       \
+		const TTest *const tests_[] = { __VA_ARGS__ };                                  \
+		return check_main(suite, tcase, timeout, tests_, sizeof(tests_) / sizeof(tests_[0])); \
+	}
 
 #endif

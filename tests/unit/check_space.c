@@ -1,5 +1,6 @@
 /*
- * check_space.c — admission control and the reserve (space.c): the
+ * check_space.c — admission control and the reserve (space.c and
+ * space_reserve.c): the
  * floor of clean space each class of operation must leave (writers
  * above the reserve and the cache headroom, deletes half way into it,
  * the checkpoint's tables and log head below everyone), the capacity
@@ -260,10 +261,5 @@ START_TEST(full_filesystem_still_deletes)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = { floors_by_class, capacity_keeps_slack, writers_stop_at_capacity,
-				 avail_and_cleaning_room, full_filesystem_still_deletes };
-	return testfs_run("space", "admission", 30, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("space", "admission", 30, floors_by_class, capacity_keeps_slack, writers_stop_at_capacity,
+	   avail_and_cleaning_room, full_filesystem_still_deletes)

@@ -192,10 +192,5 @@ START_TEST(open_image_locks)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = { help_to_stdout, version_line, bad_option_usage_status, uuid_text,
-				 open_image_locks };
-	return testfs_run("tool", "options", 30, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("tool", "options", 30, help_to_stdout, version_line, bad_option_usage_status, uuid_text,
+	   open_image_locks)

@@ -102,15 +102,4 @@ START_TEST(remove_if)
 }
 END_TEST
 
-int
-main(void)
-{
-	Suite *s = suite_create("u64map");
-	TCase *tc = tcase_create("core");
-	tcase_add_test(tc, put_get_del);
-	tcase_add_test(tc, sorted_keys);
-	tcase_add_test(tc, reserve_means_no_allocation);
-	tcase_add_test(tc, remove_if);
-	suite_add_tcase(s, tc);
-	return check_run(s);
-}
+CHECK_MAIN("u64map", "core", 30, put_get_del, sorted_keys, reserve_means_no_allocation, remove_if)

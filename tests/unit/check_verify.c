@@ -197,10 +197,6 @@ START_TEST(segment_restart_forgets_old_blocks)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = { logged_blocks_verify, damaged_block_is_eio, undescribed_block_is_eio,
-				 cache_reads_once_and_not_after_errors, segment_restart_forgets_old_blocks };
-	return testfs_run("verify", "verify", 30, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("verify", "verify", 30, logged_blocks_verify, damaged_block_is_eio,
+	   undescribed_block_is_eio, cache_reads_once_and_not_after_errors,
+	   segment_restart_forgets_old_blocks)

@@ -378,9 +378,4 @@ START_TEST(without_feature)
 }
 END_TEST
 
-int
-main(void)
-{
-	const TTest *tests[] = { limits, many, total_bound, crash, clean_and_unlink, without_feature };
-	return testfs_run("xattr", "core", 120, tests, sizeof(tests) / sizeof(tests[0]));
-}
+CHECK_MAIN("xattr", "core", 120, limits, many, total_bound, crash, clean_and_unlink, without_feature)

@@ -83,6 +83,23 @@ testfs_mkfile(struct lfs_fs *fs, uint64_t dir, const char *name)
 	return st.st_ino;
 }
 
+/* A new filesystem (testfs_make) holding file "a" of `nblocks` blocks
+ * of pattern 1, checkpointed; *ino is its number. */
+static inline struct lfs_fs *
+testfs_with_file(uint64_t bytes, uint32_t segsize, unsigned nblocks, uint64_t *ino)
+{
+	testfs_make(bytes, segsize);
+	struct lfs_fs *fs = testfs_mount();
+	*ino = testfs_mkfile(fs, LFS_ROOT_INO, "a");
+	uint8_t *buf = malloc((size_t)nblocks * 4096);
+	ck_assert_ptr_nonnull(buf);
+	fill_pattern(buf, (size_t)nblocks * 4096, 1);
+	ck_assert_int_eq(lfs_write(fs, *ino, buf, (size_t)nblocks * 4096, 0, NULL), (ssize_t)nblocks * 4096);
+	free(buf);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	return fs;
+}
+
 /* Counters of the mounted fs: bytes written (lifetime) and read. */
 static inline uint64_t
 testfs_written(struct lfs_fs *fs)
@@ -98,19 +115,6 @@ testfs_read(struct lfs_fs *fs)
 	struct lfs_stats st;
 	lfs_get_stats(fs, &st);
 	return st.bytes_read;
-}
-
-/* Run one test case of the given tests; the exit status for main(). */
-static inline int
-testfs_run(const char *suite, const char *tcase, int timeout, const TTest **tests, size_t n)
-{
-	Suite *s = suite_create(suite);
-	TCase *tc = tcase_create(tcase);
-	tcase_set_timeout(tc, timeout);
-	for (size_t i = 0; i < n; i++)
-		tcase_add_test(tc, tests[i]);
-	suite_add_tcase(s, tc);
-	return check_run(s);
 }
 
 static inline void
