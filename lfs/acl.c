@@ -26,19 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ACL_VERSION 2
-#define ACL_HDR 4
-#define ACL_ENT 8
-
-enum {
-	ACL_USER_OBJ = 0x01,
-	ACL_USER = 0x02,
-	ACL_GROUP_OBJ = 0x04,
-	ACL_GROUP = 0x08,
-	ACL_MASK = 0x10,
-	ACL_OTHER = 0x20,
-};
-
 /* Check an encoded ACL as posix_acl_valid does: entries in the order
  * USER_OBJ, USER..., GROUP_OBJ, GROUP..., MASK, OTHER, each required one
  * once, a mask whenever named users or groups appear, known permissions.
@@ -47,41 +34,41 @@ enum {
 static int
 acl_check(const uint8_t *v, size_t size)
 {
-	if (size < ACL_HDR + ACL_ENT || (size - ACL_HDR) % ACL_ENT)
+	if (size < LFS_ACL_HDR + LFS_ACL_ENT || (size - LFS_ACL_HDR) % LFS_ACL_ENT)
 		return -EINVAL;
-	if (lfs_get32(v) != ACL_VERSION)
+	if (lfs_acl_version(v) != LFS_ACL_VERSION)
 		return -EOPNOTSUPP;
 	/* state: the tag class expected next; 0 once OTHER was seen */
-	unsigned state = ACL_USER_OBJ;
+	unsigned state = LFS_ACL_USER_OBJ;
 	bool named = false;
-	for (size_t off = ACL_HDR; off < size; off += ACL_ENT) {
-		uint16_t tag = lfs_get16(v + off), perm = lfs_get16(v + off + 2);
+	for (size_t off = LFS_ACL_HDR; off < size; off += LFS_ACL_ENT) {
+		uint16_t tag = lfs_acl_tag(v, off), perm = lfs_acl_perm(v, off);
 		if (perm & ~7u)
 			return -EINVAL;
 		switch (tag) {
-		case ACL_USER_OBJ:
-			if (state != ACL_USER_OBJ)
+		case LFS_ACL_USER_OBJ:
+			if (state != LFS_ACL_USER_OBJ)
 				return -EINVAL;
-			state = ACL_USER;
+			state = LFS_ACL_USER;
 			break;
-		case ACL_USER:
-		case ACL_GROUP:
-			if (state != (tag == ACL_USER ? ACL_USER : ACL_GROUP))
+		case LFS_ACL_USER:
+		case LFS_ACL_GROUP:
+			if (state != (tag == LFS_ACL_USER ? LFS_ACL_USER : LFS_ACL_GROUP))
 				return -EINVAL;
 			named = true;
 			break;
-		case ACL_GROUP_OBJ:
-			if (state != ACL_USER)
+		case LFS_ACL_GROUP_OBJ:
+			if (state != LFS_ACL_USER)
 				return -EINVAL;
-			state = ACL_GROUP;
+			state = LFS_ACL_GROUP;
 			break;
-		case ACL_MASK:
-			if (state != ACL_GROUP)
+		case LFS_ACL_MASK:
+			if (state != LFS_ACL_GROUP)
 				return -EINVAL;
-			state = ACL_OTHER;
+			state = LFS_ACL_OTHER;
 			break;
-		case ACL_OTHER:
-			if (state != ACL_OTHER && !(state == ACL_GROUP && !named))
+		case LFS_ACL_OTHER:
+			if (state != LFS_ACL_OTHER && !(state == LFS_ACL_GROUP && !named))
 				return -EINVAL;
 			state = 0;
 			break;
@@ -110,7 +97,7 @@ acl_get(struct lfs_fs *fs, struct lfs_inode *ip, const char *name, uint8_t *buf)
 static void
 set_perm(uint8_t *v, size_t off, uint32_t perm)
 {
-	lfs_put16(v + off + 2, (uint16_t)(perm & 7));
+	lfs_acl_set_perm(v, off, (uint16_t)(perm & 7));
 }
 
 /* posix_acl_create_masq: cut the ACL by *mode and the mode by the ACL;
@@ -121,23 +108,23 @@ create_masq(uint8_t *v, size_t size, uint32_t *mode)
 	uint32_t m = *mode;
 	size_t group_obj = 0, mask = 0;
 	bool not_equiv = false;
-	for (size_t off = ACL_HDR; off < size; off += ACL_ENT) {
-		uint32_t perm = lfs_get16(v + off + 2);
-		switch (lfs_get16(v + off)) {
-		case ACL_USER_OBJ:
+	for (size_t off = LFS_ACL_HDR; off < size; off += LFS_ACL_ENT) {
+		uint32_t perm = lfs_acl_perm(v, off);
+		switch (lfs_acl_tag(v, off)) {
+		case LFS_ACL_USER_OBJ:
 			perm &= m >> 6;
 			set_perm(v, off, perm);
 			m &= (perm << 6) | ~0700u;
 			break;
-		case ACL_OTHER:
+		case LFS_ACL_OTHER:
 			perm &= m;
 			set_perm(v, off, perm);
 			m &= perm | ~0007u;
 			break;
-		case ACL_GROUP_OBJ:
+		case LFS_ACL_GROUP_OBJ:
 			group_obj = off;
 			break;
-		case ACL_MASK:
+		case LFS_ACL_MASK:
 			mask = off;
 			not_equiv = true;
 			break;
@@ -147,7 +134,7 @@ create_masq(uint8_t *v, size_t size, uint32_t *mode)
 		}
 	}
 	size_t g = mask ? mask : group_obj; /* acl_check: group_obj is there */
-	uint32_t perm = lfs_get16(v + g + 2) & (m >> 3);
+	uint32_t perm = lfs_acl_perm(v, g) & (m >> 3);
 	set_perm(v, g, perm);
 	m &= (perm << 3) | ~0070u;
 	*mode = (*mode & ~0777u) | (m & 0777u);
@@ -161,13 +148,13 @@ equiv_mode(const uint8_t *v, size_t size, uint32_t *mode)
 {
 	uint32_t m = 0;
 	bool not_equiv = false;
-	for (size_t off = ACL_HDR; off < size; off += ACL_ENT) {
-		uint32_t perm = lfs_get16(v + off + 2) & 7;
-		switch (lfs_get16(v + off)) {
-		case ACL_USER_OBJ: m |= perm << 6; break;
-		case ACL_GROUP_OBJ: m |= perm << 3; break;
-		case ACL_OTHER: m |= perm; break;
-		case ACL_MASK:
+	for (size_t off = LFS_ACL_HDR; off < size; off += LFS_ACL_ENT) {
+		uint32_t perm = lfs_acl_perm(v, off) & 7;
+		switch (lfs_acl_tag(v, off)) {
+		case LFS_ACL_USER_OBJ: m |= perm << 6; break;
+		case LFS_ACL_GROUP_OBJ: m |= perm << 3; break;
+		case LFS_ACL_OTHER: m |= perm; break;
+		case LFS_ACL_MASK:
 			m = (m & ~0070u) | (perm << 3);
 			not_equiv = true;
 			break;
@@ -216,12 +203,12 @@ lfs_acl_chmod(struct lfs_fs *fs, struct lfs_inode *ip)
 	if (n > 0) {
 		uint32_t mode = ip->di.mode;
 		size_t group_obj = 0, mask = 0;
-		for (size_t off = ACL_HDR; off < (size_t)n; off += ACL_ENT) {
-			switch (lfs_get16(buf + off)) {
-			case ACL_USER_OBJ: set_perm(buf, off, mode >> 6); break;
-			case ACL_OTHER: set_perm(buf, off, mode); break;
-			case ACL_GROUP_OBJ: group_obj = off; break;
-			case ACL_MASK: mask = off; break;
+		for (size_t off = LFS_ACL_HDR; off < (size_t)n; off += LFS_ACL_ENT) {
+			switch (lfs_acl_tag(buf, off)) {
+			case LFS_ACL_USER_OBJ: set_perm(buf, off, mode >> 6); break;
+			case LFS_ACL_OTHER: set_perm(buf, off, mode); break;
+			case LFS_ACL_GROUP_OBJ: group_obj = off; break;
+			case LFS_ACL_MASK: mask = off; break;
 			default: break;
 			}
 		}

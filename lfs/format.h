@@ -544,6 +544,24 @@ static inline bool lfs_acl_name(const char *name)
 {
 	return strcmp(name, LFS_ACL_ACCESS) == 0 || strcmp(name, LFS_ACL_DEFAULT) == 0;
 }
+/* Their value: le32 version 2, then entries of le16 tag | le16 perm |
+ * le32 id, as the kernel's xattr interface has them. */
+#define LFS_ACL_VERSION 2u
+#define LFS_ACL_HDR 4u
+#define LFS_ACL_ENT 8u
+enum {
+	LFS_ACL_USER_OBJ = 0x01,
+	LFS_ACL_USER = 0x02,
+	LFS_ACL_GROUP_OBJ = 0x04,
+	LFS_ACL_GROUP = 0x08,
+	LFS_ACL_MASK = 0x10,
+	LFS_ACL_OTHER = 0x20,
+};
+static inline uint32_t lfs_acl_version(const uint8_t *v) { return lfs_get32(v); }
+/* the tag and permissions of the entry at byte `off` */
+static inline uint16_t lfs_acl_tag(const uint8_t *v, size_t off) { return lfs_get16(v + off); }
+static inline uint16_t lfs_acl_perm(const uint8_t *v, size_t off) { return lfs_get16(v + off + 2); }
+static inline void lfs_acl_set_perm(uint8_t *v, size_t off, uint16_t perm) { lfs_put16(v + off + 2, perm); }
 
 static inline uint32_t lfs_xattr_max_slots(uint32_t block_size)
 {
@@ -575,6 +593,11 @@ int lfs_xent_decode(struct lfs_xent *e, const uint8_t *blk, uint32_t off, uint32
 uint32_t lfs_xent_encode(uint8_t *p, const char *name, uint16_t name_len, uint8_t flags, uint32_t value_len,
 			 const void *payload, uint32_t payload_len);
 static inline uint16_t lfs_xent_slot(const struct lfs_xent *e, uint32_t i) { return lfs_get16(e->payload + 2 * i); }
+/* The i-th slot of an out-of-line value's payload, as it is written. */
+static inline void lfs_xent_put_slot(uint8_t *payload, uint32_t i, uint16_t slot) { lfs_put16(payload + 2 * i, slot); }
+/* A leaf's (or a legacy root's) header: the number of its entries. */
+static inline uint32_t lfs_xleaf_count(const uint8_t *blk) { return lfs_get32(blk); }
+static inline void lfs_xleaf_set_count(uint8_t *blk, uint32_t count) { lfs_put32(blk, count); }
 
 struct lfs_xroot {
 	bool legacy;                /* no magic: a leaf (an image without the feature) */

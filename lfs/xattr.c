@@ -181,7 +181,7 @@ load_slots(struct lfs_fs *fs, struct lfs_inode *ip, struct lfs_xattrs *xa, const
 			continue;
 		if ((err = lfs_read_block(fs, xa->addr[s], blk)))
 			break;
-		uint32_t count = lfs_get32(blk);
+		uint32_t count = lfs_xleaf_count(blk);
 		if (count > leaf_cap(fs) / (LFS_XATTR_ENT_HDR + 1))
 			err = -EFSCORRUPTED;
 		else
@@ -577,7 +577,7 @@ set_indexed(struct lfs_fs *fs, struct lfs_xattrs *xa, const char *name, const vo
 		xa->kind[s] = LFS_XSLOT_VALUE;
 		xa->dirty[s] = 1;
 		xa->nused++;
-		lfs_put16(payload + 2 * k, slots[k]);
+		lfs_xent_put_slot(payload, k, slots[k]);
 	}
 	struct xcont *c = &xa->leaf[target];
 	c->used += lfs_xent_encode(c->b + c->used, name, (uint16_t)nl, out ? LFS_XENT_OUT : 0, size,
@@ -693,7 +693,7 @@ lfs_xattr_flush(struct lfs_fs *fs, struct lfs_inode *ip)
 		const uint8_t *data = xa->val[s];
 		if (xa->kind[s] == LFS_XSLOT_LEAF) {
 			memset(blk, 0, fs->bsize);
-			lfs_put32(blk, xa->leaf[s].count);
+			lfs_xleaf_set_count(blk, xa->leaf[s].count);
 			memcpy(blk + LFS_XATTR_HDR, xa->leaf[s].b, xa->leaf[s].used);
 			data = blk;
 		}
@@ -718,7 +718,7 @@ lfs_xattr_flush(struct lfs_fs *fs, struct lfs_inode *ip)
 					lfs_xroot_set_slot(blk, s, lfs_xslot_make(xa->addr[s], xa->kind[s]));
 			ents = LFS_XATTR_ROOT_HDR + 8 * xa->nslots;
 		} else {
-			lfs_put32(blk, xa->root.count);
+			lfs_xleaf_set_count(blk, xa->root.count);
 		}
 		memcpy(blk + ents, xa->root.b, xa->root.used);
 		err = append(fs, ip, 0, blk, &addr);

@@ -674,7 +674,34 @@ START_TEST(table_offsets)
 }
 END_TEST
 
+/* ACL values are the kernel's encoding, and a leaf's header and an
+ * out-of-line value's slots little-endian at fixed places: literal
+ * offsets, so that a symmetric error in both directions cannot pass. */
+START_TEST(acl_and_xattr_layout)
+{
+	uint8_t v[12] = { 2, 0, 0, 0, 0x10, 0, 6, 0, 0xe8, 0x03, 0, 0 };
+	ck_assert_uint_eq(lfs_acl_version(v), 2);
+	ck_assert_uint_eq(lfs_acl_tag(v, 4), LFS_ACL_MASK);
+	ck_assert_uint_eq(lfs_acl_perm(v, 4), 6);
+	lfs_acl_set_perm(v, 4, 5);
+	ck_assert_uint_eq(v[6], 5);
+	ck_assert_uint_eq(v[7], 0);
+	ck_assert_uint_eq(v[4], 0x10);
+	ck_assert_uint_eq(LFS_ACL_HDR, 4);
+	ck_assert_uint_eq(LFS_ACL_ENT, 8);
+	ck_assert_uint_eq(LFS_ACL_USER_OBJ | LFS_ACL_USER | LFS_ACL_GROUP_OBJ | LFS_ACL_GROUP | LFS_ACL_OTHER, 0x2f);
+	uint8_t b[8] = { 0 };
+	lfs_xleaf_set_count(b, 0x01020304);
+	ck_assert_uint_eq(b[0], 4);
+	ck_assert_uint_eq(b[3], 1);
+	ck_assert_uint_eq(lfs_xleaf_count(b), 0x01020304);
+	lfs_xent_put_slot(b, 2, 0x0506);
+	ck_assert_uint_eq(b[4], 6);
+	ck_assert_uint_eq(b[5], 5);
+}
+END_TEST
+
 CHECK_MAIN("format", "core", 30, super_offsets, super_roundtrip_and_rejects, super_backup,
 	   super_rejects_what_mkfs_never_makes, pseg_roundtrip_and_crc, dinode_roundtrip_inline,
 	   xattr_entries, dinode_invariants, inode_charge, dirent_rules, node_ids, ckpt_and_tables,
-	   table_offsets)
+	   table_offsets, acl_and_xattr_layout)
