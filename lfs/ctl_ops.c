@@ -145,20 +145,33 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 int
 lfs_ctl_segclean(struct lfs_fs *fs, const uint64_t *segs, uint32_t n, uint64_t *cleaned)
 {
+	/* Each listed segment counts once if it is clean after the call,
+	 * whoever freed it: a victim that a checkpoint freed between the
+	 * cleaner's moves and this request is the cleaner's work too. */
+	uint64_t *listed = lfs_malloc((n + 1) * sizeof(*listed));
+	if (!listed)
+		return -ENOMEM;
 	pthread_mutex_lock(&fs->lock);
-	uint64_t empty = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (segs[i] < fs->sb.nsegs && fs->segs[segs[i]].state == LFS_SEG_DIRTY &&
-		    fs->segs[segs[i]].live_bytes == 0)
-			empty++;
+	uint32_t nl = 0;
+	bool empty = false;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t seg = segs[i];
+		uint32_t j = 0;
+		while (j < nl && listed[j] != seg)
+			j++;
+		if (seg >= fs->sb.nsegs || j < nl)
+			continue;
+		listed[nl++] = seg;
+		empty |= fs->segs[seg].state == LFS_SEG_DIRTY && fs->segs[seg].live_bytes == 0;
+	}
 	/* the checkpoint that no longer references them is what frees them */
 	int err = empty ? lfs_ckpt_write(fs, false) : 0;
 	uint64_t now_clean = 0;
-	for (uint32_t i = 0; i < n && !err; i++)
-		if (segs[i] < fs->sb.nsegs && fs->segs[segs[i]].state == LFS_SEG_CLEAN)
-			now_clean++;
+	for (uint32_t i = 0; i < nl && !err; i++)
+		now_clean += fs->segs[listed[i]].state == LFS_SEG_CLEAN;
 	fs->stats.segs_cleaned += now_clean;
 	pthread_mutex_unlock(&fs->lock);
+	free(listed);
 	*cleaned = now_clean;
 	return err;
 }
