@@ -303,6 +303,12 @@ def size_key(s):
         return 0
 
 
+def metric_sizes(rows, workload):
+    """The sizes a workload's metrics name (metric.SIZE), smallest first."""
+    return sorted({r["metric"].split(".", 1)[1] for r in rows
+                   if r["workload"] == workload and "." in r["metric"]}, key=size_key)
+
+
 def size_mib(s):
     return size_key(s) / 1048576
 
@@ -486,8 +492,7 @@ def tofull_lines(res, rows):
 def section_recovery(res, rows, env, plots, plot_rel):
     w = "recovery"
     o = []
-    sizes = sorted({r["metric"].split(".", 1)[1] for r in rows
-                    if r["workload"] == w and "." in r["metric"]}, key=size_key)
+    sizes = metric_sizes(rows, w)
     if not sizes:
         return o
     cols = [("mount_after_crash_ms", "lfs", "lfs mount after kill -9 (ms) ↓"),
@@ -542,8 +547,7 @@ def section_scale(res, rows, env, plots, plot_rel):
     """What grows with the size of the file system: one row per image size."""
     w = "scale"
     o = []
-    sizes = sorted({r["metric"].split(".", 1)[1] for r in rows
-                    if r["workload"] == w and "." in r["metric"]}, key=size_key)
+    sizes = metric_sizes(rows, w)
     if not sizes:
         return o
     cols = [("mkfs_ms", "mkfs (ms)"), ("mount_clean_ms", "clean mount (ms)"),
