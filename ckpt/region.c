@@ -52,19 +52,25 @@ encode_block(const struct lfs_fs *fs, uint8_t *buf, uint32_t k)
 		lfs_ckpt_addr_put(buf, i, entry(fs, i));
 }
 
+/* Forget what is known of region w: its next checkpoint writes it whole. */
+static void
+region_drop(struct lfs_fs *fs, int w)
+{
+	struct lfs_region *r = fs->region[w];
+	if (!r)
+		return;
+	free(r->buf);
+	free(r->bcrc);
+	free(r->stale);
+	free(r);
+	fs->region[w] = NULL;
+}
+
 void
 lfs_region_free(struct lfs_fs *fs)
 {
-	for (int w = 0; w < 2; w++) {
-		struct lfs_region *r = fs->region[w];
-		if (!r)
-			continue;
-		free(r->buf);
-		free(r->bcrc);
-		free(r->stale);
-		free(r);
-		fs->region[w] = NULL;
-	}
+	for (int w = 0; w < 2; w++)
+		region_drop(fs, w);
 }
 
 void
@@ -89,7 +95,8 @@ region_new(struct lfs_fs *fs, int w)
 	r->stale = lfs_malloc(nb);
 	fs->region[w] = r;
 	if (!r->buf || !r->bcrc || !r->stale) {
-		lfs_region_free(fs);
+		/* the other region stays known: only this one is written whole */
+		region_drop(fs, w);
 		return -ENOMEM;
 	}
 	memset(r->stale, 1, nb);
