@@ -164,6 +164,11 @@ check_entry(void *ctx, const struct lfs_dirent *d, uint64_t pos)
 	if (err) {
 		problem(f, "directory %u%s: entry '%.*s': inode %u cannot be read (%s)", c->dp->ino, dpath, d->name_len,
 			d->name, d->ino, strerror(-err));
+		/* named, so that what is said of it later says where it is */
+		if (!f->name[d->ino]) {
+			f->parent[d->ino] = c->dp->ino;
+			f->name[d->ino] = strndup(d->name, d->name_len);
+		}
 		return 0;
 	}
 	if (lfs_mode_to_dt(ip->di.mode) != d->type)

@@ -324,7 +324,8 @@ break_s_record(struct img *im, const struct facts *fx)
 }
 
 /* A record in use must satisfy the invariants every mount applies
- * (lfs_dinode_check), and the report says which one it breaks. */
+ * (lfs_dinode_check), and the report says which one it breaks, and
+ * where the inode is. */
 START_TEST(record_invariants_checked)
 {
 	struct facts fx;
@@ -332,7 +333,7 @@ START_TEST(record_invariants_checked)
 	damage(break_s_record, &fx, true);
 	char out[REPORT], want[160];
 	uint64_t p = fsck_image(out, sizeof(out));
-	snprintf(want, sizeof(want), "inode %llu cannot be read (Structure needs cleaning): "
+	snprintf(want, sizeof(want), "inode %llu (/s) cannot be read (Structure needs cleaning): "
 		 "unknown file type or mode bits", (unsigned long long)fx.s);
 	ck_assert_msg(strstr(out, want), "report lacks \"%s\":\n%.2000s", want, out);
 	snprintf(want, sizeof(want), "directory 1 (/): entry 's': inode %llu cannot be read", (unsigned long long)fx.s);
