@@ -1,7 +1,7 @@
 /*
- * fsck_core.c — layer 6: the checks of fsck.lfs (a read-only verifier, for tests
- * and for users' trust; never part of mounting), callable in-process by
- * the crash-state harness.
+ * fsck_core.c — layer 6: the checks of fsck.lfs (a read-only verifier, for
+ * tests and for users' trust; never part of mounting), callable in-process
+ * by the crash-state harness.
  *
  * It opens the image as the daemon would (newest valid checkpoint, then
  * roll-forward, all in memory: nothing is written) and checks that

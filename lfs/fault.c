@@ -1,4 +1,5 @@
-/* fault.c — layer 1: the fault injector of fault.h: rules, counters, allocators. */
+/* fault.c — layer 1: the fault injector of fault.h: rules, counters,
+ * allocators. */
 #include "fault.h"
 
 #include <errno.h>

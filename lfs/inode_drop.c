@@ -1,9 +1,9 @@
 /*
- * inode_drop.c — layer 4: an inode leaves memory: evicted from the cache (clean,
- * read again when next used), or freed when its last name and its last
- * user are gone.  Either way its content state goes too, so this sits
- * above file.c, dir.c and xattr.c, whose state it drops, and below
- * flush.c and cache.c, which evict.
+ * inode_drop.c — layer 4: an inode leaves memory: evicted from the cache
+ * (clean, read again when next used), or freed when its last name and its
+ * last user are gone.  Either way its content state goes too, so this sits
+ * above file.c, dir.c and xattr.c, whose state it drops, and below flush.c
+ * and cache.c, which evict.
  */
 #include "lfs_int.h"
 

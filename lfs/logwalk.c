@@ -1,7 +1,8 @@
 /*
- * logwalk.c — layer 2: the one reader of the log (see logwalk.h for the rules it
- * applies and who uses it).  Reads go through the block device, decoding
- * through the format module; nothing here knows a mounted filesystem.
+ * logwalk.c — layer 2: the one reader of the log (see logwalk.h for the
+ * rules it applies and who uses it).  Reads go through the block device,
+ * decoding through the format module; nothing here knows a mounted
+ * filesystem.
  */
 #include "logwalk.h"
 #include "fault.h"

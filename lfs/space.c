@@ -1,7 +1,7 @@
 /*
- * space.c — layer 5: admission control: before an operation adds dirty state, it
- * asks here whether the whole dirty state will still fit in clean
- * segments above the floor its class may use (space_reserve.c).
+ * space.c — layer 5: admission control: before an operation adds dirty
+ * state, it asks here whether the whole dirty state will still fit in
+ * clean segments above the floor its class may use (space_reserve.c).
  *
  * When an operation does not fit: flush (the estimate of dirty state is
  * pessimistic), checkpoint if that frees segments, then clean the

@@ -1,6 +1,7 @@
 /*
- * space_reserve.c — layer 2: the reserve, and who may use which part of the clean
- * space: the arithmetic of admission, beside the usage table it reads.
+ * space_reserve.c — layer 2: the reserve, and who may use which part of
+ * the clean space: the arithmetic of admission, beside the usage table it
+ * reads.
  *
  * From the top of the clean space down (lfs(5), "Space and the reserve",
  * states the invariant):

@@ -1,7 +1,7 @@
 /*
- * verify.c — layer 2: every block read from the log is checked against the crc its
- * summary recorded; a block that fails gives EIO and a log line naming it,
- * never wrong data.
+ * verify.c — layer 2: every block read from the log is checked against the
+ * crc its summary recorded; a block that fails gives EIO and a log line
+ * naming it, never wrong data.
  *
  * The crcs of a segment are found by walking its chain of summaries from
  * offset 0 (the one log reader, logwalk.h); a small cache keeps the walks of recently read segments, and

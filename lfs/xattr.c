@@ -1,5 +1,6 @@
 /*
- * xattr.c — layer 4: extended attributes of an inode, in XATTR blocks (format.h).
+ * xattr.c — layer 4: extended attributes of an inode, in XATTR blocks
+ * (format.h).
  *
  * Namespaces user., trusted. and security. are stored, and of system.
  * the two POSIX ACLs, which acl.c checks and keeps in step with the mode.
