@@ -284,5 +284,51 @@ START_TEST(usage_stays_within_segment)
 }
 END_TEST
 
+/* A crafted log that counts blocks twice: after the checkpoint, file b's
+ * record names every block of file a, so roll-forward counts a's full
+ * segments twice over.  The mount settles each such segment to its size
+ * (logged), and the checkpoint it then writes mounts again: the crafted
+ * image costs its own consistency (fsck's business), never the mount. */
+START_TEST(double_counted_log_mounts)
+{
+	testfs_make(64ull << 20, 32768);
+	struct lfs_fs *fs = testfs_mount();
+	uint64_t a = testfs_mkfile(fs, LFS_ROOT_INO, "a"), b = testfs_mkfile(fs, LFS_ROOT_INO, "b");
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	enum { N = 21 };
+	static uint8_t buf[N * 4096];
+	fill_pattern(buf, sizeof(buf), 5);
+	ck_assert_int_eq(lfs_write(fs, a, buf, sizeof(buf), 0, NULL), (ssize_t)sizeof(buf));
+	ck_assert_int_eq(lfs_fsync(fs, a, false), 0);
+	struct lfs_inode *ip;
+	ck_assert_int_eq(lfs_iget(fs, b, &ip), 0);
+	for (uint64_t k = 0; k < N; k++) {
+		uint64_t old;
+		ck_assert_int_eq(lfs_bmap_set(fs, ip, k, testfs_addr_of(fs, a, k), &old), 0);
+	}
+	ip->di.flags &= ~LFS_DI_INLINE;
+	ip->di.size = sizeof(buf);
+	lfs_inode_dirty(fs, ip);
+	ck_assert_int_eq(lfs_fsync(fs, b, false), 0);
+	lfs_abandon(fs);
+
+	testfs_capture_log();
+	fs = testfs_mount();
+	int settled = testfs_release_log("more than it holds");
+	ck_assert_int_ge(settled, 1);
+	for (uint64_t seg = 0; seg < fs->sb.nsegs; seg++)
+		ck_assert_uint_le(fs->segs[seg].live_bytes, 32768);
+	uint8_t back[4096];
+	ck_assert_int_eq(lfs_read(fs, b, back, sizeof(back), 4096 * 7), (ssize_t)sizeof(back));
+	ck_assert(memcmp(back, buf + 4096 * 7, sizeof(back)) == 0);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	lfs_abandon(fs);
+	fs = testfs_mount();
+	lfs_abandon(fs);
+	testfs_remove();
+}
+END_TEST
+
 CHECK_MAIN("recover", "roll-forward", 300, large_file_reads_what_was_logged, frees_are_accounted,
-	   record_charges, crafted_block_charges, usage_stays_within_segment)
+	   record_charges, crafted_block_charges, usage_stays_within_segment,
+	   double_counted_log_mounts)
