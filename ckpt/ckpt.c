@@ -9,6 +9,15 @@
  * A torn region write fails its crc and the other region, one checkpoint
  * older, is used instead; everything it references is still on disk,
  * because segments emptied since then are reused only after step 3.
+ *
+ * Between steps 1 and 3 the checkpoint is a job (fs->ckpt_job) that may
+ * wait for the disk with fs->lock released, so that reads and changes
+ * in memory go on.  Nothing is written to the log meanwhile: the head
+ * the job recorded must still be the end of the log when it commits, or
+ * roll-forward from it would meet psegs of the wrong epoch.  So a flush
+ * first finishes the job (lfs_ckpt_settle), as does the next checkpoint;
+ * and only the segments that were freeable when the tables were written
+ * are freed by its commit (seg.c).
  */
 #include "lfs_int.h"
 
@@ -96,24 +105,103 @@ write_table_blocks(struct lfs_fs *fs)
 	return err;
 }
 
-int
-lfs_ckpt_write(struct lfs_fs *fs, bool clean)
+/* The job ends, committed or not; its waiters learn which from
+ * fs->ckpt_seq. */
+static void
+job_end(struct lfs_fs *fs, int err)
 {
+	struct lfs_ckpt_job *j = &fs->ckpt_job;
+	j->active = false;
+	j->err = err;
+	if (err) {
+		lfs_seg_ckpt_abort(fs);
+		fs->changed_since_ckpt = true;
+	} else {
+		fs->ckpt_seq = j->h.ckpt_seq;
+		fs->ckpt_time_ns = j->h.timestamp_ns;
+		fs->stats.checkpoints++;
+		lfs_seg_after_checkpoint(fs);
+	}
+	pthread_cond_broadcast(&fs->disk_cond);
+}
+
+/* Step 3: the commit point.  After this write is durable, the new state
+ * is the one every later mount starts from.  Only the blocks of the
+ * region that changed are written (region.c); the addresses they hold
+ * change only in write_table_blocks, which no other checkpoint runs
+ * while this one is active. */
+static int
+write_region(struct lfs_fs *fs)
+{
+	struct lfs_ckpt_job *j = &fs->ckpt_job;
+	int which = (int)(j->h.ckpt_seq % 2);
+	int err = lfs_region_write(fs, which, &j->h);
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		return lfs_fail(fs, err, "checkpoint %llu: writing region %d", (unsigned long long)j->h.ckpt_seq,
+				which);
+	j->stage = 2;
+	j->upto = fs->dev.bytes_written;
+	return 0;
+}
+
+/* Take checkpoint `seq` on to its commit, from whatever step it is at;
+ * with `unlocked`, waiting for the disk with fs->lock released, when
+ * another thread may take a step meanwhile. */
+static int
+finish(struct lfs_fs *fs, uint64_t seq, bool unlocked)
+{
+	struct lfs_ckpt_job *j = &fs->ckpt_job;
+	while (j->active && j->h.ckpt_seq == seq) {
+		uint8_t stage = j->stage;
+		int err = 0;
+		if (fs->synced_bytes < j->upto)
+			err = unlocked ? lfs_sync_unlocked(fs, j->upto) : lfs_sync(fs);
+		if (!j->active || j->h.ckpt_seq != seq || j->stage != stage)
+			continue; /* another thread took a step meanwhile */
+		if (!err && stage == 1)
+			err = write_region(fs);
+		else if (!err)
+			job_end(fs, 0);
+		if (err)
+			job_end(fs, err);
+	}
+	if (fs->ckpt_seq >= seq)
+		return 0;
+	return fs->fatal ? fs->fatal : j->err ? j->err : -EIO;
+}
+
+int
+lfs_ckpt_settle(struct lfs_fs *fs, bool unlocked)
+{
+	int err = 0;
+	while (!err && fs->ckpt_job.active)
+		err = finish(fs, fs->ckpt_job.h.ckpt_seq, unlocked);
+	return err;
+}
+
+static int
+ckpt_write(struct lfs_fs *fs, bool clean, bool unlocked)
+{
+	/* one at a time, and a waiting one's tables are older than these */
+	int err = lfs_ckpt_settle(fs, unlocked);
+	if (err)
+		return err;
 	if (fs->fatal)
 		return fs->fatal;
 	if (fs->dev.readonly)
 		return -EROFS;
-	int err = lfs_flush(fs);
+	err = lfs_flush(fs);
 	if (!err)
 		err = write_table_blocks(fs);
 	if (!err)
 		err = lfs_seg_end_group(fs);
-	if (!err)
-		err = lfs_sync(fs);
 	if (err)
 		return err;
 
-	struct lfs_ckpt_hdr h = {
+	struct lfs_ckpt_job *j = &fs->ckpt_job;
+	j->h = (struct lfs_ckpt_hdr){
 		.magic = LFS_CKPT_MAGIC,
 		.ckpt_seq = fs->ckpt_seq + 1,
 		.timestamp_ns = lfs_now_ns(),
@@ -128,25 +216,25 @@ lfs_ckpt_write(struct lfs_fs *fs, bool clean)
 		/* lfs_region_write adds what it writes */
 		.bytes_written = fs->base_bytes_written + fs->dev.bytes_written,
 	};
-
-	/* The commit point: after this write is durable, the new state is
-	 * the one every later mount starts from.  Only the blocks of the
-	 * region that changed are written (region.c). */
-	int which = (int)(h.ckpt_seq % 2);
-	err = lfs_region_write(fs, which, &h);
-	if (err == -ENOMEM)
-		return err;
-	if (err)
-		return lfs_fail(fs, err, "checkpoint %llu: writing region %d", (unsigned long long)h.ckpt_seq,
-				which);
-	if ((err = lfs_sync(fs)))
-		return err;
-	fs->ckpt_seq = h.ckpt_seq;
-	fs->ckpt_time_ns = h.timestamp_ns;
+	j->active = true;
+	j->stage = 1;
+	j->upto = fs->dev.bytes_written;
+	/* what changes from here on is the next checkpoint's */
 	fs->changed_since_ckpt = false;
-	fs->stats.checkpoints++;
-	lfs_seg_after_checkpoint(fs);
-	return 0;
+	lfs_seg_ckpt_begin(fs);
+	return finish(fs, j->h.ckpt_seq, unlocked);
+}
+
+int
+lfs_ckpt_write(struct lfs_fs *fs, bool clean)
+{
+	return ckpt_write(fs, clean, false);
+}
+
+int
+lfs_ckpt_write_unlocked(struct lfs_fs *fs)
+{
+	return ckpt_write(fs, false, true);
 }
 
 int

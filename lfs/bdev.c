@@ -169,19 +169,45 @@ lfs_bdev_write(struct lfs_bdev *dev, uint64_t blk, uint32_t nblk, const void *bu
 }
 
 int
-lfs_bdev_sync(struct lfs_bdev *dev)
+lfs_bdev_sync_begin(struct lfs_bdev *dev)
 {
-	if (dev->readonly)
-		return 0;
 	if (dev->failed)
 		return -EIO;
+	/* the trace's flush record stands where the flush starts: what was
+	 * written before it is what it covers, whatever is written while it
+	 * runs (by other threads, the lock released) is not */
 	int err = lfs_fault_check(LFS_FAULT_SYNC);
-	if (!err && fdatasync(dev->fd) < 0)
-		err = -errno;
 	if (!err && dev->trace_fd >= 0)
 		err = trace_record(dev, LFS_TRACE_FLUSH, 0, 0, NULL);
 	if (err)
 		dev->failed = true;
+	return err;
+}
+
+int
+lfs_bdev_sync_wait(const struct lfs_bdev *dev)
+{
+	lfs_fault_sync_hook();
+	return fdatasync(dev->fd) < 0 ? -errno : 0;
+}
+
+void
+lfs_bdev_sync_end(struct lfs_bdev *dev, int err)
+{
+	if (err)
+		dev->failed = true;
+}
+
+int
+lfs_bdev_sync(struct lfs_bdev *dev)
+{
+	if (dev->readonly)
+		return 0;
+	int err = lfs_bdev_sync_begin(dev);
+	if (!err) {
+		err = lfs_bdev_sync_wait(dev);
+		lfs_bdev_sync_end(dev, err);
+	}
 	return err;
 }
 

@@ -39,6 +39,13 @@ int lfs_bdev_write(struct lfs_bdev *dev, uint64_t blk, uint32_t nblk, const void
 int lfs_bdev_pread(struct lfs_bdev *dev, uint64_t off, uint64_t len, void *buf);
 int lfs_bdev_pwrite(struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *buf);
 int lfs_bdev_sync(struct lfs_bdev *dev);
+/* The same flush in three steps, for a caller that waits for the disk
+ * with its lock released (group_commit.c): _begin and _end with the
+ * lock that guards this struct, _wait without it (it touches only the
+ * descriptor).  _end records a failure of _wait. */
+int lfs_bdev_sync_begin(struct lfs_bdev *dev);
+int lfs_bdev_sync_wait(const struct lfs_bdev *dev);
+void lfs_bdev_sync_end(struct lfs_bdev *dev, int err);
 /* Record all later writes and flushes to PATH (see lfs-crashsim). */
 int lfs_bdev_trace(struct lfs_bdev *dev, const char *path);
 

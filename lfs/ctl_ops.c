@@ -13,7 +13,7 @@
 void
 lfs_ctl_info(struct lfs_fs *fs, uint64_t val[4])
 {
-	pthread_mutex_lock(&fs->lock);
+	lfs_lock(fs);
 	val[0] = fs->bsize;
 	val[1] = fs->sb.seg_blocks;
 	val[2] = fs->sb.nsegs;
@@ -24,7 +24,7 @@ lfs_ctl_info(struct lfs_fs *fs, uint64_t val[4])
 uint32_t
 lfs_ctl_usage(struct lfs_fs *fs, uint64_t first, uint32_t n, struct lfs_ctl_seg *out)
 {
-	pthread_mutex_lock(&fs->lock);
+	lfs_lock(fs);
 	uint32_t i = 0;
 	/* compared without adding: a forged `first` could wrap */
 	for (; first < fs->sb.nsegs && i < n && i < fs->sb.nsegs - first; i++) {
@@ -50,16 +50,36 @@ check_live(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint8_t *blk)
 	return lfs_clean_block_live(fs, &e, b->addr, blk);
 }
 
+/* A cleaner's request is served in batches of this many blocks, the lock
+ * yielded to waiting requests between two (lock.c): a FUSE request waits
+ * behind one batch at most, not behind a thousand blocks. */
+#define CTL_BATCH 64
+
+/* Between batches: what the last one loaded may be evicted, and waiting
+ * requests go first; what they read is not the cleaner's (*read0: the
+ * device's read counter since which the cleaner's reads count). */
+static void
+between_batches(struct lfs_fs *fs, uint64_t *read0)
+{
+	fs->stats.cleaner_bytes_read += fs->dev.bytes_read - *read0;
+	lfs_cache_trim(fs);
+	lfs_lock_yield(fs);
+	*read0 = fs->dev.bytes_read;
+}
+
 int
 lfs_ctl_live(struct lfs_fs *fs, struct lfs_ctl_blk *b, uint32_t n)
 {
 	uint8_t *blk = malloc(LFS_MAX_BLOCK_SIZE);
 	if (!blk)
 		return -ENOMEM;
-	pthread_mutex_lock(&fs->lock);
+	lfs_lock(fs);
 	uint64_t read0 = fs->dev.bytes_read;
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < n; i++) {
+		if (i && i % CTL_BATCH == 0)
+			between_batches(fs, &read0);
 		b[i].live = check_live(fs, &b[i], blk);
+	}
 	fs->stats.cleaner_bytes_read += fs->dev.bytes_read - read0;
 	lfs_cache_trim(fs); /* the inodes liveness checks loaded */
 	pthread_mutex_unlock(&fs->lock);
@@ -74,7 +94,7 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 	uint8_t *blk = malloc(LFS_MAX_BLOCK_SIZE);
 	if (!blk)
 		return -ENOMEM;
-	pthread_mutex_lock(&fs->lock);
+	lfs_lock(fs);
 	/* what cleaning reads from the image (the live blocks, and the
 	 * block-map nodes and inodes that find and re-point them) is the
 	 * cleaner's, like the summaries it read itself */
@@ -88,8 +108,7 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 		err = lfs_flush(fs);
 	uint64_t m = 0, move_age = 0;
 	/* All or nothing: a victim moved in part frees nothing, yet uses the
-	 * room it took.  Liveness cannot change before the flush below (the
-	 * lock is held and moving only re-dirties), so it is judged once. */
+	 * room it took.  So the whole request's cost is judged first. */
 	struct lfs_clean_cost cost;
 	struct u64map victims;
 	lfs_clean_cost_init(&cost);
@@ -98,6 +117,8 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 	if (!live && !err)
 		err = -ENOMEM;
 	for (uint32_t i = 0; i < n && !err; i++) {
+		if (i && i % CTL_BATCH == 0)
+			between_batches(fs, &read0);
 		if (!(live[i] = check_live(fs, &b[i], blk)))
 			continue;
 		struct lfs_pseg_entry e = { .ino = b[i].ino, .lblk = b[i].lblk, .kind = b[i].kind };
@@ -111,8 +132,20 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 	if (!err && !lfs_clean_affordable(fs, lfs_clean_cost_blocks(&cost, fs), victims.count))
 		err = -ENOSPC;
 	lfs_clean_cost_free(&cost);
+	/* Then moved batch by batch, each written by its own flush before
+	 * the lock is yielded: liveness is judged again just before a block
+	 * moves, as a write between two batches may have replaced it. */
 	for (uint32_t i = 0; i < n && !err; i++) {
-		if (!live[i])
+		if (i && i % CTL_BATCH == 0) {
+			err = lfs_clean_flush(fs, move_age, &victims);
+			if (!err)
+				between_batches(fs, &read0);
+			if (!err)
+				err = fs->fatal ? fs->fatal : fs->dev.readonly ? -EROFS : 0;
+			if (err)
+				break;
+		}
+		if (!live[i] || !check_live(fs, &b[i], blk))
 			continue;
 		/* imap and usage-table blocks are re-dirtied from memory; a
 		 * block that cannot be read back intact (logged) stays where it
@@ -151,7 +184,7 @@ lfs_ctl_segclean(struct lfs_fs *fs, const uint64_t *segs, uint32_t n, uint64_t *
 	uint64_t *listed = lfs_malloc((n + 1) * sizeof(*listed));
 	if (!listed)
 		return -ENOMEM;
-	pthread_mutex_lock(&fs->lock);
+	lfs_lock(fs);
 	uint32_t nl = 0;
 	bool empty = false;
 	for (uint32_t i = 0; i < n; i++) {
@@ -165,7 +198,7 @@ lfs_ctl_segclean(struct lfs_fs *fs, const uint64_t *segs, uint32_t n, uint64_t *
 		empty |= fs->segs[seg].state == LFS_SEG_DIRTY && fs->segs[seg].live_bytes == 0;
 	}
 	/* the checkpoint that no longer references them is what frees them */
-	int err = empty ? lfs_ckpt_write(fs, false) : 0;
+	int err = empty ? lfs_ckpt_write_unlocked(fs) : 0;
 	uint64_t now_clean = 0;
 	for (uint32_t i = 0; i < nl && !err; i++)
 		now_clean += fs->segs[listed[i]].state == LFS_SEG_CLEAN;
@@ -179,7 +212,7 @@ lfs_ctl_segclean(struct lfs_fs *fs, const uint64_t *segs, uint32_t n, uint64_t *
 void
 lfs_ctl_cleaner_report(struct lfs_fs *fs, uint64_t passes, const uint64_t *victims)
 {
-	pthread_mutex_lock(&fs->lock);
+	lfs_lock(fs);
 	fs->stats.cleaner_passes = passes;
 	for (unsigned i = 0; victims && i < LFS_CTL_BINS; i++)
 		fs->stats.victim_hist[i] += victims[i];
@@ -191,7 +224,7 @@ lfs_ctl_stats(struct lfs_fs *fs, struct lfs_ctl_stats *out)
 {
 	struct lfs_stats st;
 	lfs_get_stats(fs, &st);
-	pthread_mutex_lock(&fs->lock);
+	lfs_lock(fs);
 	*out = (struct lfs_ctl_stats){
 		.bytes_written = st.bytes_written, .bytes_read = st.bytes_read, .segs_total = st.segs_total,
 		.segs_clean = st.segs_clean, .segs_reserved = fs->sb.reserved_segs, .live_bytes = st.live_bytes,

@@ -112,6 +112,22 @@ lfs_fault_check(enum lfs_fault_op op)
 	return 0;
 }
 
+static void (*_Atomic sync_hook)(void);
+
+void
+lfs_fault_set_sync_hook(void (*hook)(void))
+{
+	atomic_store(&sync_hook, hook);
+}
+
+void
+lfs_fault_sync_hook(void)
+{
+	void (*hook)(void) = atomic_load_explicit(&sync_hook, memory_order_relaxed);
+	if (hook)
+		hook();
+}
+
 void *
 lfs_malloc(size_t size)
 {

@@ -107,7 +107,12 @@ lfs_flush(struct lfs_fs *fs)
 		return fs->fatal;
 	if (!fs->dirty.count && !fs->tombstones.count)
 		return 0;
-	int err = 0;
+	/* the log stays where a checkpoint waiting for the disk says it
+	 * ends (ckpt.c): it commits first, with the lock held, as the
+	 * caller may hold inodes */
+	int err = lfs_ckpt_settle(fs, false);
+	if (err)
+		return err;
 	if (fs->tombstones.count) {
 		uint64_t *t = lfs_malloc(2 * fs->tombstones.count * sizeof(uint64_t)), *w = t;
 		if (!t)

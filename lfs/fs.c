@@ -21,7 +21,7 @@
 static void
 lock(struct lfs_fs *fs)
 {
-	pthread_mutex_lock(&fs->lock);
+	lfs_lock(fs);
 }
 
 /* Every operation ends here: nothing holds an inode, so the cache may be
@@ -44,13 +44,18 @@ unlock_n(struct lfs_fs *fs, ssize_t ret)
 }
 
 /* Everything buffered to the log and the log to the disk: what fsync
- * does, and -o dirsync / -o sync after each change they cover. */
+ * does, and -o dirsync / -o sync after each change they cover.  Called
+ * last, holding nothing: the lock is released while the disk works. */
 static int
 sync_now(struct lfs_fs *fs)
 {
-	int err = lfs_flush(fs);
-	if (!err && fs->dev.bytes_written != fs->synced_bytes)
-		err = lfs_sync(fs);
+	int err = 0;
+	if (fs->dirty.count || fs->tombstones.count)
+		err = lfs_ckpt_settle(fs, true);
+	if (!err)
+		err = lfs_flush(fs);
+	if (!err)
+		err = lfs_sync_unlocked(fs, fs->dev.bytes_written);
 	return err;
 }
 
@@ -114,15 +119,15 @@ dir_for_change(struct lfs_fs *fs, uint64_t dir, const char *name, struct lfs_ino
 	return err;
 }
 
-/* After an operation: keep buffered state and the log since the last
- * checkpoint bounded. */
+/* At the end of an operation, holding nothing: keep buffered state and
+ * the log since the last checkpoint bounded. */
 static void
 after_write(struct lfs_fs *fs)
 {
 	if (fs->dirty_bytes >= fs->opts.dirty_limit)
 		lfs_flush(fs);
 	if (fs->opts.ckpt_segs && fs->segs_since_ckpt >= fs->opts.ckpt_segs)
-		lfs_ckpt_write(fs, false);
+		lfs_ckpt_write_unlocked(fs);
 }
 
 /* relatime, as ext4 mounts by default: atime moves when it is older
@@ -925,7 +930,7 @@ lfs_fsync(struct lfs_fs *fs, uint64_t ino, bool datasync)
 	 * already is, there is nothing to wait for */
 	int err = sync_now(fs);
 	if (!err && fs->opts.ckpt_segs && fs->segs_since_ckpt >= fs->opts.ckpt_segs)
-		err = lfs_ckpt_write(fs, false);
+		err = lfs_ckpt_write_unlocked(fs);
 	return unlock(fs, err);
 }
 
@@ -972,7 +977,9 @@ int
 lfs_syncfs(struct lfs_fs *fs)
 {
 	lock(fs);
-	int err = fs->dev.readonly ? 0 : lfs_ckpt_write(fs, false);
+	int err = fs->dev.readonly ? 0 : lfs_ckpt_write_unlocked(fs);
+	if (err == -EROFS && fs->dev.readonly)
+		err = 0; /* switched while it waited: after a checkpoint of everything */
 	return unlock(fs, err);
 }
 

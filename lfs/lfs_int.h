@@ -15,7 +15,10 @@
  *   log.c, parse.c         where messages go, the clock; sizes as users
  *                          write them
  *   bdev.c                 block I/O
- *   fail.c                 the failed state after a write error
+ *   lock.c                 fs->lock taken by requests, yielded to them
+ *                          between a long job's batches
+ *   fail.c, group_commit.c the failed state after a write error;
+ *                          waiting for the disk with the lock released
  *   super.c                finding and checking the superblock (image.h)
  * Layer 2, the log:
  *   logwalk.c              the one reader of the log (logwalk.h), beside
@@ -53,9 +56,34 @@
  *                          flushes that make the room)
  *   file.c -> flush.c      fallocate of a large range writes what it has
  *                          dirtied at the dirty limit, as writes do
+ *   flush.c -> ckpt/ckpt.c a flush first commits a checkpoint that waits
+ *                          for the disk: the log must end where its
+ *                          region will say
  *
- * Lock: everything here is protected by fs->lock, taken by the lfs.h entry
- * points; internal functions assume it is held.
+ * Locks.  fs->lock protects everything in struct lfs_fs and all it
+ * points to (caches, tables, the log head, the device's counters); the
+ * lfs.h entry points take it (lfs_lock), internal functions assume it is
+ * held.  It is released in the middle of a call in two places only: to
+ * wait for the disk, in lfs_sync_unlocked (group_commit.c), through
+ * fsync, syncfs, -o sync/dirsync and the tick thread's and the
+ * cleaner's checkpoints (lfs_ckpt_write_unlocked); and between the
+ * batches of a cleaner's request (lfs_lock_yield, ctl_ops.c), so a
+ * request waits behind one batch at most.  Those callers hold no
+ * pointer into the caches across it; everything else keeps the lock
+ * from start to end, pwrites of the log and block reads included.
+ * While it is released:
+ *   fs->syncing            a flush runs; others wait on fs->disk_cond
+ *                          for it, or make their own under the lock
+ *   fs->ckpt_job           a checkpoint waits between its steps; any
+ *                          holder of the lock may take the next step,
+ *                          and nothing is written to the log until it
+ *                          commits (ckpt.c)
+ * fs->disk_cond is broadcast when a flush or a checkpoint job ends.
+ * Other locks, each guarding only its own module's fields: the cleaner
+ * supervisor's (supervise.c), then the control server's srv->lock
+ * (ctl_server.c), then fs->lock: taken in that order, never the
+ * reverse; fuse_io.c's and fuse_cache.c's are leaves, with nothing
+ * taken under them.  The fault injector's counters are atomic.
  */
 #ifndef LFS_LFS_INT_H
 #define LFS_LFS_INT_H
@@ -68,6 +96,7 @@
 #include "u64map.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 /* ---------------------------------------------------------------- */
@@ -143,10 +172,22 @@ struct lfs_seginfo {
 	uint64_t mtime_ns;
 	uint8_t state;
 	uint8_t listed;             /* in fs->freeable_list */
+	uint8_t ckpt_frees;         /* freed when the checkpoint job commits */
+};
+
+/* A checkpoint between writing its tables and its commit (ckpt.c). */
+struct lfs_ckpt_job {
+	bool active;
+	uint8_t stage;              /* 1: tables written; 2: region written */
+	uint64_t upto;              /* dev.bytes_written the stage needs durable */
+	struct lfs_ckpt_hdr h;      /* the region's header, as of the tables */
+	int err;                    /* why the last job ended uncommitted */
 };
 
 struct lfs_fs {
 	pthread_mutex_t lock;
+	atomic_uint lock_waiters;   /* blocked in lfs_lock (lock.c) */
+	pthread_cond_t disk_cond;   /* a flush or a checkpoint ended */
 	struct lfs_bdev dev;
 	struct lfs_super sb;
 	struct lfs_opts opts;
@@ -234,7 +275,10 @@ struct lfs_fs {
 	struct u64map tombstones;   /* ino -> version of freed inodes to log */
 	uint64_t dirty_bytes;
 	uint64_t dirty_units;       /* log space the dirty state needs, 1/16 blocks */
-	uint64_t synced_bytes;      /* dev.bytes_written at the last fdatasync */
+	uint64_t synced_bytes;      /* dev.bytes_written when the last fdatasync
+				       began: what is durable */
+	bool syncing;               /* a flush runs with fs->lock released */
+	struct lfs_ckpt_job ckpt_job; /* ckpt.c */
 	bool changed_since_ckpt;
 	uint64_t last_flush_ns;
 
@@ -249,8 +293,25 @@ uint64_t lfs_now_ns(void);
 /* fail.c: the first failed write or flush of the image fails the
  * filesystem for good; logs what happened once, returns -EIO. */
 int lfs_fail(struct lfs_fs *fs, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* fdatasync the image; a failure fails the filesystem. */
+/* fdatasync the image, fs->lock held throughout; a failure fails the
+ * filesystem. */
 int lfs_sync(struct lfs_fs *fs);
+
+/* lock.c: take fs->lock, counted among its waiters; and, holding it in
+ * the middle of a long job, let the requests waiting for it have it
+ * before going on (the caller holds no pointer into the caches across
+ * the call). */
+void lfs_lock(struct lfs_fs *fs);
+void lfs_lock_yield(struct lfs_fs *fs);
+
+/* group_commit.c: make durable what had been written to the image when
+ * dev.bytes_written was `upto`, releasing fs->lock while the disk works
+ * (other requests go on; concurrent callers share flushes).  Only for a
+ * caller that holds no pointer into the caches across the call. */
+int lfs_sync_unlocked(struct lfs_fs *fs, uint64_t upto);
+/* Wait until no flush or checkpoint runs with the lock released (the
+ * device is about to close). */
+void lfs_sync_drain(struct lfs_fs *fs);
 
 static inline uint64_t lfs_seg_first_block(const struct lfs_fs *fs, uint64_t seg)
 {
@@ -297,6 +358,11 @@ void lfs_seg_fit_usage(struct lfs_fs *fs, uint64_t seg);
 uint64_t lfs_seg_clean_blocks(const struct lfs_fs *fs);
 int lfs_seg_pick_next(struct lfs_fs *fs, uint64_t *seg);
 int lfs_read_block(struct lfs_fs *fs, uint64_t addr, void *buf);
+/* A checkpoint's tables are written: the segments freeable now are the
+ * ones its commit frees (lfs_seg_after_checkpoint), or none if it is
+ * abandoned (lfs_seg_ckpt_abort). */
+void lfs_seg_ckpt_begin(struct lfs_fs *fs);
+void lfs_seg_ckpt_abort(struct lfs_fs *fs);
 void lfs_seg_after_checkpoint(struct lfs_fs *fs);
 /* Segments the next checkpoint would make clean. */
 uint64_t lfs_seg_freeable(const struct lfs_fs *fs);
@@ -479,7 +545,14 @@ uint64_t lfs_space_used_blocks(const struct lfs_fs *fs);
 bool lfs_space_grows_within(const struct lfs_fs *fs, uint64_t bytes);
 
 /* ckpt/ckpt.c and ckpt/recover.c */
+/* Write a checkpoint, fs->lock held throughout. */
 int lfs_ckpt_write(struct lfs_fs *fs, bool clean);
+/* The same, waiting for the disk with fs->lock released: only for a
+ * caller that holds no pointer into the caches across the call. */
+int lfs_ckpt_write_unlocked(struct lfs_fs *fs);
+/* Commit the checkpoint that waits for the disk, if one does (before
+ * anything is written to the log); `unlocked` as above. */
+int lfs_ckpt_settle(struct lfs_fs *fs, bool unlocked);
 int lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *hdr);
 /* ckpt/region.c: write checkpoint region w (header h) by the blocks that
  * changed since it was last written; mark table address i changed. */

@@ -49,6 +49,7 @@ fs_free(struct lfs_fs *fs)
 	free(fs->freeable_list);
 	lfs_verify_free(fs);
 	lfs_bdev_close(&fs->dev);
+	pthread_cond_destroy(&fs->disk_cond);
 	pthread_mutex_destroy(&fs->lock);
 	free(fs);
 }
@@ -61,6 +62,7 @@ fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs 
 	if (!fs)
 		return -ENOMEM;
 	pthread_mutex_init(&fs->lock, NULL);
+	pthread_cond_init(&fs->disk_cond, NULL);
 	fs->dev.fd = fs->dev.trace_fd = -1;
 	fs->sb = *sb;
 	fs->opts = *opts;
@@ -335,6 +337,8 @@ int
 lfs_quiesce(struct lfs_fs *fs)
 {
 	pthread_mutex_lock(&fs->lock);
+	/* a request still waiting for the disk ends before the device does */
+	lfs_sync_drain(fs);
 	int err = fs->quiesce_err;
 	if (!fs->dev.readonly) {
 		/* the kernel is gone: nobody holds unlinked inodes any more */
@@ -389,11 +393,12 @@ lfs_tick(struct lfs_fs *fs)
 	uint64_t now = lfs_now_ns();
 	if (!fs->dev.readonly && !fs->fatal) {
 		if ((fs->dirty.count || fs->tombstones.count) &&
-		    now - fs->last_flush_ns >= (uint64_t)fs->opts.flush_interval_ms * 1000000ull)
+		    now - fs->last_flush_ns >= (uint64_t)fs->opts.flush_interval_ms * 1000000ull &&
+		    lfs_ckpt_settle(fs, true) == 0)
 			lfs_flush(fs);
 		if (fs->changed_since_ckpt && fs->opts.ckpt_interval_s &&
 		    now - fs->ckpt_time_ns >= (uint64_t)fs->opts.ckpt_interval_s * 1000000000ull)
-			lfs_ckpt_write(fs, false);
+			lfs_ckpt_write_unlocked(fs);
 	}
 	pthread_mutex_unlock(&fs->lock);
 }

@@ -361,16 +361,42 @@ lfs_seg_freeable(const struct lfs_fs *fs)
 }
 
 void
+lfs_seg_ckpt_begin(struct lfs_fs *fs)
+{
+	/* only listed segments can be freeable */
+	for (uint64_t i = 0; i < fs->nlisted; i++) {
+		struct lfs_seginfo *si = &fs->segs[fs->freeable_list[i]];
+		si->ckpt_frees = freeable(si);
+	}
+}
+
+void
+lfs_seg_ckpt_abort(struct lfs_fs *fs)
+{
+	for (uint64_t i = 0; i < fs->nlisted; i++)
+		fs->segs[fs->freeable_list[i]].ckpt_frees = 0;
+}
+
+void
 lfs_seg_after_checkpoint(struct lfs_fs *fs)
 {
-	/* only listed segments can be freeable; one that stopped being so
-	 * since it was listed is just unlisted */
+	/* A segment freeable only since the tables were written may still
+	 * hold what they reference: it stays listed for the next checkpoint.
+	 * One that stopped being freeable since it was listed is unlisted. */
+	uint64_t kept = 0;
 	for (uint64_t i = 0; i < fs->nlisted; i++) {
 		uint64_t s = fs->freeable_list[i];
-		fs->segs[s].listed = 0;
-		if (freeable(&fs->segs[s]))
+		struct lfs_seginfo *si = &fs->segs[s];
+		if (si->ckpt_frees) {
+			si->ckpt_frees = 0;
+			si->listed = 0;
 			lfs_seg_set_state(fs, s, LFS_SEG_CLEAN);
+		} else if (freeable(si)) {
+			fs->freeable_list[kept++] = (uint32_t)s;
+		} else {
+			si->listed = 0;
+		}
 	}
-	fs->nlisted = 0;
+	fs->nlisted = kept;
 	fs->segs_since_ckpt = 0;
 }

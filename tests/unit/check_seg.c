@@ -440,6 +440,7 @@ START_TEST(freeable_list_and_recount)
 	ck_assert_uint_eq(fs->live_total, live + 4096);
 	ck_assert_uint_eq(lfs_seg_freeable(fs), 0);
 	counts_agree(fs);
+	lfs_seg_ckpt_begin(fs);
 	lfs_seg_after_checkpoint(fs);
 	ck_assert_uint_eq(fs->segs[s].state, LFS_SEG_DIRTY);
 	ck_assert_uint_eq(fs->segs[s].listed, 0);
@@ -453,9 +454,25 @@ START_TEST(freeable_list_and_recount)
 	ck_assert_uint_eq(fs->live_total, live + 4096);
 	ck_assert_uint_eq(fs->nfreeable, 0);
 
+	/* freeable only after a checkpoint's tables were written: its
+	 * commit keeps it (the tables may reference it), the next frees it */
+	lfs_seg_ckpt_begin(fs);
 	lfs_seg_meta(fs, at, -1);
 	ck_assert_uint_eq(lfs_seg_freeable(fs), 1);
 	ck_assert_uint_eq(fs->nlisted, 1);
+	lfs_seg_after_checkpoint(fs);
+	ck_assert_uint_eq(fs->segs[s].state, LFS_SEG_DIRTY);
+	ck_assert_uint_eq(fs->segs[s].listed, 1);
+	ck_assert_uint_eq(fs->nlisted, 1);
+	ck_assert_uint_eq(lfs_seg_freeable(fs), 1);
+	/* an abandoned checkpoint frees nothing */
+	lfs_seg_ckpt_begin(fs);
+	ck_assert_uint_eq(fs->segs[s].ckpt_frees, 1);
+	lfs_seg_ckpt_abort(fs);
+	ck_assert_uint_eq(fs->segs[s].ckpt_frees, 0);
+	lfs_seg_after_checkpoint(fs);
+	ck_assert_uint_eq(fs->segs[s].state, LFS_SEG_DIRTY);
+	lfs_seg_ckpt_begin(fs);
 	lfs_seg_after_checkpoint(fs);
 	ck_assert_uint_eq(fs->segs[s].state, LFS_SEG_CLEAN);
 	ck_assert_uint_eq(fs->nclean, nclean);
