@@ -42,8 +42,17 @@ check_live(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint8_t *blk)
 	if (!lfs_addr_valid(fs, b->addr) || b->kind < LFS_BK_DATA || b->kind > LFS_BK_SUT)
 		return false;
 	struct lfs_pseg_entry e = { .ino = b->ino, .version = b->version, .lblk = b->lblk, .kind = b->kind };
-	if ((b->kind == LFS_BK_INODE || b->kind == LFS_BK_XATTR) && lfs_read_block(fs, b->addr, blk))
-		return false;
+	if (b->kind == LFS_BK_INODE || b->kind == LFS_BK_XATTR) {
+		/* Victims are chosen dirty.  One clean or written again now
+		 * was freed since the cleaner read its summaries (a checkpoint
+		 * between two requests, or two batches of one): what the
+		 * request says was there is gone, and reading its address
+		 * would only find what the log has not written yet. */
+		if (fs->segs[lfs_addr_seg(fs, b->addr)].state != LFS_SEG_DIRTY)
+			return false;
+		if (lfs_read_block(fs, b->addr, blk))
+			return false;
+	}
 	if ((b->kind == LFS_BK_IMAP && b->lblk >= fs->n_imap_blocks) ||
 	    (b->kind == LFS_BK_SUT && b->lblk >= fs->n_sut_blocks))
 		return false;
