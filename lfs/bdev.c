@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -113,28 +114,56 @@ trace_record(struct lfs_bdev *dev, uint32_t type, uint64_t off, uint64_t len, co
 	return err;
 }
 
+/* Trace records of writers that run at once (writeout.c writes psegs
+ * with the filesystem's lock released) must not interleave. */
+static pthread_mutex_t trace_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Write all of buf; *done: the bytes written.  The trace records a write
+ * once it is made, so a flush begun before then (its record stands at
+ * its start, lfs_bdev_sync_begin) is never taken to cover it. */
 static int
-pwrite_all(struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *buf)
+pwrite_all(struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *buf, uint64_t *done)
 {
-	if (dev->trace_fd >= 0) {
-		int err = trace_record(dev, LFS_TRACE_WRITE, off, len, buf);
-		if (err)
-			return err;
-	}
 	const uint8_t *p = buf;
-	while (len > 0) {
-		ssize_t n = pwrite(dev->fd, p, len, (off_t)off);
+	uint64_t at = off, left = len;
+	int err = 0;
+	*done = 0;
+	lfs_fault_hook(LFS_FAULT_PWRITE);
+	while (left > 0) {
+		ssize_t n = pwrite(dev->fd, p, left, (off_t)at);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return -errno;
+			err = -errno;
+			break;
 		}
 		p += n;
-		off += (uint64_t)n;
-		len -= (uint64_t)n;
-		dev->bytes_written += (uint64_t)n;
+		at += (uint64_t)n;
+		left -= (uint64_t)n;
+		*done += (uint64_t)n;
 	}
-	return 0;
+	if (dev->trace_fd >= 0 && *done) {
+		pthread_mutex_lock(&trace_mu);
+		int terr = trace_record(dev, LFS_TRACE_WRITE, off, *done, buf);
+		pthread_mutex_unlock(&trace_mu);
+		if (!err)
+			err = terr;
+	}
+	return err;
+}
+
+int
+lfs_bdev_pwrite_raw(const struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *buf)
+{
+	uint64_t done;
+	int err = off + len > dev->size_bytes ? -ENOSPC : lfs_fault_check(LFS_FAULT_PWRITE);
+	if (err == LFS_FAULT_SHORT) { /* torn: the first half lands */
+		pwrite_all((struct lfs_bdev *)dev, off, len / 2, buf, &done);
+		err = -EIO;
+	}
+	if (!err)
+		err = pwrite_all((struct lfs_bdev *)dev, off, len, buf, &done);
+	return err;
 }
 
 int
@@ -144,13 +173,15 @@ lfs_bdev_pwrite(struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *bu
 		return -EROFS;
 	if (dev->failed)
 		return -EIO;
+	uint64_t done = 0;
 	int err = off + len > dev->size_bytes ? -ENOSPC : lfs_fault_check(LFS_FAULT_PWRITE);
 	if (err == LFS_FAULT_SHORT) { /* torn: the first half lands */
-		pwrite_all(dev, off, len / 2, buf);
+		pwrite_all(dev, off, len / 2, buf, &done);
 		err = -EIO;
 	}
 	if (!err)
-		err = pwrite_all(dev, off, len, buf);
+		err = pwrite_all(dev, off, len, buf, &done);
+	dev->bytes_written += done;
 	if (err)
 		dev->failed = true;
 	return err;
@@ -177,8 +208,11 @@ lfs_bdev_sync_begin(struct lfs_bdev *dev)
 	 * written before it is what it covers, whatever is written while it
 	 * runs (by other threads, the lock released) is not */
 	int err = lfs_fault_check(LFS_FAULT_SYNC);
-	if (!err && dev->trace_fd >= 0)
+	if (!err && dev->trace_fd >= 0) {
+		pthread_mutex_lock(&trace_mu);
 		err = trace_record(dev, LFS_TRACE_FLUSH, 0, 0, NULL);
+		pthread_mutex_unlock(&trace_mu);
+	}
 	if (err)
 		dev->failed = true;
 	return err;
@@ -187,7 +221,7 @@ lfs_bdev_sync_begin(struct lfs_bdev *dev)
 int
 lfs_bdev_sync_wait(const struct lfs_bdev *dev)
 {
-	lfs_fault_sync_hook();
+	lfs_fault_hook(LFS_FAULT_SYNC);
 	return fdatasync(dev->fd) < 0 ? -errno : 0;
 }
 

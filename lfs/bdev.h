@@ -38,6 +38,10 @@ int lfs_bdev_write(struct lfs_bdev *dev, uint64_t blk, uint32_t nblk, const void
 /* Byte-granular variants, for the superblock and tools. */
 int lfs_bdev_pread(struct lfs_bdev *dev, uint64_t off, uint64_t len, void *buf);
 int lfs_bdev_pwrite(struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *buf);
+/* The write alone, for a writer without the lock that guards this
+ * struct (writeout.c): no check of readonly or failed, no counter
+ * changed; those are the caller's, with its lock. */
+int lfs_bdev_pwrite_raw(const struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *buf);
 int lfs_bdev_sync(struct lfs_bdev *dev);
 /* The same flush in three steps, for a caller that waits for the disk
  * with its lock released (group_commit.c): _begin and _end with the

@@ -112,18 +112,18 @@ lfs_fault_check(enum lfs_fault_op op)
 	return 0;
 }
 
-static void (*_Atomic sync_hook)(void);
+static void (*_Atomic hooks[LFS_FAULT_NOPS])(void);
 
 void
-lfs_fault_set_sync_hook(void (*hook)(void))
+lfs_fault_set_hook(enum lfs_fault_op op, void (*hook)(void))
 {
-	atomic_store(&sync_hook, hook);
+	atomic_store(&hooks[op], hook);
 }
 
 void
-lfs_fault_sync_hook(void)
+lfs_fault_hook(enum lfs_fault_op op)
 {
-	void (*hook)(void) = atomic_load_explicit(&sync_hook, memory_order_relaxed);
+	void (*hook)(void) = atomic_load_explicit(&hooks[op], memory_order_relaxed);
 	if (hook)
 		hook();
 }

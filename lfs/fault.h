@@ -41,11 +41,12 @@ uint64_t lfs_fault_count(enum lfs_fault_op op);
  * LFS_FAULT_SHORT for a pwrite). */
 int lfs_fault_check(enum lfs_fault_op op);
 
-/* A test's function called just before each fdatasync of the image, on
- * the thread that will wait for it (NULL: none): a test holds a flush
- * there to see what goes on meanwhile.  Never set by the daemon. */
-void lfs_fault_set_sync_hook(void (*hook)(void));
-void lfs_fault_sync_hook(void);
+/* A test's function called on the thread about to make each pwrite or
+ * fdatasync of the image, just before it (NULL: none): a test holds a
+ * write or a flush there to see what goes on meanwhile.  Never set by
+ * the daemon. */
+void lfs_fault_set_hook(enum lfs_fault_op op, void (*hook)(void));
+void lfs_fault_hook(enum lfs_fault_op op);
 
 void *lfs_malloc(size_t size);
 void *lfs_calloc(size_t n, size_t size);

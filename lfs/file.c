@@ -211,7 +211,7 @@ lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, u
 			run = r;
 			run_cap = nrun;
 		}
-		if (fs->pn)
+		if (fs->pn || fs->out_head || fs->out_failed)
 			for (uint32_t j = 0; j < nrun && !err; j++)
 				err = lfs_read_block(fs, addr + j, run + (size_t)j * fs->bsize);
 		else if (!lfs_addr_valid(fs, addr) || !lfs_addr_valid(fs, addr + nrun - 1))

@@ -161,3 +161,20 @@ lfs_flush(struct lfs_fs *fs)
 	fs->last_flush_ns = lfs_now_ns();
 	return err;
 }
+
+int
+lfs_flush_unlocked(struct lfs_fs *fs)
+{
+	int err = 0;
+	if (!fs->dirty.count && !fs->tombstones.count)
+		return lfs_writeout(fs, true);
+	err = lfs_ckpt_settle(fs, true);
+	if (!err) {
+		fs->defer_writeout = true;
+		err = lfs_flush(fs);
+		fs->defer_writeout = false;
+	}
+	/* what the flush queued goes out even if it stopped half way */
+	int werr = lfs_writeout(fs, true);
+	return err ? err : werr;
+}

@@ -49,11 +49,7 @@ unlock_n(struct lfs_fs *fs, ssize_t ret)
 static int
 sync_now(struct lfs_fs *fs)
 {
-	int err = 0;
-	if (fs->dirty.count || fs->tombstones.count)
-		err = lfs_ckpt_settle(fs, true);
-	if (!err)
-		err = lfs_flush(fs);
+	int err = lfs_flush_unlocked(fs);
 	if (!err)
 		err = lfs_sync_unlocked(fs, fs->dev.bytes_written);
 	return err;
@@ -125,7 +121,7 @@ static void
 after_write(struct lfs_fs *fs)
 {
 	if (fs->dirty_bytes >= fs->opts.dirty_limit)
-		lfs_flush(fs);
+		lfs_flush_unlocked(fs);
 	if (fs->opts.ckpt_segs && fs->segs_since_ckpt >= fs->opts.ckpt_segs)
 		lfs_ckpt_write_unlocked(fs);
 }

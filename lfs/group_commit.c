@@ -48,6 +48,6 @@ lfs_sync_unlocked(struct lfs_fs *fs, uint64_t upto)
 void
 lfs_sync_drain(struct lfs_fs *fs)
 {
-	while (fs->syncing || fs->ckpt_job.active)
+	while (fs->syncing || fs->ckpt_job.active || fs->out_writers)
 		pthread_cond_wait(&fs->disk_cond, &fs->lock);
 }

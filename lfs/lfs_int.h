@@ -24,7 +24,8 @@
  *   logwalk.c              the one reader of the log (logwalk.h), beside
  *                          the writer; needs no mounted filesystem
  *   verify.c               every block read checked against its summary
- *   seg.c                  segment writer, segment usage table
+ *   seg.c, writeout.c      segment writer, segment usage table; psegs
+ *                          on their way to the disk
  *   space_reserve.c        the reserve's floors, read from the usage table
  * Layer 3, the inode map:
  *   imap.c                 inode map, inode number allocation
@@ -63,27 +64,34 @@
  * Locks.  fs->lock protects everything in struct lfs_fs and all it
  * points to (caches, tables, the log head, the device's counters); the
  * lfs.h entry points take it (lfs_lock), internal functions assume it is
- * held.  It is released in the middle of a call in two places only: to
- * wait for the disk, in lfs_sync_unlocked (group_commit.c), through
- * fsync, syncfs, -o sync/dirsync and the tick thread's and the
- * cleaner's checkpoints (lfs_ckpt_write_unlocked); and between the
- * batches of a cleaner's request (lfs_lock_yield, ctl_ops.c), so a
- * request waits behind one batch at most.  Those callers hold no
- * pointer into the caches across it; everything else keeps the lock
- * from start to end, pwrites of the log and block reads included.
- * While it is released:
+ * held.  It is released in the middle of a call in three places only:
+ * to write the log (lfs_flush_unlocked, writeout.c) and to wait for the
+ * disk (lfs_sync_unlocked, group_commit.c), both on the way of fsync,
+ * syncfs, -o sync/dirsync, a write that reaches the dirty limit, the
+ * tick thread's flushes and checkpoints, and the checkpoints the
+ * cleaner asks for (lfs_ckpt_write_unlocked); and between the batches of a cleaner's
+ * request (lfs_lock_yield, ctl_ops.c), so that a request waits behind
+ * one batch at most.  Those callers hold no pointer into the caches
+ * across it; everything else keeps the lock from start to end, block
+ * reads included.  While it is released:
+ *   fs->out_writers        psegs claimed by a thread are being written;
+ *                          their states are under fs->out_mu, which is
+ *                          taken with or without fs->lock but never
+ *                          holds while fs->lock is taken, so a holder
+ *                          of fs->lock may wait for them (out_cv)
  *   fs->syncing            a flush runs; others wait on fs->disk_cond
  *                          for it, or make their own under the lock
  *   fs->ckpt_job           a checkpoint waits between its steps; any
  *                          holder of the lock may take the next step,
  *                          and nothing is written to the log until it
  *                          commits (ckpt.c)
- * fs->disk_cond is broadcast when a flush or a checkpoint job ends.
- * Other locks, each guarding only its own module's fields: the cleaner
- * supervisor's (supervise.c), then the control server's srv->lock
- * (ctl_server.c), then fs->lock: taken in that order, never the
- * reverse; fuse_io.c's and fuse_cache.c's are leaves, with nothing
- * taken under them.  The fault injector's counters are atomic.
+ * fs->disk_cond is broadcast when an unlocked writer, a flush or a
+ * checkpoint job ends.  Other locks, each guarding only its own
+ * module's fields: the cleaner supervisor's (supervise.c), then the
+ * control server's srv->lock (ctl_server.c), then fs->lock, then
+ * fs->out_mu: taken in that order, never the reverse; fuse_io.c's and
+ * fuse_cache.c's, and bdev.c's lock of the trace file, are leaves, with
+ * nothing taken under them.  The fault injector's counters are atomic.
  */
 #ifndef LFS_LFS_INT_H
 #define LFS_LFS_INT_H
@@ -255,6 +263,18 @@ struct lfs_fs {
 	bool futile;
 	uint64_t full_logged_ns;
 
+	/* psegs handed to writeout.c, not yet written and reaped; and those
+	 * whose write failed, kept to be read */
+	struct lfs_outpseg *out_head, *out_tail, *out_failed;
+	uint8_t *out_spare[4];      /* pseg buffers to reuse */
+	unsigned out_nspare;
+	pthread_mutex_t out_mu;     /* the psegs' states; never held while
+				       taking fs->lock */
+	pthread_cond_t out_cv;      /* a pseg's write ended */
+	unsigned out_writers;       /* threads writing out without fs->lock */
+	bool defer_writeout;        /* a group's end leaves its psegs queued
+				       (the fsync path writes them itself) */
+
 	/* the pseg being built: summary then blocks, written in one pwrite */
 	uint8_t *pbuf;
 	uint32_t pn;                /* blocks after the summary */
@@ -367,6 +387,19 @@ void lfs_seg_after_checkpoint(struct lfs_fs *fs);
 /* Segments the next checkpoint would make clean. */
 uint64_t lfs_seg_freeable(const struct lfs_fs *fs);
 bool lfs_seg_has_room(const struct lfs_fs *fs, uint32_t off);
+
+/* writeout.c: sealed psegs on their way to the disk.  _buffer: a pseg
+ * buffer (NULL without memory); _queue takes buf (the pseg at addr, nblk
+ * blocks with its summary, at off in seg) to be checksummed, sealed and
+ * written; lfs_writeout writes everything queued and reaps it, with
+ * `unlocked` releasing fs->lock meanwhile (for a caller holding no
+ * pointer into the caches); _read copies a queued block. */
+uint8_t *lfs_writeout_buffer(struct lfs_fs *fs);
+int lfs_writeout_queue(struct lfs_fs *fs, uint64_t addr, uint32_t nblk, uint8_t *buf, uint64_t seg,
+		       uint32_t off);
+int lfs_writeout(struct lfs_fs *fs, bool unlocked);
+bool lfs_writeout_read(const struct lfs_fs *fs, uint64_t addr, void *out);
+void lfs_writeout_free(struct lfs_fs *fs);
 
 /* verify.c */
 int lfs_verify_init(struct lfs_fs *fs);
@@ -521,6 +554,9 @@ int lfs_acl_set(struct lfs_fs *fs, struct lfs_inode *ip, const char *name, const
 
 /* flush.c */
 int lfs_flush(struct lfs_fs *fs);
+/* The same, its log written with fs->lock released (writeout.c): only
+ * for a caller that holds no pointer into the caches. */
+int lfs_flush_unlocked(struct lfs_fs *fs);
 
 /* space.c: admission control against the reserve */
 /* 0 when `bytes` more of content (and the dirty state) fit, after

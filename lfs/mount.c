@@ -46,10 +46,13 @@ fs_free(struct lfs_fs *fs)
 	free(fs->imap_dirty_list);
 	lfs_region_free(fs);
 	free(fs->pbuf);
+	lfs_writeout_free(fs);
 	free(fs->freeable_list);
 	lfs_verify_free(fs);
 	lfs_bdev_close(&fs->dev);
 	pthread_cond_destroy(&fs->disk_cond);
+	pthread_cond_destroy(&fs->out_cv);
+	pthread_mutex_destroy(&fs->out_mu);
 	pthread_mutex_destroy(&fs->lock);
 	free(fs);
 }
@@ -63,6 +66,8 @@ fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs 
 		return -ENOMEM;
 	pthread_mutex_init(&fs->lock, NULL);
 	pthread_cond_init(&fs->disk_cond, NULL);
+	pthread_mutex_init(&fs->out_mu, NULL);
+	pthread_cond_init(&fs->out_cv, NULL);
 	fs->dev.fd = fs->dev.trace_fd = -1;
 	fs->sb = *sb;
 	fs->opts = *opts;
@@ -393,9 +398,8 @@ lfs_tick(struct lfs_fs *fs)
 	uint64_t now = lfs_now_ns();
 	if (!fs->dev.readonly && !fs->fatal) {
 		if ((fs->dirty.count || fs->tombstones.count) &&
-		    now - fs->last_flush_ns >= (uint64_t)fs->opts.flush_interval_ms * 1000000ull &&
-		    lfs_ckpt_settle(fs, true) == 0)
-			lfs_flush(fs);
+		    now - fs->last_flush_ns >= (uint64_t)fs->opts.flush_interval_ms * 1000000ull)
+			lfs_flush_unlocked(fs);
 		if (fs->changed_since_ckpt && fs->opts.ckpt_interval_s &&
 		    now - fs->ckpt_time_ns >= (uint64_t)fs->opts.ckpt_interval_s * 1000000000ull)
 			lfs_ckpt_write_unlocked(fs);

@@ -178,14 +178,17 @@ pseg_capacity(const struct lfs_fs *fs)
 	return left < fs->max_pseg ? left : fs->max_pseg;
 }
 
+/* Close the pseg being built and hand it to writeout.c, which checksums,
+ * seals and writes it (at the end of the group, or with the lock
+ * released on the fsync path). */
 static int
 pseg_write(struct lfs_fs *fs, bool end)
 {
 	if (fs->pn == 0)
 		return 0;
-	uint8_t *sum = fs->pbuf;
-	for (uint32_t i = 0; i < fs->pn; i++)
-		lfs_pseg_entry_set_crc(sum, i, lfs_crc(fs->seed, fs->pbuf + (size_t)(i + 1) * fs->bsize, fs->bsize));
+	uint8_t *next = lfs_writeout_buffer(fs);
+	if (!next)
+		return -ENOMEM;
 	struct lfs_pseg_hdr h = {
 		.magic = LFS_PSEG_MAGIC,
 		.seq = fs->pseg_seq,
@@ -195,14 +198,13 @@ pseg_write(struct lfs_fs *fs, bool end)
 		.nblocks = fs->pn,
 		.flags = end ? LFS_PSEG_END : 0,
 	};
-	lfs_pseg_hdr_encode(&h, sum);
-	lfs_pseg_seal(sum, fs->bsize, fs->seed);
-	/* The pseg write: one pwrite of the summary and all its blocks. */
-	int err = lfs_bdev_write(&fs->dev, fs->pstart, 1 + fs->pn, fs->pbuf);
-	if (err)
-		return lfs_fail(fs, err, "segment writer: writing %u blocks at %llu", 1 + fs->pn,
-				(unsigned long long)fs->pstart);
-	lfs_verify_note_pseg(fs, fs->cur_seg, fs->cur_off, sum);
+	lfs_pseg_hdr_encode(&h, fs->pbuf);
+	int err = lfs_writeout_queue(fs, fs->pstart, 1 + fs->pn, fs->pbuf, fs->cur_seg, fs->cur_off);
+	if (err) {
+		free(next);
+		return err;
+	}
+	fs->pbuf = next;
 	fs->pseg_seq++;
 	/* a segment's time is the newest write of the data in it */
 	uint64_t age = fs->move_age_ns ? fs->move_age_ns : h.timestamp_ns;
@@ -267,7 +269,10 @@ lfs_seg_end_group(struct lfs_fs *fs)
 {
 	if (fs->fatal)
 		return fs->fatal;
-	return pseg_write(fs, true);
+	int err = pseg_write(fs, true);
+	if (!err && !fs->defer_writeout)
+		err = lfs_writeout(fs, false);
+	return err;
 }
 
 int
@@ -281,6 +286,8 @@ lfs_read_block(struct lfs_fs *fs, uint64_t addr, void *buf)
 		memcpy(buf, fs->pbuf + (size_t)(addr - fs->pstart) * fs->bsize, fs->bsize);
 		return 0;
 	}
+	if ((fs->out_head || fs->out_failed) && lfs_writeout_read(fs, addr, buf))
+		return 0;
 	int err = lfs_bdev_read(&fs->dev, addr, 1, buf);
 	if (err)
 		lfs_log("read: block %llu: %s", (unsigned long long)addr, strerror(-err));

@@ -2,7 +2,7 @@
  * check_group_commit.c — group_commit.c, waiting for the disk with the
  * lock released, and the checkpoint job of ckpt.c that uses it.
  *
- * A test's hook (lfs_fault_set_sync_hook) holds chosen fdatasyncs of the
+ * A test's hook (lfs_fault_set_hook) holds chosen fdatasyncs of the
  * image at a gate, on the thread that waits for them, while the test
  * goes on in the main thread: every call it makes there would wait
  * forever if the flush were still made under fs->lock, and the test's
@@ -13,129 +13,13 @@
  * so the log never runs past the head its region records; unmount
  * waits for a flush in progress.
  */
+#include "gate.h"
 #include "testfs.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
-
-/* ---- the gate ---- */
-
-static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
-static pthread_t gate_thread;       /* only its flushes stop */
-static bool gate_any;               /* or everyone's */
-static int gate_entered, gate_opened;
-
-static void
-gate_hook(void)
-{
-	pthread_mutex_lock(&gate_mu);
-	if (gate_any || pthread_equal(pthread_self(), gate_thread)) {
-		int me = ++gate_entered;
-		pthread_cond_broadcast(&gate_cv);
-		while (gate_opened < me)
-			pthread_cond_wait(&gate_cv, &gate_mu);
-	}
-	pthread_mutex_unlock(&gate_mu);
-}
-
-static void
-gate_reset(void)
-{
-	gate_entered = gate_opened = 0;
-	gate_any = false;
-	lfs_fault_set_sync_hook(gate_hook);
-}
-
-/* Wait until `n` flushes in all have reached the gate. */
-static void
-gate_wait_entered(int n)
-{
-	pthread_mutex_lock(&gate_mu);
-	while (gate_entered < n)
-		pthread_cond_wait(&gate_cv, &gate_mu);
-	pthread_mutex_unlock(&gate_mu);
-}
-
-static void
-gate_open_one(void)
-{
-	pthread_mutex_lock(&gate_mu);
-	gate_opened++;
-	pthread_cond_broadcast(&gate_cv);
-	pthread_mutex_unlock(&gate_mu);
-}
-
-static void
-gate_open_all(void)
-{
-	pthread_mutex_lock(&gate_mu);
-	gate_opened = 1 << 30;
-	pthread_cond_broadcast(&gate_cv);
-	pthread_mutex_unlock(&gate_mu);
-}
-
-static int
-gate_count(void)
-{
-	pthread_mutex_lock(&gate_mu);
-	int n = gate_entered;
-	pthread_mutex_unlock(&gate_mu);
-	return n;
-}
-
-/* ---- a request on its own thread ---- */
-
-enum op { OP_FSYNC, OP_SYNCFS, OP_QUIESCE };
-
-struct req {
-	pthread_t t;
-	struct lfs_fs *fs;
-	enum op op;
-	uint64_t ino;
-	atomic_bool done;
-	int ret;
-};
-
-static void *
-run_req(void *arg)
-{
-	struct req *r = arg;
-	switch (r->op) {
-	case OP_FSYNC:
-		r->ret = lfs_fsync(r->fs, r->ino, false);
-		break;
-	case OP_SYNCFS:
-		r->ret = lfs_syncfs(r->fs);
-		break;
-	case OP_QUIESCE:
-		r->ret = lfs_quiesce(r->fs);
-		break;
-	}
-	atomic_store(&r->done, true);
-	return NULL;
-}
-
-/* Start the request; its flushes stop at the gate. */
-static void
-req_start(struct req *r, struct lfs_fs *fs, enum op op, uint64_t ino, bool gated)
-{
-	*r = (struct req){ .fs = fs, .op = op, .ino = ino };
-	pthread_mutex_lock(&gate_mu);
-	ck_assert_int_eq(pthread_create(&r->t, NULL, run_req, r), 0);
-	if (gated)
-		gate_thread = r->t;
-	pthread_mutex_unlock(&gate_mu);
-}
-
-static int
-req_join(struct req *r)
-{
-	ck_assert_int_eq(pthread_join(r->t, NULL), 0);
-	return r->ret;
-}
 
 static void
 write_block(struct lfs_fs *fs, uint64_t ino, uint64_t lblk, unsigned seed)
@@ -159,7 +43,7 @@ assert_block(struct lfs_fs *fs, uint64_t ino, uint64_t lblk, unsigned seed)
 static void
 start_waiting_checkpoint(struct req *r, struct lfs_fs *fs)
 {
-	gate_reset();
+	gate_reset(LFS_FAULT_SYNC);
 	req_start(r, fs, OP_SYNCFS, 0, true);
 	gate_wait_entered(1);
 	ck_assert(fs->ckpt_job.active);
@@ -170,7 +54,7 @@ start_waiting_checkpoint(struct req *r, struct lfs_fs *fs)
 static struct lfs_fs *
 crash_and_check(struct lfs_fs *fs, uint64_t ino, unsigned s0, unsigned s1)
 {
-	lfs_fault_set_sync_hook(NULL);
+	gate_remove();
 	lfs_abandon(fs);
 	fs = testfs_mount();
 	assert_block(fs, ino, 0, s0);
@@ -187,7 +71,7 @@ START_TEST(fsync_lets_others_go_on)
 	uint64_t ino;
 	struct lfs_fs *fs = testfs_with_file(64ull << 20, 1 << 20, 2, &ino);
 	uint64_t other = testfs_mkfile(fs, LFS_ROOT_INO, "b");
-	gate_reset();
+	gate_reset(LFS_FAULT_SYNC);
 	write_block(fs, ino, 2, 7);
 	struct req r;
 	req_start(&r, fs, OP_FSYNC, ino, true);
@@ -207,7 +91,7 @@ START_TEST(fsync_lets_others_go_on)
 	gate_open_one();
 	ck_assert_int_eq(req_join(&r), 0);
 	ck_assert_uint_eq(fs->synced_bytes, began);
-	lfs_fault_set_sync_hook(NULL);
+	gate_remove();
 	ck_assert_int_eq(lfs_fsync(fs, other, false), 0);
 	ck_assert_uint_eq(fs->synced_bytes, fs->dev.bytes_written);
 	testfs_finish(fs);
@@ -231,7 +115,7 @@ START_TEST(concurrent_fsyncs_share_flushes)
 	}
 	ck_assert_int_eq(lfs_checkpoint(fs), 0);
 	ck_assert_int_eq(lfs_fault_arm("fdatasync:1000000:EIO"), 0);
-	gate_reset();
+	gate_reset(LFS_FAULT_SYNC);
 	struct req r[N];
 	write_block(fs, inos[0], 0, 100);
 	req_start(&r[0], fs, OP_FSYNC, inos[0], true);
@@ -257,7 +141,7 @@ START_TEST(concurrent_fsyncs_share_flushes)
 	ck_assert_uint_eq(lfs_fault_count(LFS_FAULT_SYNC), 2);
 	ck_assert_uint_eq(fs->synced_bytes, fs->dev.bytes_written);
 	lfs_fault_disarm();
-	lfs_fault_set_sync_hook(NULL);
+	gate_remove();
 
 	lfs_abandon(fs); /* a crash */
 	fs = testfs_mount();
@@ -294,7 +178,7 @@ START_TEST(checkpoint_lets_others_go_on)
 	/* the write made while it waited is the next checkpoint's */
 	ck_assert(fs->changed_since_ckpt);
 	ck_assert_uint_eq(fs->dirty.count, 1);
-	lfs_fault_set_sync_hook(NULL);
+	gate_remove();
 	ck_assert_int_eq(lfs_unmount(fs), 0);
 	fs = testfs_mount();
 	assert_block(fs, ino, 0, 9);
@@ -364,7 +248,7 @@ START_TEST(unmount_waits_for_flush)
 	uint64_t ino;
 	struct lfs_fs *fs = testfs_with_file(64ull << 20, 1 << 20, 1, &ino);
 	write_block(fs, ino, 1, 15);
-	gate_reset();
+	gate_reset(LFS_FAULT_SYNC);
 	struct req f, q;
 	req_start(&f, fs, OP_FSYNC, ino, true);
 	gate_wait_entered(1);
@@ -375,7 +259,7 @@ START_TEST(unmount_waits_for_flush)
 	gate_open_one();
 	ck_assert_int_eq(req_join(&f), 0);
 	ck_assert_int_eq(req_join(&q), 0);
-	lfs_fault_set_sync_hook(NULL);
+	gate_remove();
 	ck_assert_int_eq(lfs_unmount(fs), 0);
 	fs = testfs_mount();
 	assert_block(fs, ino, 1, 15);

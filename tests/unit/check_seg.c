@@ -130,8 +130,9 @@ START_TEST(append_places_blocks_after_summary)
 END_TEST
 
 /* A summary of a 4 KiB block names at most 168 blocks ((4096 - 64) /
- * 24): the 169th opens a new pseg, and the full one is written without
- * LFS_PSEG_END (the group goes on).  A pseg never crosses its segment:
+ * 24): the 169th opens a new pseg, and the full one is closed without
+ * LFS_PSEG_END (the group goes on) and queued: it reaches the disk at the
+ * end of the group, or when the queue is written out (writeout.c).  A pseg never crosses its segment:
  * one that fills the segment's tail is written, and the next block goes
  * to the segment named as next, after its own summary, while the one
  * left becomes DIRTY and a clean one is chosen to follow. */
@@ -149,6 +150,9 @@ START_TEST(pseg_limits_and_segment_change)
 	ck_assert_uint_eq(a, first + off + 169 + 1);
 	ck_assert_uint_eq(fs->cur_off, off + 169);
 	ck_assert_uint_eq(fs->pn, 1);
+	uint64_t written = fs->dev.bytes_written;
+	ck_assert_int_eq(lfs_writeout(fs, false), 0);
+	ck_assert_uint_eq(fs->dev.bytes_written, written + 169 * 4096);
 	uint8_t sum[4096];
 	struct lfs_pseg_hdr h;
 	read_summary(fs, first + off, &h, sum);
@@ -172,6 +176,7 @@ START_TEST(pseg_limits_and_segment_change)
 	ck_assert_uint_eq(fs->segs[seg + 2].state, LFS_SEG_ACTIVE);
 	ck_assert_uint_eq(fs->nclean, nclean - 1);
 	ck_assert_uint_eq(fs->segs_since_ckpt, since + 1);
+	ck_assert_int_eq(lfs_writeout(fs, false), 0);
 	read_summary(fs, first + off + 169, &h, sum);
 	ck_assert_uint_eq(h.nblocks, tail);
 	ck_assert_uint_eq(h.next_seg, next);
