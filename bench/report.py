@@ -1064,8 +1064,10 @@ def section_targets(res, env):
         ok = load <= 3 * idle
         rows.append([name, f"{fmt(load)} ms against {fmt(idle)} ms idle: {load / idle:.1f}×",
                      "**met**" if ok else "**missed**",
-                     "" if ok else "the flush of the other process's 4 MiB (checksums and the pwrite of the "
-                     "log) is still done under the filesystem lock; only its fdatasync is not"])
+                     "" if ok else "not profiled yet; under the filesystem lock there remain the other "
+                     "process's WRITE requests (copying 4 MiB into the daemon's cache) and its flush's copy of "
+                     "the data into the log's buffers and block-map updates; the checksums, the pwrite and "
+                     "the fdatasync are made without it"])
     mx = med("cleanlat", "max.u85", "lfs")
     name = "4 KiB write max latency at 85% full, cleaner busy < 20 ms"
     if mx is None:
