@@ -8,6 +8,10 @@
 #  2. kill -9 of the daemon at random moments during a workload on a real
 #     mount; remount; every file whose fsync returned is there, intact,
 #     and fsck.lfs finds nothing wrong.
+#  3. The same with four writers fsyncing at once and checkpoints asked
+#     for meanwhile (syncfs): the fsyncs share flushes and write the log
+#     with the daemon's lock released, and checkpoints wait for the disk
+#     between their steps, so the crash lands in those windows too.
 . "$(dirname "$0")/lib.sh"
 
 SIM="$top_builddir/tests/crash/crashsim"
@@ -65,4 +69,47 @@ for round in 1 2 3; do
 	lfs_umount
 	"$FSCK" "$IMG" >"$WORK/fsck.out" || { cat "$WORK/fsck.out"; fail "fsck after kill -9 round $round"; }
 	echo "kill -9 round $round: $n fsynced files intact; $(tail -1 "$WORK/fsck.out")"
+done
+
+# one writer of files r<round>-w<w>-<i>, each fsynced, listed once synced
+writer() {
+	local round=$1 w=$2 i=0 f
+	while :; do
+		f="$MNT/r$round-w$w-$i"
+		head -c $(( (RANDOM % 64 + 1) * 1024 )) /dev/urandom > "$WORK/src.$w" || exit 0
+		dd if="$WORK/src.$w" of="$f" bs=64k conv=fsync status=none 2>/dev/null || exit 0
+		echo "$f $(md5sum < "$WORK/src.$w" | cut -d' ' -f1)" >> "$WORK/synced.$w"
+		i=$((i + 1))
+	done
+}
+for round in 4 5 6; do
+	lfs_mount
+	pids=
+	for w in 1 2 3 4; do
+		: > "$WORK/synced.$w"
+		writer "$round" "$w" &
+		pids="$pids $!"
+	done
+	( while sync -f "$MNT" 2>/dev/null; do sleep 0.0$(( RANDOM % 10 )); done ) &
+	pids="$pids $!"
+	sleep "$(( RANDOM % 3 + 1 )).$(( RANDOM % 10 ))"
+	kill -9 "$LFS_PID"
+	wait "$LFS_PID" 2>/dev/null || true
+	LFS_PID=
+	for p in $pids; do wait "$p" 2>/dev/null || true; done
+	fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true
+	lfs_mount
+	n=0
+	for w in 1 2 3 4; do
+		sed -i '$d' "$WORK/synced.$w"
+		while read -r f sum; do
+			[ -f "$f" ] || fail "round $round: fsynced $f is missing after kill -9"
+			[ "$(md5sum < "$f" | cut -d' ' -f1)" = "$sum" ] || fail "round $round: $f has wrong content"
+			n=$((n + 1))
+		done < "$WORK/synced.$w"
+	done
+	[ "$n" -gt 0 ] || fail "round $round: no file was fsynced before the kill"
+	lfs_umount
+	"$FSCK" "$IMG" >"$WORK/fsck.out" || { cat "$WORK/fsck.out"; fail "fsck after kill -9 round $round"; }
+	echo "kill -9 round $round, 4 writers and syncfs: $n fsynced files intact; $(tail -1 "$WORK/fsck.out")"
 done
