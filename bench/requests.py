@@ -4,12 +4,13 @@ lfs and fuse2fs: every request is one successful read of /dev/fuse by the
 daemon, so strace(1) attached to the daemon counts them.  For lfs the
 daemon's own count (lfs-requests --json) is read too, as a check of both.
 
-    bench/requests.py [--ops N] [--lfs-build DIR] [--targets lfs,fuse2fs-ext2]
+    bench/requests.py [--ops N] [--lfs-build DIR] [--targets lfs,fuse2fs-ext2] [--kv]
 
 Root only (mounts, loop devices); needs strace, fuse2fs, mkfs.ext2.  Each
 workload runs once per target on a fresh 256 MiB image; prints a Markdown
-table.  Not part of bench/run: the strace attach slows the daemon, so no
-rate is measured here.
+table, or with --kv one line of KEY=requests-per-operation for the first
+target (bench/run's `requests` workload reads it).  The strace attach
+slows the daemon, so no rate is measured here.
 """
 import argparse
 import json
@@ -125,6 +126,10 @@ def workloads(mnt, n):
     ]
 
 
+# --kv keys, in the order of workloads()
+KEYS = ["create_fsync", "overwrite", "stat", "ls", "unlink"]
+
+
 def mount_target(target, work, lfs_build):
     img = os.path.join(work, "img")
     mnt = os.path.join(work, "mnt")
@@ -160,6 +165,7 @@ def main():
     ap.add_argument("--ops", type=int, default=200)
     ap.add_argument("--lfs-build", default=os.environ.get("LFS_BUILD", "build"))
     ap.add_argument("--targets", default="lfs,fuse2fs-ext2")
+    ap.add_argument("--kv", action="store_true")
     a = ap.parse_args()
     rows = {}
     targets = a.targets.split(",")
@@ -192,6 +198,16 @@ def main():
             subprocess.run(["umount", mnt], capture_output=True)
             p.wait()
             sh("rm", "-rf", work)
+    if a.kv:
+        t = targets[0]
+        out = []
+        for key, name in zip(KEYS, rows):  # rows keeps the workloads' order
+            n, own = rows[name].get(t, (None, None))
+            out.append("%s=%.4f" % (key, n))
+            if own is not None:
+                out.append("own_%s=%.4f" % (key, own))
+        print(" ".join(out))
+        return 0
     print("| operation | " + " | ".join(targets) + " |")
     print("|---|" + "---|" * len(targets))
     for name, r in rows.items():
