@@ -102,7 +102,7 @@ write_all(int fd, const void *buf, size_t len)
 }
 
 static int
-trace_record(struct lfs_bdev *dev, uint32_t type, uint64_t off, uint64_t len, const void *data)
+trace_record(const struct lfs_bdev *dev, uint32_t type, uint64_t off, uint64_t len, const void *data)
 {
 	uint8_t hdr[16];
 	lfs_put32(hdr, type);
@@ -122,7 +122,7 @@ static pthread_mutex_t trace_mu = PTHREAD_MUTEX_INITIALIZER;
  * once it is made, so a flush begun before then (its record stands at
  * its start, lfs_bdev_sync_begin) is never taken to cover it. */
 static int
-pwrite_all(struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *buf, uint64_t *done)
+pwrite_all(const struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *buf, uint64_t *done)
 {
 	const uint8_t *p = buf;
 	uint64_t at = off, left = len;
@@ -158,11 +158,11 @@ lfs_bdev_pwrite_raw(const struct lfs_bdev *dev, uint64_t off, uint64_t len, cons
 	uint64_t done;
 	int err = off + len > dev->size_bytes ? -ENOSPC : lfs_fault_check(LFS_FAULT_PWRITE);
 	if (err == LFS_FAULT_SHORT) { /* torn: the first half lands */
-		pwrite_all((struct lfs_bdev *)dev, off, len / 2, buf, &done);
+		pwrite_all(dev, off, len / 2, buf, &done);
 		err = -EIO;
 	}
 	if (!err)
-		err = pwrite_all((struct lfs_bdev *)dev, off, len, buf, &done);
+		err = pwrite_all(dev, off, len, buf, &done);
 	return err;
 }
 

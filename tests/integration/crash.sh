@@ -36,6 +36,16 @@ for s in $(seq 1 $(( (seeds + 2) / 3 ))); do
 done
 echo "crashsim -F: $total crash states of a full filesystem checked, all consistent, all files deletable"
 
+# every file LIST names (path md5) is there with that content; counts in n
+check_synced() {
+	local f sum
+	while read -r f sum; do
+		[ -f "$f" ] || fail "round $round: fsynced $f is missing after kill -9"
+		[ "$(md5sum < "$f" | cut -d' ' -f1)" = "$sum" ] || fail "round $round: $f has wrong content"
+		n=$((n + 1))
+	done < "$1"
+}
+
 mkfs_img 256M
 for round in 1 2 3; do
 	lfs_mount
@@ -61,11 +71,7 @@ for round in 1 2 3; do
 	sed -i '$d' "$WORK/synced"
 	lfs_mount
 	n=0
-	while read -r f sum; do
-		[ -f "$f" ] || fail "round $round: fsynced $f is missing after kill -9"
-		[ "$(md5sum < "$f" | cut -d' ' -f1)" = "$sum" ] || fail "round $round: $f has wrong content"
-		n=$((n + 1))
-	done < "$WORK/synced"
+	check_synced "$WORK/synced"
 	lfs_umount
 	"$FSCK" "$IMG" >"$WORK/fsck.out" || { cat "$WORK/fsck.out"; fail "fsck after kill -9 round $round"; }
 	echo "kill -9 round $round: $n fsynced files intact; $(tail -1 "$WORK/fsck.out")"
@@ -102,11 +108,7 @@ for round in 4 5 6; do
 	n=0
 	for w in 1 2 3 4; do
 		sed -i '$d' "$WORK/synced.$w"
-		while read -r f sum; do
-			[ -f "$f" ] || fail "round $round: fsynced $f is missing after kill -9"
-			[ "$(md5sum < "$f" | cut -d' ' -f1)" = "$sum" ] || fail "round $round: $f has wrong content"
-			n=$((n + 1))
-		done < "$WORK/synced.$w"
+		check_synced "$WORK/synced.$w"
 	done
 	[ "$n" -gt 0 ] || fail "round $round: no file was fsynced before the kill"
 	lfs_umount
