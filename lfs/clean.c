@@ -256,7 +256,7 @@ move_if_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, c
  * cleaned (at least segs[0], or none: -ENOSPC); *taken says how many.
  */
 static int
-clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, size_t *taken, uint64_t *moved)
+clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, size_t *taken, uint64_t *moved)
 {
 	*taken = 0;
 	int err = lfs_flush(fs);
@@ -267,6 +267,16 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, size_t *taken, ui
 	lfs_clean_cost_init(&cost);
 	size_t k = 0;
 	for (; k < n && !err; k++) {
+		/* Counting only reads: waiting requests go first between two
+		 * victims (a victim freed meanwhile ends the batch there).
+		 * The moves below are not split so: what they re-dirty is
+		 * written by one flush, as cleaning's own. */
+		if (k && may_yield) {
+			lfs_cache_trim(fs);
+			lfs_lock_yield(fs);
+			if (fs->fatal || fs->dev.readonly || fs->segs[segs[k]].state != LFS_SEG_DIRTY)
+				break;
+		}
 		if (segs[k] >= fs->sb.nsegs || fs->segs[segs[k]].state != LFS_SEG_DIRTY) {
 			err = -EINVAL;
 			break;
@@ -280,13 +290,21 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, size_t *taken, ui
 		return err;
 	if (k == 0)
 		return -ENOSPC;
-	err = 0;
+	/* what requests buffered while counting yielded is theirs, not
+	 * cleaning's: written before the moves */
+	err = may_yield && k > 1 ? lfs_flush(fs) : 0;
+	if (err)
+		return err;
 	struct u64map victims;
 	u64map_init(&victims);
 	uint64_t m = 0;
 	bool partial = false;
 	size_t i = 0;
 	for (; i < k && !err && !partial; i++) {
+		/* emptied by writes and freed by a checkpoint while counting
+		 * yielded: clean already, perhaps written again */
+		if (fs->segs[segs[i]].state != LFS_SEG_DIRTY)
+			continue;
 		uint64_t before = m;
 		err = lfs_clean_scan(fs, segs[i], move_if_live, &m);
 		partial = err == -ENOSPC;
@@ -320,7 +338,7 @@ int
 lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved)
 {
 	size_t taken;
-	return clean_batch(fs, &seg, 1, &taken, moved);
+	return clean_batch(fs, &seg, 1, false, &taken, moved);
 }
 
 /* Dirty segments by live bytes, emptiest first. */
@@ -344,7 +362,7 @@ by_live(const void *a, const void *b)
 #define RECLAIM_MAX_BYTES (32ull << 20)
 
 int
-lfs_clean_reclaim(struct lfs_fs *fs, uint64_t *moved)
+lfs_clean_reclaim(struct lfs_fs *fs, bool unlocked, uint64_t *moved)
 {
 	uint64_t segbytes = (uint64_t)fs->sb.seg_blocks * fs->bsize;
 	uint64_t (*cand)[2] = lfs_calloc(fs->sb.nsegs ? fs->sb.nsegs : 1, sizeof(*cand));
@@ -378,7 +396,7 @@ lfs_clean_reclaim(struct lfs_fs *fs, uint64_t *moved)
 		if (n * segbytes - bytes < segbytes)
 			n = 0;
 		uint64_t read0 = fs->dev.bytes_read;
-		err = n ? clean_batch(fs, segs, n, &cleaned, moved) : -ENOSPC;
+		err = n ? clean_batch(fs, segs, n, unlocked, &cleaned, moved) : -ENOSPC;
 		fs->stats.cleaner_bytes_read += fs->dev.bytes_read - read0;
 		for (size_t i = 0; i < cleaned; i++) {
 			fs->stats.victim_hist[lfs_ctl_bin(cand[i][0], segbytes)]++;
@@ -390,5 +408,5 @@ lfs_clean_reclaim(struct lfs_fs *fs, uint64_t *moved)
 		return err;
 	if (!cleaned && !empty)
 		return -ENOSPC;
-	return lfs_ckpt_write(fs, false);
+	return unlocked ? lfs_ckpt_write_unlocked(fs) : lfs_ckpt_write(fs, false);
 }

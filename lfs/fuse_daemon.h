@@ -23,6 +23,7 @@ struct lfs_daemon {
 	struct fuse_session *se;
 	double timeout;             /* entry and attribute cache, seconds */
 	pthread_t ticker;
+	pthread_t reclaimer;          /* lfs_reclaim_serve, for a read-write mount */
 	volatile int stop;
 	struct lfs_supervisor *sup; /* NULL: no cleaner (read-only, no control socket) */
 	struct lfs_ctl_server *ctl; /* NULL: no control socket */

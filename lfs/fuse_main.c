@@ -43,6 +43,13 @@ ticker(void *arg)
 	return NULL;
 }
 
+static void *
+reclaimer(void *arg)
+{
+	lfs_reclaim_serve(arg);
+	return NULL;
+}
+
 struct cmdline {
 	char *image;
 	char *mountpoint;
@@ -400,6 +407,8 @@ main(int argc, char *argv[])
 	if (lfs_log_fd() >= 0)
 		dup2(lfs_log_fd(), STDERR_FILENO);
 	pthread_create(&d.ticker, NULL, ticker, &d);
+	/* requests refused room wait for its rounds instead of cleaning */
+	bool reclaiming = !c.ro && pthread_create(&d.reclaimer, NULL, reclaimer, d.fs) == 0;
 	struct lfs_ctl_server *ctl = NULL;
 	err = lfs_ctl_server_start(d.fs, c.image, &ctl);
 	if (err)
@@ -426,6 +435,10 @@ main(int argc, char *argv[])
 	lfs_ctl_server_stop(ctl);
 	d.stop = 1;
 	pthread_join(d.ticker, NULL);
+	if (reclaiming) {
+		lfs_reclaim_stop(d.fs);
+		pthread_join(d.reclaimer, NULL);
+	}
 out_unmount:
 	fuse_session_unmount(se);
 out_sig:

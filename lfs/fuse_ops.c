@@ -20,6 +20,17 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A change refused room is made again once the reclaimer has made some
+ * (lfs_room_wait): the request waits for it holding nothing, rather than
+ * checkpointing and cleaning in its own time while the others wait. */
+#define WITH_ROOM(req, res, call)                                             \
+	do {                                                                  \
+		unsigned tries_ = 0;                                          \
+		do                                                            \
+			(res) = (call);                                       \
+		while ((res) == -ENOSPC && lfs_room_wait(FS(req), &tries_));  \
+	} while (0)
+
 static struct lfs_daemon *
 D(fuse_req_t req)
 {
@@ -145,7 +156,7 @@ op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	 * while the room left is below the headroom, the attributes are
 	 * given for no time, so that every write() asks again. */
 	if (fi && D(req)->writeback && lfs_fuse_cache_take(&D(req)->cache, ino)) {
-		err = lfs_space_check(FS(req));
+		WITH_ROOM(req, err, lfs_space_check(FS(req)));
 		if (err == 1) {
 			lfs_fuse_cache_mark(&D(req)->cache, ino);
 			timeout = 0;
@@ -205,7 +216,7 @@ op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct
 	if (set & LFS_SET_SIZE)
 		err = drop_privs(req, ino);
 	if (err >= 0)
-		err = lfs_setattr(FS(req), ino, attr, set, &st);
+		WITH_ROOM(req, err, lfs_setattr(FS(req), ino, attr, set, &st));
 	if (err)
 		fuse_reply_err(req, -err);
 	else
@@ -228,7 +239,8 @@ op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t
 {
 	struct lfs_cred c = cred_of(req);
 	struct stat st;
-	int err = lfs_mknod(FS(req), parent, name, mode, rdev, &c, &st);
+	int err;
+	WITH_ROOM(req, err, lfs_mknod(FS(req), parent, name, mode, rdev, &c, &st));
 	reply_entry(req, err, &st);
 }
 
@@ -237,7 +249,8 @@ op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	struct lfs_cred c = cred_of(req);
 	struct stat st;
-	int err = lfs_mkdir(FS(req), parent, name, mode, &c, &st);
+	int err;
+	WITH_ROOM(req, err, lfs_mkdir(FS(req), parent, name, mode, &c, &st));
 	reply_entry(req, err, &st);
 }
 
@@ -246,7 +259,8 @@ op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name
 {
 	struct lfs_cred c = cred_of(req);
 	struct stat st;
-	int err = lfs_symlink(FS(req), parent, name, link, &c, &st);
+	int err;
+	WITH_ROOM(req, err, lfs_symlink(FS(req), parent, name, link, &c, &st));
 	reply_entry(req, err, &st);
 }
 
@@ -254,20 +268,25 @@ static void
 op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
 	struct stat st;
-	int err = lfs_link(FS(req), ino, newparent, newname, &st);
+	int err;
+	WITH_ROOM(req, err, lfs_link(FS(req), ino, newparent, newname, &st));
 	reply_entry(req, err, &st);
 }
 
 static void
 op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	fuse_reply_err(req, -lfs_unlink(FS(req), parent, name));
+	int err;
+	WITH_ROOM(req, err, lfs_unlink(FS(req), parent, name));
+	fuse_reply_err(req, -err);
 }
 
 static void
 op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	fuse_reply_err(req, -lfs_rmdir(FS(req), parent, name));
+	int err;
+	WITH_ROOM(req, err, lfs_rmdir(FS(req), parent, name));
+	fuse_reply_err(req, -err);
 }
 
 static void
@@ -285,9 +304,11 @@ op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newpar
 	}
 	/* the kernel has checked CAP_MKNOD for a whiteout */
 	struct lfs_cred c = cred_of(req);
-	fuse_reply_err(req, -((flags & RENAME_WHITEOUT)
-				      ? lfs_rename_whiteout(FS(req), parent, name, newparent, newname, f, &c)
-				      : lfs_rename(FS(req), parent, name, newparent, newname, f)));
+	int err;
+	WITH_ROOM(req, err,
+		  (flags & RENAME_WHITEOUT) ? lfs_rename_whiteout(FS(req), parent, name, newparent, newname, f, &c)
+					    : lfs_rename(FS(req), parent, name, newparent, newname, f));
+	fuse_reply_err(req, -err);
 }
 
 static void
@@ -297,7 +318,8 @@ op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOSYS);
 		return;
 	}
-	int err = lfs_open(FS(req), ino, fi->flags);
+	int err;
+	WITH_ROOM(req, err, lfs_open(FS(req), ino, fi->flags));
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
@@ -311,8 +333,11 @@ op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, stru
 {
 	struct lfs_cred c = cred_of(req);
 	struct stat st;
-	int err = lfs_fuse_io_tmpfile() ? lfs_tmpfile(FS(req), parent, mode, &c, &st)
-				       : lfs_create(FS(req), parent, name, mode, (fi->flags & O_EXCL) != 0, &c, &st);
+	bool tmpfile = lfs_fuse_io_tmpfile();
+	int err;
+	WITH_ROOM(req, err,
+		  tmpfile ? lfs_tmpfile(FS(req), parent, mode, &c, &st)
+			  : lfs_create(FS(req), parent, name, mode, (fi->flags & O_EXCL) != 0, &c, &st));
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
@@ -359,8 +384,10 @@ op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off
 		return;
 	}
 	bool headroom = false;
-	ssize_t n = fi->writepage ? lfs_write_cached(FS(req), ino, buf, size, off, &allocated, &headroom)
-				  : lfs_write(FS(req), ino, buf, size, off, &allocated);
+	ssize_t n;
+	WITH_ROOM(req, n,
+		  fi->writepage ? lfs_write_cached(FS(req), ino, buf, size, off, &allocated, &headroom)
+				: lfs_write(FS(req), ino, buf, size, off, &allocated));
 	allocated |= dropped > 0;
 	if (headroom)
 		lfs_fuse_cache_mark(&D(req)->cache, ino);
@@ -471,7 +498,9 @@ op_statfs(fuse_req_t req, fuse_ino_t ino)
 static void
 op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size, int flags)
 {
-	int err = lfs_setxattr_kill_sgid(FS(req), ino, name, value, size, flags, lfs_fuse_io_acl_kill_sgid());
+	bool kill_sgid = lfs_fuse_io_acl_kill_sgid();
+	int err;
+	WITH_ROOM(req, err, lfs_setxattr_kill_sgid(FS(req), ino, name, value, size, flags, kill_sgid));
 	/* the mode's bits follow an access ACL (and set-group-ID may go):
 	 * the daemon says so itself rather than count on the kernel's own
 	 * invalidation, whatever the attribute timeout */
@@ -518,14 +547,18 @@ op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 static void
 op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	fuse_reply_err(req, -lfs_removexattr(FS(req), ino, name));
+	int err;
+	WITH_ROOM(req, err, lfs_removexattr(FS(req), ino, name));
+	fuse_reply_err(req, -err);
 }
 
 static void
 op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length, struct fuse_file_info *fi)
 {
 	(void)fi;
-	fuse_reply_err(req, -lfs_fallocate(FS(req), ino, mode, offset, length));
+	int err;
+	WITH_ROOM(req, err, lfs_fallocate(FS(req), ino, mode, offset, length));
+	fuse_reply_err(req, -err);
 }
 
 /* Sent at unmount only for fuseblk mounts, and umount(2) waits for the
@@ -655,7 +688,10 @@ file_flags_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned cmd, const void *in_bu
 		memcpy(&fl, in_buf, sizeof(fl));
 	}
 	lf = map_flags(fl, false, x, &rest);
-	err = rest ? -EOPNOTSUPP : lfs_set_flags(FS(req), ino, lf);
+	if (rest)
+		err = -EOPNOTSUPP;
+	else
+		WITH_ROOM(req, err, lfs_set_flags(FS(req), ino, lf));
 	/* ctime moved under the kernel's attribute cache */
 	if (!err)
 		fuse_lowlevel_notify_inval_inode(D(req)->se, ino, -1, 0);

@@ -78,6 +78,15 @@ int lfs_image_mounted_at(const char *path, char *where, size_t len);
 int lfs_image_busy(int fd, const char *path, char *where, size_t len);
 /* Run periodic work (flush timer, checkpoint timer); called by a thread. */
 void lfs_tick(struct lfs_fs *fs);
+/* The reclaimer: a thread of the caller's runs lfs_reclaim_serve until
+ * lfs_reclaim_stop.  While it serves, a change refused room returns
+ * -ENOSPC at once instead of checkpointing and cleaning in its own time;
+ * its caller then asks lfs_room_wait whether to make the call again
+ * (true: a round made room meanwhile), counting in `tries` (0 for each
+ * new operation).  Without it, a change makes the room itself. */
+void lfs_reclaim_serve(struct lfs_fs *fs);
+void lfs_reclaim_stop(struct lfs_fs *fs);
+bool lfs_room_wait(struct lfs_fs *fs, unsigned *tries);
 
 int lfs_lookup(struct lfs_fs *fs, uint64_t dir, const char *name, struct stat *st);
 void lfs_forget(struct lfs_fs *fs, uint64_t ino, uint64_t nlookup);

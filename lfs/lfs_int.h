@@ -47,6 +47,7 @@
  *   mount.c, grow.c        bringing a filesystem up and down, mkfs's
  *                          format; growing an unmounted image
  *   fs.c, ctl_ops.c        the API of lfs.h; the control operations
+ *   reclaim.c              the reclaimer: room made for refused requests
  *   ctl_server.c, tool.c   the control socket; the tools' shared options
  *   ckpt/fsck_core.c       the read-only checks of fsck.lfs
  *
@@ -64,16 +65,22 @@
  * Locks.  fs->lock protects everything in struct lfs_fs and all it
  * points to (caches, tables, the log head, the device's counters); the
  * lfs.h entry points take it (lfs_lock), internal functions assume it is
- * held.  It is released in the middle of a call in three places only:
- * to write the log (lfs_flush_unlocked, writeout.c) and to wait for the
- * disk (lfs_sync_unlocked, group_commit.c), both on the way of fsync,
- * syncfs, -o sync/dirsync, a write that reaches the dirty limit, the
- * tick thread's flushes and checkpoints, and the checkpoints the
- * cleaner asks for (lfs_ckpt_write_unlocked); and between the batches of a cleaner's
- * request (lfs_lock_yield, ctl_ops.c), so that a request waits behind
- * one batch at most.  Those callers hold no pointer into the caches
- * across it; everything else keeps the lock from start to end, block
- * reads included.  While it is released:
+ * held.  It is released in the middle of a call in four places only:
+ *   - to write the log (lfs_flush_unlocked, writeout.c) and to wait for
+ *     the disk (lfs_sync_unlocked, group_commit.c), on the way of fsync,
+ *     syncfs, -o sync/dirsync, a write that reaches the dirty limit, the
+ *     tick thread's flushes and checkpoints, and the checkpoints the
+ *     cleaner asks for (lfs_ckpt_write_unlocked);
+ *   - between the batches of a cleaner's request (lfs_lock_yield,
+ *     ctl_ops.c), so that a request waits behind one batch at most;
+ *   - in the reclaimer (reclaim.c): it sleeps on fs->room_cv until a
+ *     round is asked for, yields between the victims it counts and
+ *     releases the lock for its checkpoints' waits;
+ *   - in lfs_room_wait, where a request refused room sleeps on room_cv
+ *     after its call returned, before it is made again.
+ * Those callers hold no pointer into the caches across it; everything
+ * else keeps the lock from start to end, block reads included.  While
+ * it is released:
  *   fs->out_writers        psegs claimed by a thread are being written;
  *                          their states are under fs->out_mu, which is
  *                          taken with or without fs->lock but never
@@ -108,6 +115,20 @@
 #include <stdio.h>
 
 /* ---------------------------------------------------------------- */
+
+/* who may use which part of the clean space (space.c) */
+enum lfs_space_class {
+	LFS_SPACE_WRITE,            /* new content and names: stops at the
+				     * reserve plus the cache headroom, and
+				     * at the capacity (lfs_space_capacity) */
+	LFS_SPACE_OVERWRITE,        /* content replacing blocks a file has:
+				     * the writers' floor, no capacity check */
+	LFS_SPACE_WRITEBACK,        /* content a page cache already took: may
+				     * use the headroom, stops at the reserve */
+	LFS_SPACE_DELETE,           /* frees space: may use most of the reserve */
+	LFS_SPACE_CLEAN_AT_LOSS,    /* cleaning that moves more than it frees */
+	LFS_SPACE_NCLASSES
+};
 
 struct lfs_page {
 	uint8_t *data;
@@ -261,6 +282,18 @@ struct lfs_fs {
 	 * a second has passed (space.c). */
 	uint64_t freed_bytes, futile_at, futile_ns;
 	bool futile;
+	/* The reclaimer (reclaim.c): a thread that checkpoints and cleans
+	 * for requests refused room, so that no request cleans in its own
+	 * time holding the lock.  Rounds are asked for and ended in order;
+	 * waiters and the reclaimer sleep on room_cv with fs->lock. */
+	pthread_cond_t room_cv;
+	bool reclaimer;             /* a thread serves (lfs_reclaim_serve) */
+	bool reclaim_stop;
+	uint64_t room_asked, room_done;
+	int room_err;               /* of the last round ended: 0 made room */
+	uint64_t room_need[LFS_SPACE_NCLASSES]; /* 1 + the most bytes a
+				       refused request of each class asked
+				       since the last round began; 0: none */
 	uint64_t full_logged_ns;
 
 	/* psegs handed to writeout.c, not yet written and reaped; and those
@@ -484,18 +517,6 @@ int lfs_bmap_walk_disk(struct lfs_fs *fs, const struct lfs_dinode *di,
 
 /* file.c */
 ssize_t lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, uint64_t off);
-/* who may use which part of the clean space (space.c) */
-enum lfs_space_class {
-	LFS_SPACE_WRITE,            /* new content and names: stops at the
-				     * reserve plus the cache headroom, and
-				     * at the capacity (lfs_space_capacity) */
-	LFS_SPACE_OVERWRITE,        /* content replacing blocks a file has:
-				     * the writers' floor, no capacity check */
-	LFS_SPACE_WRITEBACK,        /* content a page cache already took: may
-				     * use the headroom, stops at the reserve */
-	LFS_SPACE_DELETE,           /* frees space: may use most of the reserve */
-	LFS_SPACE_CLEAN_AT_LOSS,    /* cleaning that moves more than it frees */
-};
 ssize_t lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, enum lfs_space_class cls,
 		       const void *buf, size_t size, uint64_t off);
 int lfs_file_truncate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t size);
@@ -560,8 +581,19 @@ int lfs_flush_unlocked(struct lfs_fs *fs);
 
 /* space.c: admission control against the reserve */
 /* 0 when `bytes` more of content (and the dirty state) fit, after
- * flushing, checkpointing and cleaning if need be; else -ENOSPC. */
+ * flushing, checkpointing and cleaning if need be; else -ENOSPC.  With
+ * a reclaimer serving, the checkpoint and the cleaning are its: the
+ * refusal is then noted for the calling thread (lfs_space_room_refused)
+ * and the caller waits for a round and tries again (lfs_room_wait). */
 int lfs_space_admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes);
+/* Whether this thread's last admission was refused for room that a
+ * reclaimer's round may make, and what it asked; reading it forgets it. */
+bool lfs_space_room_refused(enum lfs_space_class *cls, uint64_t *bytes);
+/* One round of making room, the reclaimer's or an admission's own:
+ * 0 when clean space grew, -ENOSPC when it did not (cleaning is then
+ * not tried again before something is freed, or a second passes), or
+ * the filesystem's error.  `unlocked` as for lfs_clean_reclaim. */
+int lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked);
 
 /* space_reserve.c: the floors of the reserve */
 /* Whether `bytes` more content fits now, without flushing or cleaning. */
@@ -630,8 +662,11 @@ int lfs_clean_flush(struct lfs_fs *fs, uint64_t age_ns, struct u64map *victims);
 /* Whether writing `cost` blocks to empty `nsegs` segments may go ahead. */
 bool lfs_clean_affordable(const struct lfs_fs *fs, uint64_t cost, uint64_t nsegs);
 int lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved);
-/* Clean the emptiest segments and checkpoint; -ENOSPC if none can gain. */
-int lfs_clean_reclaim(struct lfs_fs *fs, uint64_t *moved);
+/* Clean the emptiest segments and checkpoint; -ENOSPC if none can gain.
+ * `unlocked`: the caller holds no pointer into the caches, so the lock
+ * may be yielded between victims and released for the checkpoint's
+ * waits (the reclaimer); otherwise it is held throughout. */
+int lfs_clean_reclaim(struct lfs_fs *fs, bool unlocked, uint64_t *moved);
 /* Each block of segment `seg` that verifies, with its summary entry, as
  * the one log reader (logwalk.h) finds them; for the cleaner's
  * mechanism and fsck.lfs. */

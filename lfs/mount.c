@@ -52,6 +52,7 @@ fs_free(struct lfs_fs *fs)
 	lfs_bdev_close(&fs->dev);
 	pthread_cond_destroy(&fs->disk_cond);
 	pthread_cond_destroy(&fs->out_cv);
+	pthread_cond_destroy(&fs->room_cv);
 	pthread_mutex_destroy(&fs->out_mu);
 	pthread_mutex_destroy(&fs->lock);
 	free(fs);
@@ -68,6 +69,7 @@ fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs 
 	pthread_cond_init(&fs->disk_cond, NULL);
 	pthread_mutex_init(&fs->out_mu, NULL);
 	pthread_cond_init(&fs->out_cv, NULL);
+	pthread_cond_init(&fs->room_cv, NULL);
 	fs->dev.fd = fs->dev.trace_fd = -1;
 	fs->sb = *sb;
 	fs->opts = *opts;

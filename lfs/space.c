@@ -9,13 +9,20 @@
  * until something was freed since (fs->freed_bytes), or a second later
  * (the cleaner may have made room to move), so a stream of writes into a
  * full filesystem costs at most one attempt a second.
+ *
+ * In the daemon, the checkpoint and the cleaning are the reclaimer's
+ * (reclaim.c): a refused request returns, waits for one of its rounds
+ * with nothing held, and runs again from the start, so no request
+ * cleans in its own time while every other one waits for the lock.
+ * A library caller with no reclaimer serving makes the room itself.
  */
 #include "lfs_int.h"
 
 #include <errno.h>
 
-/* Try to make room: flush, checkpoint, clean.  Returns 0 when `bytes`
- * fits, -ENOSPC when it cannot be made to, or another error. */
+/* Try to make room: flush, checkpoint, clean (or leave those to the
+ * reclaimer).  Returns 0 when `bytes` fits, -ENOSPC when it cannot be
+ * made to now, or another error. */
 static int make_room(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes);
 
 int
@@ -48,9 +55,75 @@ log_full(struct lfs_fs *fs, enum lfs_space_class cls, const char *why)
 		(unsigned long long)lfs_space_capacity(fs), why);
 }
 
+/* Cleaning gained nothing lately, and nothing was freed since. */
+static bool
+recently_futile(const struct lfs_fs *fs)
+{
+	return fs->futile && fs->freed_bytes == fs->futile_at && lfs_now_ns() - fs->futile_ns < 1000000000ull;
+}
+
+/* this thread's last refusal that a round may answer */
+static _Thread_local struct {
+	bool set;
+	enum lfs_space_class cls;
+	uint64_t bytes;
+} refused;
+
+bool
+lfs_space_room_refused(enum lfs_space_class *cls, uint64_t *bytes)
+{
+	bool r = refused.set;
+	*cls = refused.cls;
+	*bytes = refused.bytes;
+	refused.set = false;
+	return r;
+}
+
+int
+lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked)
+{
+	if (fs->fatal)
+		return fs->fatal;
+	if (fs->dev.readonly)
+		return -EROFS;
+	uint64_t before = lfs_seg_clean_blocks(fs);
+	/* A checkpoint costs blocks of its own: write one only when it frees
+	 * segments, or a nearly full disk drains itself checkpointing. */
+	if (lfs_seg_freeable(fs)) {
+		int err = unlocked ? lfs_ckpt_write_unlocked(fs) : lfs_ckpt_write(fs, false);
+		if (err)
+			return err;
+		if (lfs_seg_clean_blocks(fs) > before)
+			return 0;
+	}
+	/* after cleaning that gained nothing, try again once anything was
+	 * freed, or a second later (the cleaner may have moved) */
+	if (recently_futile(fs))
+		return -ENOSPC;
+	uint64_t seg_bytes = (uint64_t)fs->sb.seg_blocks * fs->bsize;
+	uint64_t moved = 0, freed = fs->freed_bytes;
+	int err = lfs_clean_reclaim(fs, unlocked, &moved);
+	if (err && err != -ENOSPC)
+		return err;
+	/* progress: clean space, or dead space made elsewhere (the old
+	 * leaves of moved blocks) that later cleaning gains from */
+	bool gained = lfs_seg_clean_blocks(fs) > before;
+	if (err == -ENOSPC || (!gained && fs->freed_bytes - freed < seg_bytes)) {
+		fs->futile = true;
+		fs->futile_at = fs->freed_bytes;
+		fs->futile_ns = lfs_now_ns();
+		return -ENOSPC;
+	}
+	fs->futile = false;
+	/* at a loss: leave the rest to the next write (or the cleaner)
+	 * rather than spend the reserve here */
+	return gained ? 0 : -ENOSPC;
+}
+
 static int
 make_room(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 {
+	refused.set = false;
 	if (fs->fatal)
 		return fs->fatal;
 	if (lfs_space_fits(fs, cls, bytes))
@@ -65,38 +138,26 @@ make_room(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 		log_full(fs, cls, "the live data is at the capacity");
 		return -ENOSPC;
 	}
-	/* A checkpoint costs blocks of its own: write one only when it frees
-	 * segments, or a nearly full disk drains itself checkpointing. */
-	if (lfs_seg_freeable(fs) && (err = lfs_ckpt_write(fs, false)))
-		return err;
-	uint64_t seg_bytes = (uint64_t)fs->sb.seg_blocks * fs->bsize;
-	for (int round = 0; round < 64 && !lfs_space_fits(fs, cls, bytes); round++) {
-		/* after cleaning that gained nothing, try again once anything
-		 * was freed, or a second later (the cleaner may have moved) */
-		if (fs->futile && fs->freed_bytes == fs->futile_at &&
-		    lfs_now_ns() - fs->futile_ns < 1000000000ull)
-			break;
-		uint64_t moved = 0, before = lfs_seg_clean_blocks(fs), freed = fs->freed_bytes;
-		err = lfs_clean_reclaim(fs, &moved);
-		if (err && err != -ENOSPC)
-			return err;
-		/* progress: clean space, or dead space made elsewhere (the
-		 * old leaves of moved blocks) that later cleaning gains from */
-		bool gained = lfs_seg_clean_blocks(fs) > before;
-		if (err == -ENOSPC || (!gained && fs->freed_bytes - freed < seg_bytes)) {
-			fs->futile = true;
-			fs->futile_at = fs->freed_bytes;
-			fs->futile_ns = lfs_now_ns();
-			break;
+	if (fs->reclaimer) {
+		/* its round, not this request, checkpoints and cleans: the
+		 * caller waits for it with nothing held and comes back */
+		if (lfs_seg_freeable(fs) || !recently_futile(fs)) {
+			refused.set = true;
+			refused.cls = cls;
+			refused.bytes = bytes;
+			return -ENOSPC;
 		}
-		fs->futile = false;
-		/* at a loss: leave the rest to the next write (or the cleaner)
-		 * rather than spend the reserve here */
-		if (!gained)
-			break;
+	} else {
+		for (int round = 0; round < 64 && !lfs_space_fits(fs, cls, bytes); round++) {
+			err = lfs_space_reclaim_round(fs, false);
+			if (err == -ENOSPC)
+				break;
+			if (err)
+				return err;
+		}
+		if (lfs_space_fits(fs, cls, bytes))
+			return 0;
 	}
-	if (lfs_space_fits(fs, cls, bytes))
-		return 0;
 	log_full(fs, cls, "cleaning can free nothing more until something is deleted");
 	return -ENOSPC;
 }

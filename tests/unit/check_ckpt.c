@@ -77,7 +77,7 @@ START_TEST(running_counts_agree)
 		}
 		ck_assert_int_eq(lfs_checkpoint(fs), 0);
 		uint64_t moved;
-		ck_assert_int_ge(lfs_clean_reclaim(fs, &moved), -ENOSPC);
+		ck_assert_int_ge(lfs_clean_reclaim(fs, false, &moved), -ENOSPC);
 		testfs_fsck_clean(fs);
 		struct statvfs sv;
 		ck_assert_int_eq(lfs_statfs(fs, &sv), 0);

@@ -491,7 +491,7 @@ START_TEST(reclaim_gains_or_refuses)
 		dirty += fs->segs[seg].state == LFS_SEG_DIRTY;
 	ck_assert_uint_ge(dirty, 3);
 	uint64_t moved = 0, nclean = fs->nclean;
-	ck_assert_int_eq(lfs_clean_reclaim(fs, &moved), -ENOSPC);
+	ck_assert_int_eq(lfs_clean_reclaim(fs, false, &moved), -ENOSPC);
 	ck_assert_uint_eq(moved, 0);
 	ck_assert_uint_eq(fs->nclean, nclean);
 
@@ -516,7 +516,7 @@ START_TEST(reclaim_gains_or_refuses)
 	nclean = fs->nclean;
 	struct lfs_stats s0, s1;
 	lfs_get_stats(fs, &s0);
-	ck_assert_int_eq(lfs_clean_reclaim(fs, &moved), 0);
+	ck_assert_int_eq(lfs_clean_reclaim(fs, false, &moved), 0);
 	lfs_get_stats(fs, &s1);
 	ck_assert_uint_gt(moved, 0);
 	ck_assert_uint_gt(s1.segs_cleaned, s0.segs_cleaned);
@@ -539,7 +539,7 @@ START_TEST(reclaim_gains_or_refuses)
 	ck_assert_uint_gt(lfs_seg_freeable(fs), 0);
 	nclean = fs->nclean;
 	moved = 0;
-	ck_assert_int_eq(lfs_clean_reclaim(fs, &moved), 0);
+	ck_assert_int_eq(lfs_clean_reclaim(fs, false, &moved), 0);
 	ck_assert_uint_eq(moved, 0);
 	ck_assert_uint_gt(fs->nclean, nclean);
 	ck_assert_uint_eq(lfs_seg_freeable(fs), 0);
