@@ -8,7 +8,9 @@
  * One request (LFS_CTL_REQUESTS) over the control socket.  Each request
  * is one read of /dev/fuse by the daemon, so the count of a workload is
  * its number of round trips: run it between two --reset calls, or take
- * the difference of two readings.
+ * the difference of two readings.  Beside each count, the time the
+ * daemon took from reading such a request to answering it: the mean and
+ * the longest.
  */
 #include "cleaner.h"
 #include "tool.h"
@@ -73,33 +75,52 @@ json_string(const char *s)
 	}
 }
 
+/* n: the counts, then the microseconds summed, then the longest */
 static void
 print_text(const char *mnt, const uint64_t *n, const struct lfs_ctl_resp *r, uint64_t total)
 {
 	char buf[16];
+	const uint64_t *us = n + LFS_CTL_REQ_SLOTS, *max = n + 2 * LFS_CTL_REQ_SLOTS;
 	printf("%s: %llu requests in %.3f s; %llu notifications sent\n", mnt, (unsigned long long)total,
 	       (double)r->val[1] / 1000, (unsigned long long)r->val[0]);
+	printf("%-16s %12s %10s %10s\n", "request", "count", "mean ms", "max ms");
 	for (unsigned i = 0; i < LFS_CTL_REQ_SLOTS; i++)
 		if (n[i])
-			printf("%-16s %12llu\n", opname(i, buf, sizeof(buf)), (unsigned long long)n[i]);
+			printf("%-16s %12llu %10.3f %10.3f\n", opname(i, buf, sizeof(buf)), (unsigned long long)n[i],
+			       (double)us[i] / 1000 / (double)n[i], (double)max[i] / 1000);
+}
+
+/* "name": value for each opcode counted, values from v */
+static void
+json_ops(const char *key, const uint64_t *n, const uint64_t *v, double scale)
+{
+	char buf[16];
+	printf(", \"%s\": {", key);
+	const char *sep = "";
+	for (unsigned i = 0; i < LFS_CTL_REQ_SLOTS; i++) {
+		if (!n[i])
+			continue;
+		printf("%s\"%s\": ", sep, opname(i, buf, sizeof(buf)));
+		if (scale == 1)
+			printf("%llu", (unsigned long long)v[i]);
+		else
+			printf("%.3f", (double)v[i] * scale);
+		sep = ", ";
+	}
+	printf("}");
 }
 
 static void
 print_json(const char *mnt, const uint64_t *n, const struct lfs_ctl_resp *r, uint64_t total)
 {
-	char buf[16];
 	printf("{\"mountpoint\": \"");
 	json_string(mnt);
-	printf("\", \"seconds\": %.3f, \"total\": %llu, \"notifications\": %llu, \"requests\": {",
-	       (double)r->val[1] / 1000, (unsigned long long)total, (unsigned long long)r->val[0]);
-	const char *sep = "";
-	for (unsigned i = 0; i < LFS_CTL_REQ_SLOTS; i++) {
-		if (!n[i])
-			continue;
-		printf("%s\"%s\": %llu", sep, opname(i, buf, sizeof(buf)), (unsigned long long)n[i]);
-		sep = ", ";
-	}
-	printf("}}\n");
+	printf("\", \"seconds\": %.3f, \"total\": %llu, \"notifications\": %llu", (double)r->val[1] / 1000,
+	       (unsigned long long)total, (unsigned long long)r->val[0]);
+	json_ops("requests", n, n, 1);
+	json_ops("service_ms", n, n + LFS_CTL_REQ_SLOTS, 0.001);
+	json_ops("max_ms", n, n + 2 * LFS_CTL_REQ_SLOTS, 0.001);
+	printf("}\n");
 }
 
 int
@@ -130,10 +151,10 @@ main(int argc, char **argv)
 	}
 	struct lfs_ctl_req req = { .op = LFS_CTL_REQUESTS, .arg = { reset ? LFS_CTL_REQUESTS_RESET : 0 } };
 	struct lfs_ctl_resp r;
-	uint64_t n[LFS_CTL_REQ_SLOTS];
+	uint64_t n[3 * LFS_CTL_REQ_SLOTS];
 	err = lfs_ctl_call(&cl, &req, NULL, 0, &r, n, sizeof(n), NULL);
 	lfs_ctl_close(&cl);
-	if (!err && r.count != LFS_CTL_REQ_SLOTS)
+	if (!err && r.count != 3 * LFS_CTL_REQ_SLOTS)
 		err = -EPROTO;
 	if (err) {
 		fprintf(stderr, "lfs-requests: %s: %s\n", mnt,

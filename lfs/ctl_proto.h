@@ -91,8 +91,10 @@ enum lfs_ctl_op {
 	LFS_CTL_CLEANER_STATE = 10, /* from the registered cleaner: arg0 enum lfs_cleaner_state it is in
 				     * -> val0 LFS_CLEANER_CMD_* bits it is asked to obey */
 	LFS_CTL_CLEANER_CTL = 11, /* from lfs-clean: arg0 enum lfs_clean_verb */
-	LFS_CTL_REQUESTS = 12,  /* arg0 LFS_CTL_REQUESTS_RESET or 0 -> LFS_CTL_REQ_SLOTS uint64_t,
-				 * the FUSE requests the daemon read, by opcode; val0 the
+	LFS_CTL_REQUESTS = 12,  /* arg0 LFS_CTL_REQUESTS_RESET or 0 -> 3 x LFS_CTL_REQ_SLOTS uint64_t:
+				 * the FUSE requests the daemon read, by opcode, then the
+				 * microseconds from their reads to their replies, summed,
+				 * then the longest of those; val0 the
 				 * notifications it sent the kernel, val1 the milliseconds
 				 * counted over (since the mount or the last reset);
 				 * -EOPNOTSUPP if the daemon cannot count them */

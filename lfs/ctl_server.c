@@ -353,8 +353,8 @@ handle(struct lfs_ctl_server *srv, struct client *c, uint8_t *msg, size_t len, u
 			break;
 		}
 		rq.read(rq.ctx, req.arg[0] & LFS_CTL_REQUESTS_RESET, (uint64_t *)rout, &resp->val[0], &resp->val[1]);
-		resp->count = LFS_CTL_REQ_SLOTS;
-		extra = LFS_CTL_REQ_SLOTS * sizeof(uint64_t);
+		resp->count = 3 * LFS_CTL_REQ_SLOTS;
+		extra = 3 * LFS_CTL_REQ_SLOTS * sizeof(uint64_t);
 		break;
 	}
 	}

@@ -15,8 +15,9 @@
  *     that setting an ACL takes set-group-ID away (the caller is neither
  *     in the file's group nor has CAP_FSETID), and hand libfuse the
  *     SETXATTR arguments in the older layout it knows;
- *   - every request: counted by opcode, and every notification the
- *     daemon sends, for lfs-requests(8) (LFS_CTL_REQUESTS);
+ *   - every request: counted by opcode, with the time from its read to
+ *     its reply, and every notification the daemon sends, for
+ *     lfs-requests(8) (LFS_CTL_REQUESTS);
  *   - TMPFILE (open(2) with O_TMPFILE, kernel 6.1 and later): the same
  *     arguments and reply as CREATE, with the name "/", so it is handed
  *     to libfuse as a CREATE and the handler, told so, makes an unnamed
@@ -38,6 +39,11 @@
 static _Thread_local bool kill_suidgid;
 static _Thread_local bool tmpfile;
 static _Thread_local bool acl_kill_sgid;
+/* the request this thread read last, until its reply is written */
+static _Thread_local struct {
+	uint64_t unique, t0_us;
+	unsigned slot;
+} pending;
 /* one session per process; libfuse hands the callbacks its own userdata */
 static struct lfs_fuse_io *the_io;
 
@@ -68,6 +74,28 @@ answer(int fd, uint64_t unique, int err)
 		(void)0;
 }
 
+static uint64_t
+now_us(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+/* The request this thread read last was answered now. */
+static void
+served(struct lfs_fuse_io *io)
+{
+	uint64_t d = now_us() - pending.t0_us;
+	unsigned slot = pending.slot;
+	pending.unique = 0;
+	atomic_fetch_add_explicit(&io->service_us[slot], d, memory_order_relaxed);
+	uint64_t max = atomic_load_explicit(&io->max_us[slot], memory_order_relaxed);
+	while (d > max && !atomic_compare_exchange_weak_explicit(&io->max_us[slot], &max, d, memory_order_relaxed,
+								 memory_order_relaxed))
+		;
+}
+
 static ssize_t
 io_read(int fd, void *buf, size_t len, void *userdata)
 {
@@ -82,6 +110,9 @@ io_read(int fd, void *buf, size_t len, void *userdata)
 		const uint8_t *arg = (const uint8_t *)buf + sizeof(h);
 		unsigned slot = h.opcode < LFS_CTL_REQ_SLOTS ? h.opcode : LFS_CTL_REQ_SLOTS - 1;
 		atomic_fetch_add_explicit(&io->requests[slot], 1, memory_order_relaxed);
+		pending.unique = h.unique;
+		pending.slot = slot;
+		pending.t0_us = now_us();
 		size_t alen = (size_t)n - sizeof(h);
 		kill_suidgid = false;
 		tmpfile = false;
@@ -135,6 +166,7 @@ io_read(int fd, void *buf, size_t len, void *userdata)
 			break;
 		case FUSE_SYNCFS:
 			answer(fd, h.unique, io->syncfs ? io->syncfs(io->ctx) : 0);
+			served(io);
 			continue;
 		}
 		return n;
@@ -152,6 +184,8 @@ io_writev(int fd, struct iovec *iov, int count, void *userdata)
 	memcpy(&out, iov[0].iov_base, sizeof(out));
 	if (out.unique == 0) /* a notification, not a reply */
 		atomic_fetch_add_explicit(&io->notifies, 1, memory_order_relaxed);
+	else if (out.unique == pending.unique)
+		served(io);
 	if (count >= 2 && iov[1].iov_len >= offsetof(struct fuse_init_out, flags) + sizeof(uint32_t)) {
 		pthread_mutex_lock(&io->lock);
 		bool init = io->init_unique && out.unique == io->init_unique && out.error == 0;
@@ -182,9 +216,12 @@ lfs_fuse_io_requests(struct lfs_fuse_io *io, bool reset, uint64_t *counts, uint6
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	/* each counter is exact; together they are a snapshot only as far
 	 * as requests keep arriving while they are read */
-	for (unsigned i = 0; i < LFS_CTL_REQ_SLOTS; i++)
-		counts[i] = reset ? atomic_exchange_explicit(&io->requests[i], 0, memory_order_relaxed)
-				  : atomic_load_explicit(&io->requests[i], memory_order_relaxed);
+	_Atomic uint64_t *from[3] = { io->requests, io->service_us, io->max_us };
+	for (unsigned k = 0; k < 3; k++)
+		for (unsigned i = 0; i < LFS_CTL_REQ_SLOTS; i++)
+			counts[k * LFS_CTL_REQ_SLOTS + i] =
+				reset ? atomic_exchange_explicit(&from[k][i], 0, memory_order_relaxed)
+				      : atomic_load_explicit(&from[k][i], memory_order_relaxed);
 	*notifies = reset ? atomic_exchange_explicit(&io->notifies, 0, memory_order_relaxed)
 			  : atomic_load_explicit(&io->notifies, memory_order_relaxed);
 	pthread_mutex_lock(&io->lock);

@@ -28,14 +28,20 @@ struct lfs_fuse_io {
 	 * and every notification written: relaxed atomics, a few ns beside
 	 * the tens of microseconds a request costs */
 	_Atomic uint64_t requests[LFS_CTL_REQ_SLOTS];
+	/* and the time from each request's read to its reply, in µs: the
+	 * sum and the longest, by opcode (requests without a reply, FORGET
+	 * and BATCH_FORGET, have none) */
+	_Atomic uint64_t service_us[LFS_CTL_REQ_SLOTS];
+	_Atomic uint64_t max_us[LFS_CTL_REQ_SLOTS];
 	_Atomic uint64_t notifies;
 	struct timespec since;      /* protected by lock: when counting (re)started */
 };
 
 /* Take over the session's reads and writes (after fuse_session_mount). */
 int lfs_fuse_io_attach(struct fuse_session *se, struct lfs_fuse_io *io);
-/* The counters (LFS_CTL_REQUESTS): copies them out, and the milliseconds
- * counted over; zeroes them if `reset`. */
+/* The counters (LFS_CTL_REQUESTS): copies them out (`counts` holds
+ * 3 x LFS_CTL_REQ_SLOTS: requests, service_us, max_us), and the
+ * milliseconds counted over; zeroes them if `reset`. */
 void lfs_fuse_io_requests(struct lfs_fuse_io *io, bool reset, uint64_t *counts, uint64_t *notifies,
 			  uint64_t *ms);
 /* Whether the request this thread is handling asks that set-user-ID and

@@ -5,7 +5,9 @@
 # than a handful of requests; ten creates are ten CREATEs; --reset starts
 # from zero, and a reading costs the next one exactly its own IOCTL (no
 # OPENDIR, RELEASEDIR: the daemon declines directory opens); --json is
-# one JSON object; a directory that is no lfs mount point is refused;
+# one JSON object, with the time the daemon took for each opcode (its
+# fsync some, and within what its caller waited); a directory that is no
+# lfs mount point is refused;
 # ten listings of an unchanged directory cost no OPENDIR or RELEASEDIR
 # and at most one reading of it, and a change shows in the next listing.
 . "$(dirname "$0")/lib.sh"
@@ -16,13 +18,13 @@ mkfs_img 128M
 lfs_mount
 
 "$REQ" "$MNT" >"$WORK/text" || fail "lfs-requests failed"
-grep -q '^INIT  *1$' "$WORK/text" || { cat "$WORK/text"; fail "no INIT counted at mount"; }
+grep -q '^INIT  *1  ' "$WORK/text" || { cat "$WORK/text"; fail "no INIT counted at mount"; }
 ls "$MNT" >/dev/null # the first OPENDIR, answered ENOSYS
 if "$REQ" "$WORK" 2>"$WORK/err"; then fail "lfs-requests accepted a directory that is no mount"; fi
 grep -q "not the mount point of an lfs" "$WORK/err" || { cat "$WORK/err"; fail "the refusal does not say why"; }
 
 cat >"$WORK/count.py" <<'PY'
-import json, os, subprocess, sys
+import json, os, subprocess, sys, time
 tool, mnt, what = sys.argv[1], sys.argv[2], sys.argv[3]
 
 def fail(msg):
@@ -35,6 +37,16 @@ def reading(first=False):
     if r["mountpoint"] != mnt or r["total"] != sum(r["requests"].values()) or r["seconds"] < 0:
         fail("inconsistent reading: " + out)
     req = r["requests"]
+    # the time of each opcode counted: a sum and a longest, the longest
+    # no shorter than the mean
+    for k in ("service_ms", "max_ms"):
+        if set(r[k]) != set(req) or min(r[k].values(), default=0) < 0:
+            fail("%s does not match the counts: %s" % (k, out))
+    for op, n in req.items():
+        if r["max_ms"][op] * n + 0.002 * n < r["service_ms"][op]:
+            fail("%s: longest %.3f ms below the mean of %d (%.3f ms in all)" % (op, r["max_ms"][op], n, r["service_ms"][op]))
+    global times
+    times = r
     if first:
         return req
     # the previous reading's own request, exactly: its open of the
@@ -57,9 +69,15 @@ reading()
 if what == "create":
     fd = os.open(os.path.join(d, "f"), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
     os.write(fd, b"x" * 1024)
+    t0 = time.monotonic()
     os.fsync(fd)
+    client_ms = (time.monotonic() - t0) * 1000
     os.close(fd)
     req = reading()
+    # the daemon's time for the FSYNC (read to reply, the disk's flush
+    # within it) is some, and within what the caller waited
+    if not 0 < times["max_ms"]["FSYNC"] <= client_ms + 0.002:
+        fail("FSYNC timed %.3f ms by the daemon, %.3f ms by its caller" % (times["max_ms"]["FSYNC"], client_ms))
     print("create+write+fsync+close:", json.dumps(req, sort_keys=True))
     for op in ("CREATE", "WRITE", "FSYNC"):
         if req.get(op) != 1:

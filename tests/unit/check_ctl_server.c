@@ -300,15 +300,16 @@ read_requests(void *ctx, bool reset, uint64_t *counts, uint64_t *notifies, uint6
 {
 	(void)ctx;
 	req_reset_seen = reset;
-	for (int i = 0; i < LFS_CTL_REQ_SLOTS; i++)
+	for (int i = 0; i < 3 * LFS_CTL_REQ_SLOTS; i++)
 		counts[i] = 100 + (uint64_t)i;
 	*notifies = 7;
 	*ms = 1234;
 }
 
 /* REQUESTS: without the FUSE layer's hook -EOPNOTSUPP; flags other than
- * RESET -EINVAL; otherwise LFS_CTL_REQ_SLOTS counters as records, the
- * notifications and milliseconds in val[0..1], and RESET passed on. */
+ * RESET -EINVAL; otherwise 3 x LFS_CTL_REQ_SLOTS counters as records
+ * (counts, then times summed, then the longest), the notifications and
+ * milliseconds in val[0..1], and RESET passed on. */
 START_TEST(request_counters)
 {
 	struct lfs_fs *fs;
@@ -323,13 +324,15 @@ START_TEST(request_counters)
 				 .arg = { LFS_CTL_REQUESTS_RESET } };
 	size_t n = exchange(fd, &q, sizeof(q), &r);
 	ck_assert_int_eq(r.err, 0);
-	ck_assert_uint_eq(r.count, 64);
-	ck_assert_uint_eq(n, 48 + 64 * 8);
+	ck_assert_uint_eq(r.count, 3 * 64);
+	ck_assert_uint_eq(n, 48 + 3 * 64 * 8);
 	ck_assert_uint_eq(r.val[0], 7);
 	ck_assert_uint_eq(r.val[1], 1234);
 	uint64_t last;
 	memcpy(&last, reply + 48 + 63 * 8, 8);
 	ck_assert_uint_eq(last, 163);
+	memcpy(&last, reply + 48 + (3 * 64 - 1) * 8, 8);
+	ck_assert_uint_eq(last, 100 + 3 * 64 - 1);
 	ck_assert(req_reset_seen);
 	ck_assert_int_eq(call(fd, LFS_CTL_REQUESTS, 0, &r), 0);
 	ck_assert(!req_reset_seen);
