@@ -274,7 +274,13 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 		if (k && may_yield) {
 			lfs_cache_trim(fs);
 			lfs_lock_yield(fs);
-			if (fs->fatal || fs->dev.readonly || fs->segs[segs[k]].state != LFS_SEG_DIRTY)
+			/* made read-only meanwhile (its final checkpoint may be
+			 * written): nothing more may be moved */
+			if (fs->fatal || fs->dev.readonly) {
+				lfs_clean_cost_free(&cost);
+				return fs->fatal ? fs->fatal : -EROFS;
+			}
+			if (fs->segs[segs[k]].state != LFS_SEG_DIRTY)
 				break;
 		}
 		if (segs[k] >= fs->sb.nsegs || fs->segs[segs[k]].state != LFS_SEG_DIRTY) {
