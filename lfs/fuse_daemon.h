@@ -17,6 +17,8 @@
 #include <stdint.h>
 
 #define LFS_MAX_WRITE (1u << 20)
+/* background requests (writeback's WRITEs) the kernel lets out at once */
+#define LFS_MAX_BACKGROUND 64
 
 struct lfs_daemon {
 	struct lfs_fs *fs;
