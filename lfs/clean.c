@@ -327,16 +327,18 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 			age = fs->segs[segs[j]].mtime_ns;
 	if (!err)
 		err = lfs_clean_flush(fs, age, &victims);
+	/* only the victims moved here: one freed while counting yielded
+	 * may hold new data already */
+	for (size_t j = 0; j < i && !partial && !err; j++)
+		if (u64map_get(&victims, segs[j]) && fs->segs[segs[j]].live_bytes)
+			lfs_log("cleaner: segment %llu still has %u live bytes after cleaning",
+				(unsigned long long)segs[j], fs->segs[segs[j]].live_bytes);
 	u64map_free(&victims);
 	if (err)
 		return err;
 	fs->stats.blocks_cleaned += m;
 	*moved += m;
 	*taken = i;
-	for (size_t j = 0; j < i && !partial; j++)
-		if (fs->segs[segs[j]].live_bytes)
-			lfs_log("cleaner: segment %llu still has %u live bytes after cleaning",
-				(unsigned long long)segs[j], fs->segs[segs[j]].live_bytes);
 	return 0;
 }
 
