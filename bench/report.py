@@ -399,7 +399,9 @@ def section_cleaning(res, rows, env, plots, plot_rel):
     utils = sorted({u for d in keys.values() for u in d})
     label = lambda k: f"{POLICY_LABEL.get(k[0], k[0])}, {ACCESS_LABEL.get(k[1], k[1])}"
     o.append("Write cost (↓) by disk utilization u (live file data / statfs size), median over rounds; "
-             "Sprite LFS's analytic cost for cleaning segments at utilization u, 2/(1−u), for comparison:\n")
+             "Sprite LFS's analytic cost for cleaning segments at utilization u, 2/(1−u), for comparison "
+             "(it counts each victim read whole; lfs's cleaning reads a victim's summaries, its inode blocks and "
+             "its live blocks only, as F2FS does, so it can come out below the formula):\n")
     hdr = ["u"] + [label(k) for k in lines] + ["2/(1−u)"]
     trs = []
     for u in utils:

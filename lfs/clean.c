@@ -227,25 +227,134 @@ lfs_clean_flush(struct lfs_fs *fs, uint64_t age_ns, struct u64map *victims)
 	return err;
 }
 
+/* The live blocks a batch found while counting, kept for its moves, so
+ * that each victim is read once: read again, a victim would double what
+ * cleaning reads (the largest part of its cost).  A block's bytes stay
+ * what they were while its segment stays dirty and is not reused (the
+ * log never rewrites an address in place), which `reuses` tells. */
+struct kept_block {
+	struct lfs_pseg_entry e;
+	uint64_t addr;
+};
+
+struct batch {
+	struct lfs_clean_cost cost;
+	struct kept_block *kept;
+	uint8_t *data;              /* kept[i]'s bytes at i * block size */
+	size_t n, cap;
+};
+
+/* Keep a copy of the live block at addr. */
 static int
-count_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, const uint8_t *blk, void *ctx)
+keep(struct lfs_fs *fs, struct batch *b, const struct lfs_pseg_entry *e, uint64_t addr, const uint8_t *blk)
 {
-	if (!lfs_clean_block_live(fs, e, addr, blk))
-		return 0;
-	return lfs_clean_cost_add(ctx, fs, e);
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 64;
+		struct kept_block *k = realloc(b->kept, cap * sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		b->kept = k;
+		uint8_t *d = realloc(b->data, cap * fs->bsize);
+		if (!d)
+			return -ENOMEM;
+		b->data = d;
+		b->cap = cap;
+	}
+	b->kept[b->n] = (struct kept_block){ .e = *e, .addr = addr };
+	memcpy(b->data + b->n * fs->bsize, blk, fs->bsize);
+	b->n++;
+	return lfs_clean_cost_add(&b->cost, fs, e);
 }
 
-static int
-move_if_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, const uint8_t *blk, void *ctx)
+/* Whether block j of the pseg w yields must be read: an inode block to
+ * learn which of its records are live, any other only if it is live,
+ * which its summary entry and the current maps tell. */
+static bool
+worth_reading(struct lfs_fs *fs, const struct lfs_logwalk *w, uint32_t j)
 {
-	uint64_t *moved = ctx;
-	if (!lfs_clean_block_live(fs, e, addr, blk))
-		return 0;
-	/* a safety net: lfs_clean_segment checked that all of it fits */
-	if (lfs_space_for_cleaning(fs) < 4)
-		return -ENOSPC;
-	(*moved)++;
-	return lfs_clean_move_block(fs, e, addr, blk);
+	struct lfs_pseg_entry e;
+	lfs_logwalk_entry(w, j, &e);
+	return e.kind == LFS_BK_INODE || lfs_clean_block_live(fs, &e, w->addr + 1 + j, NULL);
+}
+
+/*
+ * Count and keep the live blocks of victim seg.  Only the summaries and
+ * the blocks found live are read, runs of them in one read each, as
+ * F2FS's cleaner reads only valid blocks: a victim a fifth live costs a
+ * fifth of a segment to read, not a whole one (Sprite LFS read whole
+ * segments, and its write cost formula counts them).  A block that fails
+ * its checksum is never moved.
+ */
+static int
+keep_segment(struct lfs_fs *fs, uint64_t seg, struct batch *b)
+{
+	struct lfs_logwalk w;
+	int err = lfs_logwalk_init(&w, &fs->dev, &fs->sb, fs->seed, 0);
+	if (err)
+		return err;
+	uint8_t *run = lfs_malloc((size_t)fs->max_pseg * fs->bsize);
+	if (!run) {
+		lfs_logwalk_free(&w);
+		return -ENOMEM;
+	}
+	lfs_logwalk_segment(&w, seg);
+	while (!err && (err = lfs_logwalk_next(&w)) > 0) {
+		err = 0;
+		for (uint32_t j = 0; j < w.h.nblocks && !err;) {
+			if (!worth_reading(fs, &w, j)) {
+				j++;
+				continue;
+			}
+			uint32_t end = j + 1;
+			while (end < w.h.nblocks && worth_reading(fs, &w, end))
+				end++;
+			err = lfs_bdev_read(&fs->dev, w.addr + 1 + j, end - j, run);
+			for (uint32_t i = j; i < end && !err; i++) {
+				struct lfs_pseg_entry e;
+				lfs_logwalk_entry(&w, i, &e);
+				const uint8_t *blk = run + (size_t)(i - j) * fs->bsize;
+				uint64_t addr = w.addr + 1 + i;
+				if (lfs_crc(fs->seed, blk, fs->bsize) != e.crc)
+					continue;
+				if (e.kind == LFS_BK_INODE && !lfs_clean_block_live(fs, &e, addr, blk))
+					continue;
+				err = keep(fs, b, &e, addr, blk);
+			}
+			j = end;
+		}
+	}
+	free(run);
+	lfs_logwalk_free(&w);
+	return err;
+}
+
+static void
+batch_free(struct batch *b)
+{
+	lfs_clean_cost_free(&b->cost);
+	free(b->kept);
+	free(b->data);
+}
+
+/* Move the kept blocks [first, end) still live, from one victim still
+ * dirty and not reused since they were read. */
+static int
+move_kept(struct lfs_fs *fs, const struct batch *b, size_t first, size_t end, uint64_t *moved)
+{
+	for (size_t j = first; j < end; j++) {
+		const struct kept_block *k = &b->kept[j];
+		const uint8_t *blk = b->data + j * fs->bsize;
+		if (!lfs_clean_block_live(fs, &k->e, k->addr, blk))
+			continue;
+		/* a safety net: the batch's cost was checked to fit */
+		if (lfs_space_for_cleaning(fs) < 4)
+			return -ENOSPC;
+		int err = lfs_clean_move_block(fs, &k->e, k->addr, blk);
+		if (err)
+			return err;
+		(*moved)++;
+	}
+	return 0;
 }
 
 /*
@@ -263,10 +372,18 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 	if (err)
 		return err;
 	/* all or nothing per victim, as for the cleaner's requests (ctl_ops.c) */
-	struct lfs_clean_cost cost;
-	lfs_clean_cost_init(&cost);
+	struct batch b = { .n = 0 };
+	lfs_clean_cost_init(&b.cost);
+	size_t *first = lfs_calloc(n + 1, sizeof(*first));
+	uint32_t *reuses = lfs_calloc(n + 1, sizeof(*reuses));
+	if (!first || !reuses) {
+		free(first);
+		free(reuses);
+		batch_free(&b);
+		return -ENOMEM;
+	}
 	size_t k = 0;
-	for (; k < n && !err; k++) {
+	for (; k < n; k++) {
 		/* Counting only reads: waiting requests go first between two
 		 * victims (a victim freed meanwhile ends the batch there).
 		 * The moves below are not split so: what they re-dirty is
@@ -277,8 +394,8 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 			/* made read-only meanwhile (its final checkpoint may be
 			 * written): nothing more may be moved */
 			if (fs->fatal || fs->dev.readonly) {
-				lfs_clean_cost_free(&cost);
-				return fs->fatal ? fs->fatal : -EROFS;
+				err = fs->fatal ? fs->fatal : -EROFS;
+				goto out;
 			}
 			if (fs->segs[segs[k]].state != LFS_SEG_DIRTY)
 				break;
@@ -287,20 +404,26 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 			err = -EINVAL;
 			break;
 		}
-		err = lfs_clean_scan(fs, segs[k], count_live, &cost);
-		if (!err && !lfs_clean_affordable(fs, lfs_clean_cost_blocks(&cost, fs), k + 1))
+		reuses[k] = fs->segs[segs[k]].reuses;
+		if ((err = keep_segment(fs, segs[k], &b)))
+			break;
+		/* victim k's kept blocks are first[k] .. first[k + 1] */
+		first[k + 1] = b.n;
+		if (!lfs_clean_affordable(fs, lfs_clean_cost_blocks(&b.cost, fs), k + 1))
 			break;
 	}
-	lfs_clean_cost_free(&cost);
-	if (err && k == 0)
-		return err;
-	if (k == 0)
-		return -ENOSPC;
+	/* the victims before one that failed are cleaned; it is not (its
+	 * error comes back when it leads a batch) */
+	if (k == 0) {
+		err = err ? err : -ENOSPC;
+		goto out;
+	}
+	err = 0;
 	/* what requests buffered while counting yielded is theirs, not
 	 * cleaning's: written before the moves */
 	err = may_yield && k > 1 ? lfs_flush(fs) : 0;
 	if (err)
-		return err;
+		goto out;
 	struct u64map victims;
 	u64map_init(&victims);
 	uint64_t m = 0;
@@ -309,10 +432,11 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 	for (; i < k && !err && !partial; i++) {
 		/* emptied by writes and freed by a checkpoint while counting
 		 * yielded: clean already, perhaps written again */
-		if (fs->segs[segs[i]].state != LFS_SEG_DIRTY)
+		const struct lfs_seginfo *si = &fs->segs[segs[i]];
+		if (si->state != LFS_SEG_DIRTY || si->reuses != reuses[i])
 			continue;
 		uint64_t before = m;
-		err = lfs_clean_scan(fs, segs[i], move_if_live, &m);
+		err = move_kept(fs, &b, first[i], first[i + 1], &m);
 		partial = err == -ENOSPC;
 		if (partial && m > before)
 			err = 0;
@@ -334,12 +458,16 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 			lfs_log("cleaner: segment %llu still has %u live bytes after cleaning",
 				(unsigned long long)segs[j], fs->segs[segs[j]].live_bytes);
 	u64map_free(&victims);
-	if (err)
-		return err;
-	fs->stats.blocks_cleaned += m;
-	*moved += m;
-	*taken = i;
-	return 0;
+	if (!err) {
+		fs->stats.blocks_cleaned += m;
+		*moved += m;
+		*taken = i;
+	}
+out:
+	free(first);
+	free(reuses);
+	batch_free(&b);
+	return err;
 }
 
 int

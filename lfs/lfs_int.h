@@ -202,6 +202,8 @@ struct lfs_seginfo {
 	uint8_t state;
 	uint8_t listed;             /* in fs->freeable_list */
 	uint8_t ckpt_frees;         /* freed when the checkpoint job commits */
+	uint32_t reuses;            /* times made clean: what was read from it
+				       before is stale once this changes */
 };
 
 /* A checkpoint between writing its tables and its commit (ckpt.c). */

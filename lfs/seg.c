@@ -82,8 +82,10 @@ lfs_seg_set_state(struct lfs_fs *fs, uint64_t seg, uint8_t state)
 	bool was = freeable(si);
 	if (si->state == LFS_SEG_CLEAN && state != LFS_SEG_CLEAN)
 		fs->nclean--;
-	else if (si->state != LFS_SEG_CLEAN && state == LFS_SEG_CLEAN)
+	else if (si->state != LFS_SEG_CLEAN && state == LFS_SEG_CLEAN) {
 		fs->nclean++;
+		si->reuses++;
+	}
 	si->state = state;
 	note_change(fs, seg, was);
 }

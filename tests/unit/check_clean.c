@@ -547,6 +547,82 @@ START_TEST(reclaim_gains_or_refuses)
 }
 END_TEST
 
+/* A batch reads a victim once, and of it only the summaries, its inode
+ * blocks and the blocks found live (reading it whole, twice, made
+ * cleaning's reads most of its cost): a segment left with two live
+ * blocks of sixteen costs a handful of block reads, the two are moved
+ * and the file reads back unchanged.  A live block that fails its
+ * checksum on disk is never moved: it stays where it is, still live. */
+START_TEST(clean_reads_only_live_blocks)
+{
+	uint64_t a;
+	enum { N = 60 };
+	struct lfs_fs *fs = testfs_with_file(16 << 20, SEG, N, &a);
+	uint64_t seg = lfs_addr_seg(fs, testfs_addr_of(fs, a, 20));
+	uint64_t keep[2], nkeep = 0;
+	static uint8_t want[N * 4096], buf[4096];
+	fill_pattern(want, sizeof(want), 1);
+	for (uint64_t l = 0; l < N; l++) {
+		if (lfs_addr_seg(fs, testfs_addr_of(fs, a, l)) != seg)
+			continue;
+		if (nkeep < 2) {
+			keep[nkeep++] = l;
+			continue;
+		}
+		fill_pattern(buf, sizeof(buf), 7 + (unsigned)l);
+		memcpy(want + l * 4096, buf, 4096);
+		ck_assert_int_eq(lfs_write(fs, a, buf, sizeof(buf), l * 4096, NULL), 4096);
+	}
+	ck_assert_uint_eq(nkeep, 2);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount(); /* nothing cached: the liveness checks read too */
+	ck_assert_uint_eq(fs->segs[seg].state, LFS_SEG_DIRTY);
+	ck_assert_uint_eq(fs->segs[seg].live_bytes, 2 * 4096);
+
+	uint64_t r0 = fs->dev.bytes_read, moved = 0;
+	ck_assert_int_eq(lfs_clean_segment(fs, seg, &moved), 0);
+	uint64_t blocks_read = (fs->dev.bytes_read - r0) / 4096;
+	ck_assert_uint_eq(moved, 2);
+	/* the summary, the two blocks, and what finds them: a's record and
+	 * its block-map node */
+	ck_assert_msg(blocks_read <= 6, "cleaning read %llu blocks", (unsigned long long)blocks_read);
+	ck_assert_uint_eq(fs->segs[seg].live_bytes, 0);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	ck_assert_uint_eq(fs->segs[seg].state, LFS_SEG_CLEAN);
+	static uint8_t got[N * 4096];
+	ck_assert_int_eq(lfs_read(fs, a, got, sizeof(got), 0), (ssize_t)sizeof(got));
+	ck_assert(memcmp(got, want, sizeof(got)) == 0);
+	testfs_fsck_clean(fs);
+
+	/* one of the two, now in another segment (the log head moved on
+	 * past it), damaged on disk */
+	uint64_t filler = testfs_mkfile(fs, LFS_ROOT_INO, "filler");
+	ck_assert_int_eq(lfs_write(fs, filler, got, 40 * 4096, 0, NULL), 40 * 4096);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	uint64_t addr = testfs_addr_of(fs, a, keep[0]);
+	seg = lfs_addr_seg(fs, addr);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	memcpy(buf, want + keep[0] * 4096, 4096);
+	buf[9] ^= 1;
+	write_image(addr, buf);
+	fs = testfs_mount();
+	ck_assert_uint_eq(fs->segs[seg].state, LFS_SEG_DIRTY);
+	moved = 0;
+	ck_assert_int_eq(lfs_clean_segment(fs, seg, &moved), 0);
+	ck_assert_uint_eq(testfs_addr_of(fs, a, keep[0]), addr);
+	ck_assert_uint_ne(lfs_addr_seg(fs, testfs_addr_of(fs, a, keep[1])), seg);
+	/* repaired, the file reads back whole */
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	write_image(addr, want + keep[0] * 4096);
+	fs = testfs_mount();
+	ck_assert_int_eq(lfs_read(fs, a, got, sizeof(got), 0), (ssize_t)sizeof(got));
+	ck_assert(memcmp(got, want, sizeof(got)) == 0);
+	testfs_finish(fs);
+}
+END_TEST
+
 CHECK_MAIN("clean", "mechanism", 60, scan_yields_verifying_blocks, liveness_follows_current_state,
 	   cost_counts_what_a_move_writes, affordable_keeps_the_floors, refuses_bad_victims,
-	   move_redirties_owner, clean_segment_empties_it, reclaim_gains_or_refuses)
+	   move_redirties_owner, clean_segment_empties_it, reclaim_gains_or_refuses,
+	   clean_reads_only_live_blocks)
