@@ -215,6 +215,10 @@ lfs_ckpt_hdr_encode(const struct lfs_ckpt_hdr *h, uint8_t *buf)
 	lfs_put32(buf + LFS_CK_OFF_NSUT, h->n_sut_blocks);
 	lfs_put64(buf + LFS_CK_OFF_INODES, h->inodes_used);
 	lfs_put64(buf + LFS_CK_OFF_BYTES, h->bytes_written);
+	lfs_put64(buf + LFS_CK_OFF_HELD_ROOT, h->held_root);
+	lfs_put64(buf + LFS_CK_OFF_HELD_SLOTS, h->held_slots);
+	lfs_put64(buf + LFS_CK_OFF_HIST_ROOT, h->hist_root);
+	lfs_put32(buf + LFS_CK_OFF_HIST_SLOTS, h->hist_slots);
 }
 
 void
@@ -233,6 +237,10 @@ lfs_ckpt_hdr_decode(struct lfs_ckpt_hdr *h, const uint8_t *buf)
 	h->n_sut_blocks = lfs_get32(buf + LFS_CK_OFF_NSUT);
 	h->inodes_used = lfs_get64(buf + LFS_CK_OFF_INODES);
 	h->bytes_written = lfs_get64(buf + LFS_CK_OFF_BYTES);
+	h->held_root = lfs_get64(buf + LFS_CK_OFF_HELD_ROOT);
+	h->held_slots = lfs_get64(buf + LFS_CK_OFF_HELD_SLOTS);
+	h->hist_root = lfs_get64(buf + LFS_CK_OFF_HIST_ROOT);
+	h->hist_slots = lfs_get32(buf + LFS_CK_OFF_HIST_SLOTS);
 }
 
 /* ---------------------------------------------------------------- */
@@ -353,6 +361,54 @@ lfs_sut_entry_decode(struct lfs_sut_entry *e, const uint8_t *p)
 	e->live_bytes = lfs_get32(p + LFS_SU_OFF_LIVE);
 	e->flags = lfs_get32(p + LFS_SU_OFF_FLAGS);
 	e->mtime_ns = lfs_get64(p + LFS_SU_OFF_MTIME);
+}
+
+void
+lfs_held_entry_encode(const struct lfs_held_entry *e, uint8_t *p)
+{
+	lfs_put64(p + LFS_HE_OFF_ORIG, e->orig);
+	lfs_put64(p + LFS_HE_OFF_CUR, e->cur);
+	lfs_put64(p + LFS_HE_OFF_FROM, e->from);
+	lfs_put64(p + LFS_HE_OFF_UNTIL, e->until);
+	lfs_put64(p + LFS_HE_OFF_AUX, e->aux);
+	lfs_put32(p + LFS_HE_OFF_CHARGE, e->charge);
+	p[LFS_HE_OFF_KIND] = e->kind;
+	p[LFS_HE_OFF_FLAGS] = e->flags;
+	lfs_put16(p + LFS_HE_OFF_SLOT, e->slot);
+}
+
+void
+lfs_held_entry_decode(struct lfs_held_entry *e, const uint8_t *p)
+{
+	e->orig = lfs_get64(p + LFS_HE_OFF_ORIG);
+	e->cur = lfs_get64(p + LFS_HE_OFF_CUR);
+	e->from = lfs_get64(p + LFS_HE_OFF_FROM);
+	e->until = lfs_get64(p + LFS_HE_OFF_UNTIL);
+	e->aux = lfs_get64(p + LFS_HE_OFF_AUX);
+	e->charge = lfs_get32(p + LFS_HE_OFF_CHARGE);
+	e->kind = p[LFS_HE_OFF_KIND];
+	e->flags = p[LFS_HE_OFF_FLAGS];
+	e->slot = lfs_get16(p + LFS_HE_OFF_SLOT);
+}
+
+void
+lfs_hist_entry_encode(const struct lfs_hist_entry *e, uint8_t *p)
+{
+	memset(p, 0, LFS_HIST_ENTRY_SIZE);
+	lfs_put64(p + LFS_HI_OFF_SEQ, e->seq);
+	lfs_put64(p + LFS_HI_OFF_TIME, e->time_ns);
+	lfs_put32(p + LFS_HI_OFF_FLAGS, e->flags);
+	memcpy(p + LFS_HI_OFF_NAME, e->name, strnlen(e->name, LFS_HIST_NAME_MAX));
+}
+
+void
+lfs_hist_entry_decode(struct lfs_hist_entry *e, const uint8_t *p)
+{
+	e->seq = lfs_get64(p + LFS_HI_OFF_SEQ);
+	e->time_ns = lfs_get64(p + LFS_HI_OFF_TIME);
+	e->flags = lfs_get32(p + LFS_HI_OFF_FLAGS);
+	memset(e->name, 0, sizeof(e->name));
+	memcpy(e->name, p + LFS_HI_OFF_NAME, LFS_HIST_NAME_MAX);
 }
 
 static bool

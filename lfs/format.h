@@ -137,6 +137,11 @@ static inline uint64_t lfs_get64(const uint8_t *p) { return (uint64_t)lfs_get32(
 				     * Set by mkfs.lfs; images without it count
 				     * the length */
 #define LFS_FEATURE_INCOMPAT_KNOWN (LFS_FEATURE_CSUM_SEED | LFS_FEATURE_XATTR_BLOCKS | LFS_FEATURE_RECORD_CHARGE)
+/* Not yet known to this build (snapshots are being built): the checkpoint
+ * region names a table of held blocks and a checkpoint history (see
+ * "Snapshots" below).  An image with it must be refused until every
+ * reader honours the held blocks. */
+#define LFS_FEATURE_SNAPSHOTS 8u
 
 struct lfs_super {
 	uint32_t magic;
@@ -224,6 +229,12 @@ struct lfs_ckpt_hdr {
 	uint32_t n_sut_blocks;
 	uint64_t inodes_used;
 	uint64_t bytes_written;     /* lifetime counter, for write amplification */
+	/* LFS_FEATURE_SNAPSHOTS (zero without it): the roots of the paged
+	 * tables of held blocks and of the checkpoint history, and their
+	 * slots in use */
+	uint64_t held_root, held_slots;
+	uint64_t hist_root;
+	uint32_t hist_slots;
 };
 #define LFS_CKPT_CLEAN 1u
 
@@ -232,7 +243,10 @@ enum {
 	LFS_CK_OFF_NEXT_PSEG = 24, LFS_CK_OFF_HEAD_SEG = 32, LFS_CK_OFF_HEAD_OFF = 40,
 	LFS_CK_OFF_FLAGS = 44, LFS_CK_OFF_NEXT_SEG = 48, LFS_CK_OFF_NIMAP = 56,
 	LFS_CK_OFF_NSUT = 60, LFS_CK_OFF_INODES = 64, LFS_CK_OFF_BYTES = 72,
+	LFS_CK_OFF_HELD_ROOT = 80, LFS_CK_OFF_HELD_SLOTS = 88, LFS_CK_OFF_HIST_ROOT = 96,
+	LFS_CK_OFF_HIST_SLOTS = 104,
 };
+_Static_assert(LFS_CK_OFF_HIST_SLOTS + 4 <= LFS_CKPT_HDR_SIZE, "checkpoint header size");
 
 void lfs_ckpt_hdr_encode(const struct lfs_ckpt_hdr *h, uint8_t *buf);
 void lfs_ckpt_hdr_decode(struct lfs_ckpt_hdr *h, const uint8_t *buf);
@@ -266,6 +280,10 @@ enum lfs_block_kind {
 	LFS_BK_XATTR = 4,
 	LFS_BK_IMAP = 5,
 	LFS_BK_SUT = 6,
+	LFS_BK_TABLE = 7,           /* a node of a paged table (Snapshots, below):
+				     * ino = the table, lblk = lfs_table_node_id */
+	LFS_BK_HELD = 8,            /* the cleaner's copy of a held block: lblk =
+				     * the address the checkpoints that hold it use */
 };
 
 struct lfs_pseg_hdr {
@@ -310,6 +328,71 @@ void lfs_pseg_entry_set_crc(uint8_t *blk, uint32_t i, uint32_t crc);
 /* Seal: compute and store sum_crc.  Verify: magic, crc, sane nblocks. */
 void lfs_pseg_seal(uint8_t *blk, uint32_t block_size, uint32_t seed);
 int lfs_pseg_verify(const uint8_t *blk, uint32_t block_size, uint32_t seed);
+
+/* ---------------------------------------------------------------- */
+/* Snapshots: blocks held for old checkpoints, and the history.     */
+/*
+ * Checkpoint c references a block location for the checkpoints from its
+ * birth (one more than the ckpt_seq of the pseg that wrote it) to the
+ * checkpoint that no longer references it (the first after the live
+ * tree dropped it, or moved it while cleaning).  A location that a
+ * retained checkpoint (a snapshot, or one inside the protection period)
+ * still references is held: its bytes stay counted in the usage table
+ * until no retained checkpoint in [from, until) is left, and the cleaner
+ * moves them as a whole block, recording where (cur).  Retained
+ * checkpoints read every address through the table: the bytes for orig
+ * are at cur.  The live tree never reads the table.
+ *
+ * Two paged tables hold them, each a root block of B/8 addresses of
+ * index blocks, each of B/8 addresses of pages of fixed-size entries;
+ * written at checkpoints, page by changed page, as the inode map is.
+ */
+#define LFS_TABLE_HELD 1u           /* held-block entries */
+#define LFS_TABLE_HIST 2u           /* checkpoint history records */
+#define LFS_HELD_ENTRY_SIZE 48
+#define LFS_HIST_ENTRY_SIZE 64
+#define LFS_HIST_NAME_MAX 39        /* a snapshot's name, NUL-padded to 40 */
+
+/* A table node's summary lblk: level 0 a page, 1 an index block, 2 the root. */
+static inline uint64_t lfs_table_node_id(uint32_t level, uint64_t index) { return ((uint64_t)level << 48) | index; }
+static inline uint32_t lfs_table_node_level(uint64_t id) { return (uint32_t)(id >> 48); }
+static inline uint64_t lfs_table_node_index(uint64_t id) { return id & ((1ull << 48) - 1); }
+
+struct lfs_held_entry {
+	uint64_t orig;              /* the address the holding checkpoints use; 0: free slot */
+	uint64_t cur;               /* where its bytes are now */
+	uint64_t from, until;       /* checkpoints [from, until) reference orig */
+	uint64_t aux;               /* IMAP: the inode-map block index */
+	uint32_t charge;            /* bytes counted for it in cur's segment */
+	uint8_t kind;               /* what orig's summary says it is */
+	uint8_t flags;              /* LFS_HELD_LIVE */
+	uint16_t slot;              /* INODE: the record's slot in the block */
+};
+#define LFS_HELD_LIVE 1u            /* cur is also the live tree's block */
+enum {
+	LFS_HE_OFF_ORIG = 0, LFS_HE_OFF_CUR = 8, LFS_HE_OFF_FROM = 16, LFS_HE_OFF_UNTIL = 24,
+	LFS_HE_OFF_AUX = 32, LFS_HE_OFF_CHARGE = 40, LFS_HE_OFF_KIND = 44, LFS_HE_OFF_FLAGS = 45,
+	LFS_HE_OFF_SLOT = 46,
+};
+_Static_assert(LFS_HE_OFF_SLOT + 2 == LFS_HELD_ENTRY_SIZE, "held entry size");
+
+struct lfs_hist_entry {
+	uint64_t seq;               /* the checkpoint; 0: free slot */
+	uint64_t time_ns;
+	uint32_t flags;             /* LFS_HIST_SNAPSHOT */
+	char name[LFS_HIST_NAME_MAX + 1];
+};
+#define LFS_HIST_SNAPSHOT 1u        /* kept until deleted, whatever its age */
+enum {
+	LFS_HI_OFF_SEQ = 0, LFS_HI_OFF_TIME = 8, LFS_HI_OFF_FLAGS = 16, LFS_HI_OFF_NAME = 24,
+};
+_Static_assert(LFS_HI_OFF_NAME + LFS_HIST_NAME_MAX + 1 == LFS_HIST_ENTRY_SIZE, "history entry size");
+
+static inline uint32_t lfs_table_per_page(uint32_t block_size, uint32_t esize) { return block_size / esize; }
+void lfs_held_entry_encode(const struct lfs_held_entry *e, uint8_t *p);
+void lfs_held_entry_decode(struct lfs_held_entry *e, const uint8_t *p);
+void lfs_hist_entry_encode(const struct lfs_hist_entry *e, uint8_t *p);
+void lfs_hist_entry_decode(struct lfs_hist_entry *e, const uint8_t *p);
 
 /* ---------------------------------------------------------------- */
 /* Inode map and segment usage table entries.                       */

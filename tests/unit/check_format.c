@@ -701,7 +701,84 @@ START_TEST(acl_and_xattr_layout)
 }
 END_TEST
 
+/* The snapshot records (not yet written by anything: their layout is
+ * fixed first): every field of a held entry, a history record and the
+ * checkpoint header's table roots at the byte lfs(5) gives, against
+ * literal numbers; a name is cut at its maximum and NUL-padded; a table
+ * node id keeps its level and index apart. */
+START_TEST(snapshot_records)
+{
+	uint8_t p[LFS_HIST_ENTRY_SIZE];
+	struct lfs_held_entry he = { .orig = 0x0102030405060708ull, .cur = 0x1112131415161718ull,
+				     .from = 0x2122232425262728ull, .until = 0x3132333435363738ull,
+				     .aux = 0x4142434445464748ull, .charge = 0x51525354, .kind = 0x61,
+				     .flags = 0x71, .slot = 0x8182 }, ho;
+	memset(p, 0xee, sizeof(p));
+	lfs_held_entry_encode(&he, p);
+	ck_assert_uint_eq(p[0], 0x08);
+	ck_assert_uint_eq(p[7], 0x01);
+	ck_assert_uint_eq(p[8], 0x18);
+	ck_assert_uint_eq(p[16], 0x28);
+	ck_assert_uint_eq(p[24], 0x38);
+	ck_assert_uint_eq(p[32], 0x48);
+	ck_assert_uint_eq(p[40], 0x54);
+	ck_assert_uint_eq(p[43], 0x51);
+	ck_assert_uint_eq(p[44], 0x61);
+	ck_assert_uint_eq(p[45], 0x71);
+	ck_assert_uint_eq(p[46], 0x82);
+	ck_assert_uint_eq(p[47], 0x81);
+	ck_assert_uint_eq(p[48], 0xee); /* 48 bytes, no more */
+	lfs_held_entry_decode(&ho, p);
+	ck_assert(memcmp(&he, &ho, sizeof(he)) == 0);
+
+	struct lfs_hist_entry hi = { .seq = 0x0102030405060708ull, .time_ns = 0x1112131415161718ull,
+				     .flags = LFS_HIST_SNAPSHOT }, hio;
+	memset(hi.name, 'n', sizeof(hi.name)); /* one past the maximum: cut */
+	lfs_hist_entry_encode(&hi, p);
+	ck_assert_uint_eq(p[0], 0x08);
+	ck_assert_uint_eq(p[8], 0x18);
+	ck_assert_uint_eq(lfs_get32(p + 16), 1);
+	ck_assert_uint_eq(lfs_get32(p + 20), 0);
+	ck_assert_uint_eq(p[24], 'n');
+	ck_assert_uint_eq(p[24 + 38], 'n');
+	ck_assert_uint_eq(p[63], 0);
+	lfs_hist_entry_decode(&hio, p);
+	ck_assert_uint_eq(hio.seq, hi.seq);
+	ck_assert_uint_eq(hio.time_ns, hi.time_ns);
+	ck_assert_uint_eq(strlen(hio.name), 39);
+	strcpy(hi.name, "before-upgrade");
+	lfs_hist_entry_encode(&hi, p);
+	lfs_hist_entry_decode(&hio, p);
+	ck_assert_str_eq(hio.name, "before-upgrade");
+	ck_assert_uint_eq(p[24 + 14], 0);
+
+	uint8_t buf[LFS_CKPT_HDR_SIZE];
+	struct lfs_ckpt_hdr h = { .magic = LFS_CKPT_MAGIC, .held_root = 0x0102030405060708ull,
+				  .held_slots = 0x1112131415161718ull, .hist_root = 0x2122232425262728ull,
+				  .hist_slots = 0x31323334 }, o;
+	lfs_ckpt_hdr_encode(&h, buf);
+	ck_assert_uint_eq(lfs_get64(buf + 80), 0x0102030405060708ull);
+	ck_assert_uint_eq(lfs_get64(buf + 88), 0x1112131415161718ull);
+	ck_assert_uint_eq(lfs_get64(buf + 96), 0x2122232425262728ull);
+	ck_assert_uint_eq(lfs_get32(buf + 104), 0x31323334);
+	for (unsigned i = 108; i < LFS_CKPT_HDR_SIZE; i++)
+		ck_assert_uint_eq(buf[i], 0);
+	lfs_ckpt_hdr_decode(&o, buf);
+	ck_assert_uint_eq(o.held_slots, h.held_slots);
+	ck_assert_uint_eq(o.hist_slots, h.hist_slots);
+
+	uint64_t id = lfs_table_node_id(2, 0x123456789aull);
+	ck_assert_uint_eq(id, 0x000200123456789aull);
+	ck_assert_uint_eq(lfs_table_node_level(id), 2);
+	ck_assert_uint_eq(lfs_table_node_index(id), 0x123456789aull);
+	ck_assert_uint_eq(lfs_table_per_page(4096, LFS_HELD_ENTRY_SIZE), 85);
+	ck_assert_uint_eq(lfs_table_per_page(4096, LFS_HIST_ENTRY_SIZE), 64);
+	/* nothing may write the feature yet: an image with it is refused */
+	ck_assert_uint_eq(LFS_FEATURE_INCOMPAT_KNOWN & LFS_FEATURE_SNAPSHOTS, 0);
+}
+END_TEST
+
 CHECK_MAIN("format", "core", 30, super_offsets, super_roundtrip_and_rejects, super_backup,
 	   super_rejects_what_mkfs_never_makes, pseg_roundtrip_and_crc, dinode_roundtrip_inline,
 	   xattr_entries, dinode_invariants, inode_charge, dirent_rules, node_ids, ckpt_and_tables,
-	   table_offsets, acl_and_xattr_layout)
+	   table_offsets, acl_and_xattr_layout, snapshot_records)
