@@ -27,8 +27,9 @@
  *   seg.c, writeout.c      segment writer, segment usage table; psegs
  *                          on their way to the disk
  *   space_reserve.c        the reserve's floors, read from the usage table
- * Layer 3, the inode map:
+ * Layer 3, the inode map and the tables beside it:
  *   imap.c                 inode map, inode number allocation
+ *   ptable.c               paged tables in the log (snapshots' records)
  * Layer 4, inodes and their content:
  *   inode.c, bmap.c        inode cache, block maps
  *   file.c, dir.c, xattr.c content, directories, extended attributes
@@ -434,12 +435,18 @@ int lfs_writeout_queue(struct lfs_fs *fs, uint64_t addr, uint32_t nblk, uint8_t 
 		       uint32_t off);
 int lfs_writeout(struct lfs_fs *fs, bool unlocked);
 bool lfs_writeout_read(const struct lfs_fs *fs, uint64_t addr, void *out);
+bool lfs_writeout_queued(const struct lfs_fs *fs, uint64_t addr);
 void lfs_writeout_free(struct lfs_fs *fs);
 
 /* verify.c */
 int lfs_verify_init(struct lfs_fs *fs);
 void lfs_verify_free(struct lfs_fs *fs);
 int lfs_verify_blocks(struct lfs_fs *fs, uint64_t addr, uint32_t n, const uint8_t *data);
+/* The birth of the block at addr: the first checkpoint that references
+ * it, one more than its pseg's ckpt_seq (lfs(5), SNAPSHOTS); a block not
+ * yet on disk was written after the last checkpoint.  -EIO if no valid
+ * summary describes it. */
+int lfs_verify_birth(struct lfs_fs *fs, uint64_t addr, uint64_t *birth);
 void lfs_verify_note_pseg(struct lfs_fs *fs, uint64_t seg, uint32_t off, const uint8_t *sum);
 
 /* imap.c */
