@@ -24,6 +24,7 @@ struct lfs_sumcache_ent {
 	uint64_t seg;               /* UINT64_MAX: empty slot */
 	uint64_t used;              /* LRU stamp */
 	uint32_t *crc;              /* per block offset in the segment */
+	uint64_t *epoch;            /* per block: its pseg's ckpt_seq */
 	uint8_t *known;
 };
 
@@ -39,7 +40,7 @@ lfs_verify_init(struct lfs_fs *fs)
 	struct lfs_sumcache *c = lfs_calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	uint64_t per = (uint64_t)fs->sb.seg_blocks * (sizeof(uint32_t) + 1);
+	uint64_t per = (uint64_t)fs->sb.seg_blocks * (sizeof(uint32_t) + sizeof(uint64_t) + 1);
 	c->nslots = (int)(SUMCACHE_BYTES / per);
 	if (c->nslots > SUMCACHE_SLOTS)
 		c->nslots = SUMCACHE_SLOTS;
@@ -48,8 +49,9 @@ lfs_verify_init(struct lfs_fs *fs)
 	for (int i = 0; i < c->nslots; i++) {
 		c->ent[i].seg = UINT64_MAX;
 		c->ent[i].crc = lfs_calloc(fs->sb.seg_blocks, sizeof(uint32_t));
+		c->ent[i].epoch = lfs_calloc(fs->sb.seg_blocks, sizeof(uint64_t));
 		c->ent[i].known = lfs_calloc(fs->sb.seg_blocks, 1);
-		if (!c->ent[i].crc || !c->ent[i].known) {
+		if (!c->ent[i].crc || !c->ent[i].epoch || !c->ent[i].known) {
 			fs->sumcache = c;
 			lfs_verify_free(fs);
 			return -ENOMEM;
@@ -67,6 +69,7 @@ lfs_verify_free(struct lfs_fs *fs)
 		return;
 	for (int i = 0; i < c->nslots; i++) {
 		free(c->ent[i].crc);
+		free(c->ent[i].epoch);
 		free(c->ent[i].known);
 	}
 	free(c);
@@ -94,6 +97,7 @@ note_pseg(struct lfs_fs *fs, struct lfs_sumcache_ent *e, uint32_t off, const uin
 		struct lfs_pseg_entry pe;
 		lfs_pseg_entry_decode(&pe, sum, j);
 		e->crc[off + 1 + j] = pe.crc;
+		e->epoch[off + 1 + j] = h.ckpt_seq;
 		e->known[off + 1 + j] = 1;
 	}
 }
@@ -135,24 +139,59 @@ lfs_verify_note_pseg(struct lfs_fs *fs, uint64_t seg, uint32_t off, const uint8_
 	note_pseg(fs, e, off, sum);
 }
 
+/* The cached summaries of the segment holding addr, and addr's offset
+ * in it; -EIO (logged) if no valid summary describes the block. */
+static int
+described(struct lfs_fs *fs, uint64_t a, struct lfs_sumcache_ent **out, uint32_t *off)
+{
+	uint64_t seg = lfs_addr_seg(fs, a);
+	*off = (uint32_t)(a - lfs_seg_first_block(fs, seg));
+	struct lfs_sumcache_ent *e = find(fs->sumcache, seg);
+	int err = e ? 0 : load(fs, seg, &e);
+	if (err)
+		return err;
+	if (!e->known[*off]) {
+		lfs_log("block %llu (segment %llu) is not described by a valid summary: EIO",
+			(unsigned long long)a, (unsigned long long)seg);
+		return -EIO;
+	}
+	*out = e;
+	return 0;
+}
+
+int
+lfs_verify_birth(struct lfs_fs *fs, uint64_t addr, uint64_t *birth)
+{
+	/* still being written (the pseg being built, or queued): after
+	 * the last checkpoint, whatever its pseg will say */
+	if ((fs->pstart && addr > fs->pstart && addr <= fs->pstart + fs->pn) ||
+	    lfs_writeout_queued(fs, addr)) {
+		*birth = fs->ckpt_seq + 1;
+		return 0;
+	}
+	if (!lfs_addr_valid(fs, addr))
+		return -EFSCORRUPTED;
+	struct lfs_sumcache_ent *e;
+	uint32_t off;
+	int err = described(fs, addr, &e, &off);
+	if (!err)
+		*birth = e->epoch[off] + 1;
+	return err;
+}
+
 int
 lfs_verify_blocks(struct lfs_fs *fs, uint64_t addr, uint32_t n, const uint8_t *data)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t a = addr + i, seg = lfs_addr_seg(fs, a);
-		uint32_t off = (uint32_t)(a - lfs_seg_first_block(fs, seg));
-		struct lfs_sumcache_ent *e = find(fs->sumcache, seg);
-		int err = e ? 0 : load(fs, seg, &e);
+		uint64_t a = addr + i;
+		struct lfs_sumcache_ent *e;
+		uint32_t off;
+		int err = described(fs, a, &e, &off);
 		if (err)
 			return err;
-		if (!e->known[off]) {
-			lfs_log("block %llu (segment %llu) is not described by a valid summary: EIO",
-				(unsigned long long)a, (unsigned long long)seg);
-			return -EIO;
-		}
 		if (lfs_crc(fs->seed, data + (size_t)i * fs->bsize, fs->bsize) != e->crc[off]) {
 			lfs_log("block %llu (segment %llu) fails its checksum: EIO", (unsigned long long)a,
-				(unsigned long long)seg);
+				(unsigned long long)lfs_addr_seg(fs, a));
 			return -EIO;
 		}
 	}

@@ -74,16 +74,29 @@ lfs_writeout_queue(struct lfs_fs *fs, uint64_t addr, uint32_t nblk, uint8_t *buf
 	return 0;
 }
 
-bool
-lfs_writeout_read(const struct lfs_fs *fs, uint64_t addr, void *out)
+static const struct lfs_outpseg *
+holding(const struct lfs_fs *fs, uint64_t addr)
 {
 	for (int l = 0; l < 2; l++)
 		for (const struct lfs_outpseg *e = l ? fs->out_failed : fs->out_head; e; e = e->next)
-			if (addr > e->addr && addr < e->addr + e->nblk) {
-				memcpy(out, e->buf + (size_t)(addr - e->addr) * fs->bsize, fs->bsize);
-				return true;
-			}
-	return false;
+			if (addr > e->addr && addr < e->addr + e->nblk)
+				return e;
+	return NULL;
+}
+
+bool
+lfs_writeout_read(const struct lfs_fs *fs, uint64_t addr, void *out)
+{
+	const struct lfs_outpseg *e = holding(fs, addr);
+	if (e)
+		memcpy(out, e->buf + (size_t)(addr - e->addr) * fs->bsize, fs->bsize);
+	return e != NULL;
+}
+
+bool
+lfs_writeout_queued(const struct lfs_fs *fs, uint64_t addr)
+{
+	return holding(fs, addr) != NULL;
 }
 
 /* Checksum, seal and write one pseg (no lock needed: its buffer is this
