@@ -414,6 +414,11 @@ void lfs_seg_fit_usage(struct lfs_fs *fs, uint64_t seg);
 uint64_t lfs_seg_clean_blocks(const struct lfs_fs *fs);
 int lfs_seg_pick_next(struct lfs_fs *fs, uint64_t *seg);
 int lfs_read_block(struct lfs_fs *fs, uint64_t addr, void *buf);
+/* The birth of the block at addr: the first checkpoint that references
+ * it, one more than its pseg's ckpt_seq (lfs(5), SNAPSHOTS); a block not
+ * yet on disk was written after the last checkpoint.  -EIO if no valid
+ * summary describes it. */
+int lfs_seg_birth(struct lfs_fs *fs, uint64_t addr, uint64_t *birth);
 /* A checkpoint's tables are written: the segments freeable now are the
  * ones its commit frees (lfs_seg_after_checkpoint), or none if it is
  * abandoned (lfs_seg_ckpt_abort). */
@@ -442,11 +447,9 @@ void lfs_writeout_free(struct lfs_fs *fs);
 int lfs_verify_init(struct lfs_fs *fs);
 void lfs_verify_free(struct lfs_fs *fs);
 int lfs_verify_blocks(struct lfs_fs *fs, uint64_t addr, uint32_t n, const uint8_t *data);
-/* The birth of the block at addr: the first checkpoint that references
- * it, one more than its pseg's ckpt_seq (lfs(5), SNAPSHOTS); a block not
- * yet on disk was written after the last checkpoint.  -EIO if no valid
- * summary describes it. */
-int lfs_verify_birth(struct lfs_fs *fs, uint64_t addr, uint64_t *birth);
+/* The ckpt_seq of the pseg that holds the block at addr, from its
+ * segment's summaries; -EIO if no valid summary describes it. */
+int lfs_verify_epoch(struct lfs_fs *fs, uint64_t addr, uint64_t *ckpt_seq);
 void lfs_verify_note_pseg(struct lfs_fs *fs, uint64_t seg, uint32_t off, const uint8_t *sum);
 
 /* imap.c */
@@ -598,6 +601,9 @@ int lfs_space_admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 /* Whether this thread's last admission was refused for room that a
  * reclaimer's round may make, and what it asked; reading it forgets it. */
 bool lfs_space_room_refused(enum lfs_space_class *cls, uint64_t *bytes);
+/* The same, without forgetting it: a refused call must end whole, to be
+ * made again, rather than do part of its work. */
+bool lfs_space_room_pending(void);
 /* One round of making room, the reclaimer's or an admission's own:
  * 0 when clean space grew, -ENOSPC when it did not (cleaning is then
  * not tried again before something is freed, or a second passes), or

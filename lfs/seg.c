@@ -278,6 +278,22 @@ lfs_seg_end_group(struct lfs_fs *fs)
 }
 
 int
+lfs_seg_birth(struct lfs_fs *fs, uint64_t addr, uint64_t *birth)
+{
+	/* still being written (the pseg being built, or queued): after
+	 * the last checkpoint, whatever its pseg will say */
+	if ((fs->pstart && addr > fs->pstart && addr <= fs->pstart + fs->pn) || lfs_writeout_queued(fs, addr)) {
+		*birth = fs->ckpt_seq + 1;
+		return 0;
+	}
+	uint64_t epoch;
+	int err = lfs_verify_epoch(fs, addr, &epoch);
+	if (!err)
+		*birth = epoch + 1;
+	return err;
+}
+
+int
 lfs_read_block(struct lfs_fs *fs, uint64_t addr, void *buf)
 {
 	if (!lfs_addr_valid(fs, addr)) {

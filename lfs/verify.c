@@ -160,22 +160,15 @@ described(struct lfs_fs *fs, uint64_t a, struct lfs_sumcache_ent **out, uint32_t
 }
 
 int
-lfs_verify_birth(struct lfs_fs *fs, uint64_t addr, uint64_t *birth)
+lfs_verify_epoch(struct lfs_fs *fs, uint64_t addr, uint64_t *ckpt_seq)
 {
-	/* still being written (the pseg being built, or queued): after
-	 * the last checkpoint, whatever its pseg will say */
-	if ((fs->pstart && addr > fs->pstart && addr <= fs->pstart + fs->pn) ||
-	    lfs_writeout_queued(fs, addr)) {
-		*birth = fs->ckpt_seq + 1;
-		return 0;
-	}
 	if (!lfs_addr_valid(fs, addr))
 		return -EFSCORRUPTED;
 	struct lfs_sumcache_ent *e;
 	uint32_t off;
 	int err = described(fs, addr, &e, &off);
 	if (!err)
-		*birth = e->epoch[off] + 1;
+		*ckpt_seq = e->epoch[off];
 	return err;
 }
 

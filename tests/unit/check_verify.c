@@ -197,7 +197,8 @@ START_TEST(segment_restart_forgets_old_blocks)
 }
 END_TEST
 
-/* A block's birth is one more than its pseg's ckpt_seq, the same from the
+/* The epochs the cache keeps, as lfs_seg_birth (seg.c) reads them: a
+ * block's birth is one more than its pseg's ckpt_seq, the same from the
  * writer's notes and from a walk of the segment: blocks written between
  * checkpoints k and k+1 are born k+1, those after k+1 born k+2, one still
  * in the pseg being built is born after the last checkpoint; an address
@@ -208,7 +209,7 @@ START_TEST(birth_follows_checkpoints)
 	struct lfs_fs *fs = logged_file(&ino, &addr, &summary);
 	uint64_t k = fs->ckpt_seq, b;
 	for (uint64_t i = 0; i < NBLK; i++) {
-		ck_assert_int_eq(lfs_verify_birth(fs, addr + i, &b), 0);
+		ck_assert_int_eq(lfs_seg_birth(fs, addr + i, &b), 0);
 		ck_assert_uint_eq(b, k + 1);
 	}
 	ck_assert_int_eq(lfs_checkpoint(fs), 0);
@@ -223,9 +224,9 @@ START_TEST(birth_follows_checkpoints)
 	ck_assert_int_eq(lfs_bmap_get(fs, ip, 0, &again), 0);
 	ck_assert_uint_ne(again, addr);
 	for (int pass = 0; pass < 2; pass++) { /* notes, then a walk */
-		ck_assert_int_eq(lfs_verify_birth(fs, addr + 1, &b), 0);
+		ck_assert_int_eq(lfs_seg_birth(fs, addr + 1, &b), 0);
 		ck_assert_uint_eq(b, k + 1);
-		ck_assert_int_eq(lfs_verify_birth(fs, again, &b), 0);
+		ck_assert_int_eq(lfs_seg_birth(fs, again, &b), 0);
 		ck_assert_uint_eq(b, k + 2);
 		reset_cache(fs);
 	}
@@ -233,19 +234,19 @@ START_TEST(birth_follows_checkpoints)
 	fill_pattern(buf, sizeof(buf), 3);
 	ck_assert_int_eq(lfs_write(fs, ino, buf, sizeof(buf), 4096, NULL), 4096);
 	uint64_t next = lfs_seg_first_block(fs, fs->cur_seg) + fs->cur_off + 1;
-	ck_assert_int_eq(lfs_verify_birth(fs, next + 5, &b), -EIO); /* nothing there yet */
+	ck_assert_int_eq(lfs_seg_birth(fs, next + 5, &b), -EIO); /* nothing there yet */
 	uint64_t built;
 	ck_assert_int_eq(lfs_seg_append(fs, LFS_BK_DATA, (uint32_t)ino, 0, 99, buf, &built), 0);
 	ck_assert_uint_eq(fs->pstart ? 1 : 0, 1);
-	ck_assert_int_eq(lfs_verify_birth(fs, built, &b), 0);
+	ck_assert_int_eq(lfs_seg_birth(fs, built, &b), 0);
 	ck_assert_uint_eq(b, k + 2);
 	ck_assert_int_eq(lfs_checkpoint(fs), 0);
 	ck_assert_uint_eq(fs->ckpt_seq, k + 2);
 	ck_assert_int_eq(lfs_iget(fs, ino, &ip), 0);
 	ck_assert_int_eq(lfs_bmap_get(fs, ip, 1, &again), 0);
-	ck_assert_int_eq(lfs_verify_birth(fs, again, &b), 0);
+	ck_assert_int_eq(lfs_seg_birth(fs, again, &b), 0);
 	ck_assert_uint_eq(b, k + 2);
-	ck_assert_int_eq(lfs_verify_birth(fs, fs->sb.seg0 - 1, &b), -EFSCORRUPTED);
+	ck_assert_int_eq(lfs_seg_birth(fs, fs->sb.seg0 - 1, &b), -EFSCORRUPTED);
 	testfs_finish(fs);
 }
 END_TEST
