@@ -328,6 +328,12 @@ lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, enum lfs_space_class cls
 	 * promise of fallocate holds on a full filesystem too */
 	bool have = range_allocated(fs, ip, off, size);
 	err = admit(fs, (ip->di.flags & LFS_DI_PREALLOC) && have ? LFS_SPACE_DELETE : cls, size, !have);
+	/* Refused until the reclaimer's round: the whole call comes back
+	 * after it.  And a cached write stores all it was given or fails:
+	 * the kernel ignores the count a writeback WRITE is answered with,
+	 * so the pages past a short one would be dropped as written. */
+	if (err == -ENOSPC && (lfs_space_room_pending() || cls == LFS_SPACE_WRITEBACK))
+		return err;
 	if (err == -ENOSPC) {
 		/* as much as fits, in whole blocks: a short write, as ext4
 		 * gives, so a stream stops within a block of the end */
@@ -361,7 +367,9 @@ lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, enum lfs_space_class cls
 	if (off + done > ip->di.size)
 		ip->di.size = off + done;
 	lfs_inode_dirty(fs, ip);
-	if (err && !done)
+	/* a cached write is never answered short (above): its error is the
+	 * answer, which the kernel keeps for the file's next fsync */
+	if (err && (!done || cls == LFS_SPACE_WRITEBACK))
 		return err;
 	return (ssize_t)done;
 }

@@ -70,6 +70,12 @@ static _Thread_local struct {
 } refused;
 
 bool
+lfs_space_room_pending(void)
+{
+	return refused.set;
+}
+
+bool
 lfs_space_room_refused(enum lfs_space_class *cls, uint64_t *bytes)
 {
 	bool r = refused.set;

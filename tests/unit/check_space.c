@@ -242,8 +242,11 @@ START_TEST(full_filesystem_still_deletes)
 
 	fill_until_enospc(fs, b, true);
 	ck_assert_int_eq(lfs_fsync(fs, b, false), 0);
+	/* at the floor, within one refused write: a cached write is stored
+	 * whole or refused whole (64 blocks, and its leaf, summaries and the
+	 * admission's 16 blocks of slack) */
 	ck_assert_uint_ge(lfs_seg_clean_blocks(fs), 448);
-	ck_assert_uint_lt(lfs_seg_clean_blocks(fs), 448 + 64);
+	ck_assert_uint_lt(lfs_seg_clean_blocks(fs), 448 + 64 + 24);
 	ck_assert_int_eq(lfs_space_admit(fs, LFS_SPACE_WRITE, 4096), -ENOSPC);
 	ck_assert_int_eq(lfs_space_admit(fs, LFS_SPACE_DELETE, 0), 0);
 	ck_assert_uint_gt(lfs_space_for_cleaning(fs), 0);
