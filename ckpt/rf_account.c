@@ -146,16 +146,10 @@ op_push(struct lfs_rf *rf, uint64_t addr, bool unuse)
 {
 	if (!addr)
 		return 0;
-	if (rf->nops == rf->capops) {
-		size_t cap = rf->capops ? 2 * rf->capops : 64;
-		uint64_t *n = lfs_realloc(rf->ops, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		rf->ops = n;
-		rf->capops = cap;
-	}
-	rf->ops[rf->nops++] = addr | (unuse ? RF_UNUSE : 0);
-	return 0;
+	int err = lfs_array_room(&rf->ops, &rf->capops, rf->nops + 1, sizeof(*rf->ops));
+	if (!err)
+		rf->ops[rf->nops++] = addr | (unuse ? RF_UNUSE : 0);
+	return err;
 }
 
 /* The pointers of the node at addr; side 0 old, 1 new.  A node seen

@@ -250,11 +250,11 @@ keep(struct lfs_fs *fs, struct batch *b, const struct lfs_pseg_entry *e, uint64_
 {
 	if (b->n == b->cap) {
 		size_t cap = b->cap ? 2 * b->cap : 64;
-		struct kept_block *k = realloc(b->kept, cap * sizeof(*k));
+		struct kept_block *k = lfs_realloc(b->kept, cap * sizeof(*k));
 		if (!k)
 			return -ENOMEM;
 		b->kept = k;
-		uint8_t *d = realloc(b->data, cap * fs->bsize);
+		uint8_t *d = lfs_realloc(b->data, cap * fs->bsize);
 		if (!d)
 			return -ENOMEM;
 		b->data = d;

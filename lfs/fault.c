@@ -145,3 +145,20 @@ lfs_realloc(void *p, size_t size)
 {
 	return lfs_fault_check(LFS_FAULT_ALLOC) ? NULL : realloc(p, size);
 }
+
+int
+lfs_array_room(void *arrayp, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : 64;
+	while (n < need)
+		n *= 2;
+	void **a = arrayp;
+	void *p = lfs_realloc(*a, n * elem);
+	if (!p)
+		return -ENOMEM;
+	*a = p;
+	*cap = n;
+	return 0;
+}

@@ -51,5 +51,8 @@ void lfs_fault_hook(enum lfs_fault_op op);
 void *lfs_malloc(size_t size);
 void *lfs_calloc(size_t n, size_t size);
 void *lfs_realloc(void *p, size_t size);
+/* Room for `need` elements of `elem` bytes in the array *arrayp holds
+ * `*cap` of, doubling (from 64); the array is kept on -ENOMEM. */
+int lfs_array_room(void *arrayp, size_t *cap, size_t need, size_t elem);
 
 #endif

@@ -60,15 +60,15 @@ grow(const struct lfs_fs *fs, struct lfs_ptable *t, uint64_t n)
 		uint64_t cap = t->cap ? t->cap : 8;
 		while (cap < n)
 			cap *= 2;
-		uint8_t **pg = realloc(t->page, cap * sizeof(*pg));
+		uint8_t **pg = lfs_realloc(t->page, cap * sizeof(*pg));
 		if (!pg)
 			return -ENOMEM;
 		t->page = pg;
-		uint64_t *pa = realloc(t->page_addr, cap * sizeof(*pa));
+		uint64_t *pa = lfs_realloc(t->page_addr, cap * sizeof(*pa));
 		if (!pa)
 			return -ENOMEM;
 		t->page_addr = pa;
-		uint8_t *pd = realloc(t->page_dirty, cap);
+		uint8_t *pd = lfs_realloc(t->page_dirty, cap);
 		if (!pd)
 			return -ENOMEM;
 		t->page_dirty = pd;
