@@ -30,6 +30,7 @@
  * Layer 3, the inode map and the tables beside it:
  *   imap.c                 inode map, inode number allocation
  *   ptable.c               paged tables in the log (snapshots' records)
+ *   held.c                 blocks held for retained checkpoints
  * Layer 4, inodes and their content:
  *   inode.c, bmap.c        inode cache, block maps
  *   file.c, dir.c, xattr.c content, directories, extended attributes

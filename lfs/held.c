@@ -1,0 +1,391 @@
+/*
+ * held.c — layer 3: blocks held for retained checkpoints (held.h).
+ *
+ * The entries are all in memory, decoded, each in a slot of a paged
+ * table (ptable.c) that checkpoints write page by changed page.  Two
+ * chains through the slots find them: by the block their bytes are in
+ * (the cleaner, and accounting) and by the address checkpoints use (the
+ * readers of a retained checkpoint).  Both are short: a block holds a few
+ * inode records at most, and an address is reused only after its segment
+ * was cleaned, when an entry for its earlier life may remain.
+ */
+#include "held.h"
+
+#include "lfs_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int
+lfs_held_init(struct lfs_held *h, const struct lfs_fs *fs)
+{
+	memset(h, 0, sizeof(*h));
+	u64map_init(&h->by_cur);
+	u64map_init(&h->by_orig);
+	return lfs_ptable_init(&h->tab, fs, LFS_TABLE_HELD, LFS_HELD_ENTRY_SIZE);
+}
+
+void
+lfs_held_free(struct lfs_fs *fs, struct lfs_held *h)
+{
+	lfs_ptable_free(fs, &h->tab);
+	free(h->ent);
+	free(h->cur_next);
+	free(h->orig_next);
+	free(h->free);
+	free(h->retained);
+	u64map_free(&h->by_cur);
+	u64map_free(&h->by_orig);
+	memset(h, 0, sizeof(*h));
+}
+
+static int
+grow(struct lfs_held *h, uint64_t n)
+{
+	if (n <= h->cap)
+		return 0;
+	uint64_t cap = h->cap ? h->cap : 64;
+	while (cap < n)
+		cap *= 2;
+	struct lfs_held_entry *e = lfs_realloc(h->ent, cap * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	h->ent = e;
+	uint64_t *c = lfs_realloc(h->cur_next, cap * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	h->cur_next = c;
+	uint64_t *o = lfs_realloc(h->orig_next, cap * sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	h->orig_next = o;
+	memset(h->ent + h->cap, 0, (cap - h->cap) * sizeof(*e));
+	memset(h->cur_next + h->cap, 0, (cap - h->cap) * sizeof(*c));
+	memset(h->orig_next + h->cap, 0, (cap - h->cap) * sizeof(*o));
+	h->cap = cap;
+	return 0;
+}
+
+/* Put slot i at the head of the chain of key in map (next: the chain's links). */
+static int
+chain_add(struct u64map *map, uint64_t *next, uint64_t key, uint64_t i)
+{
+	next[i] = (uint64_t)(uintptr_t)u64map_get(map, key);
+	return u64map_put(map, key, (void *)(uintptr_t)(i + 1));
+}
+
+static void
+chain_del(struct u64map *map, uint64_t *next, uint64_t key, uint64_t i)
+{
+	uint64_t head = (uint64_t)(uintptr_t)u64map_get(map, key);
+	if (head == i + 1) {
+		if (next[i])
+			u64map_put(map, key, (void *)(uintptr_t)next[i]); /* replaces: cannot fail */
+		else
+			u64map_del(map, key);
+	} else {
+		for (uint64_t j = head; j; j = next[j - 1])
+			if (next[j - 1] == i + 1) {
+				next[j - 1] = next[i];
+				break;
+			}
+	}
+	next[i] = 0;
+}
+
+static int
+store(struct lfs_fs *fs, struct lfs_held *h, uint64_t i)
+{
+	uint8_t buf[LFS_HELD_ENTRY_SIZE];
+	lfs_held_entry_encode(&h->ent[i], buf);
+	return lfs_ptable_put(fs, &h->tab, i, buf);
+}
+
+static int
+add(struct lfs_fs *fs, struct lfs_held *h, const struct lfs_held_entry *e)
+{
+	uint64_t i;
+	if (h->nfree) {
+		i = h->free[--h->nfree];
+	} else {
+		i = h->tab.nslots;
+		int err = grow(h, i + 1);
+		if (err)
+			return err;
+	}
+	h->ent[i] = *e;
+	int err = store(fs, h, i);
+	if (!err)
+		err = chain_add(&h->by_cur, h->cur_next, e->cur, i);
+	if (!err)
+		err = chain_add(&h->by_orig, h->orig_next, e->orig, i);
+	if (!err)
+		h->count++;
+	return err;
+}
+
+static int
+push_free(struct lfs_held *h, uint64_t i)
+{
+	int err = lfs_array_room(&h->free, &h->free_cap, h->nfree + 1, sizeof(*h->free));
+	if (!err)
+		h->free[h->nfree++] = i;
+	return err;
+}
+
+static int
+remove_slot(struct lfs_fs *fs, struct lfs_held *h, uint64_t i)
+{
+	int err = push_free(h, i);
+	if (err)
+		return err;
+	chain_del(&h->by_cur, h->cur_next, h->ent[i].cur, i);
+	chain_del(&h->by_orig, h->orig_next, h->ent[i].orig, i);
+	memset(&h->ent[i], 0, sizeof(h->ent[i]));
+	h->count--;
+	return store(fs, h, i);
+}
+
+int
+lfs_held_load(struct lfs_fs *fs, struct lfs_held *h, uint64_t root, uint64_t nslots)
+{
+	int err = lfs_ptable_load(fs, &h->tab, root, nslots);
+	if (!err)
+		err = grow(h, nslots);
+	for (uint64_t i = 0; i < nslots && !err; i++) {
+		struct lfs_held_entry *e = &h->ent[i];
+		lfs_held_entry_decode(e, lfs_ptable_get(&h->tab, i));
+		if (!e->orig) {
+			err = push_free(h, i);
+			continue;
+		}
+		if (!lfs_addr_valid(fs, e->orig) || !lfs_addr_valid(fs, e->cur) || e->from >= e->until ||
+		    e->charge == 0 || e->charge > fs->bsize) {
+			lfs_log("held blocks: entry %llu cannot be (orig %llu, cur %llu, checkpoints %llu..%llu)",
+				(unsigned long long)i, (unsigned long long)e->orig, (unsigned long long)e->cur,
+				(unsigned long long)e->from, (unsigned long long)e->until);
+			err = -EFSCORRUPTED;
+			break;
+		}
+		err = chain_add(&h->by_cur, h->cur_next, e->cur, i);
+		if (!err)
+			err = chain_add(&h->by_orig, h->orig_next, e->orig, i);
+		h->count++;
+	}
+	return err;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+int
+lfs_held_set_retained(struct lfs_held *h, const uint64_t *seqs, size_t n)
+{
+	uint64_t *r = lfs_malloc((n ? n : 1) * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	if (n)
+		memcpy(r, seqs, n * sizeof(*r));
+	qsort(r, n, sizeof(*r), cmp_u64);
+	free(h->retained);
+	h->retained = r;
+	h->nretained = n;
+	return 0;
+}
+
+/* Whether a retained checkpoint lies in [from, until). */
+static bool
+retained_in(const struct lfs_held *h, uint64_t from, uint64_t until)
+{
+	size_t lo = 0, hi = h->nretained;
+	while (lo < hi) { /* the first retained >= from */
+		size_t mid = lo + (hi - lo) / 2;
+		if (h->retained[mid] < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < h->nretained && h->retained[lo] < until;
+}
+
+bool
+lfs_held_needed(const struct lfs_held *h, const struct lfs_held_entry *e)
+{
+	return e->orig && retained_in(h, e->from, e->until);
+}
+
+/* The unit (block, slot): whether the live tree uses it, and whether any
+ * of its entries is needed. */
+static void
+unit_state(const struct lfs_held *h, uint64_t block, uint16_t slot, bool *live, bool *needed)
+{
+	*live = *needed = false;
+	for (uint64_t j = (uint64_t)(uintptr_t)u64map_get(&h->by_cur, block); j; j = h->cur_next[j - 1]) {
+		const struct lfs_held_entry *e = &h->ent[j - 1];
+		if (e->slot != slot)
+			continue;
+		*live |= (e->flags & LFS_HELD_LIVE) != 0;
+		*needed |= lfs_held_needed(h, e);
+	}
+}
+
+/* Give back the count of a unit no one holds any more. */
+static void
+uncount(struct lfs_fs *fs, const struct lfs_held_entry *e)
+{
+	if (e->kind == LFS_BK_IMAP)
+		lfs_seg_meta(fs, e->cur, -1);
+	else
+		lfs_seg_unuse(fs, e->cur, e->charge);
+}
+
+int
+lfs_held_drop(struct lfs_fs *fs, struct lfs_held *h, uint64_t addr, uint16_t slot, uint32_t charge,
+	      uint8_t kind, uint64_t aux, uint64_t until, bool *keep)
+{
+	*keep = false;
+	/* the live tree no longer uses it where entries follow it */
+	bool followed = false;
+	for (uint64_t j = (uint64_t)(uintptr_t)u64map_get(&h->by_cur, addr); j; j = h->cur_next[j - 1]) {
+		struct lfs_held_entry *e = &h->ent[j - 1];
+		if (e->slot != slot)
+			continue;
+		followed = true;
+		if (e->flags & LFS_HELD_LIVE) {
+			e->flags &= (uint8_t)~LFS_HELD_LIVE;
+			int err = store(fs, h, j - 1);
+			if (err)
+				return err;
+		}
+	}
+	if (!h->nretained && !followed)
+		return 0;
+	uint64_t birth;
+	int err = lfs_seg_birth(fs, addr, &birth);
+	if (err)
+		return err;
+	if (retained_in(h, birth, until)) {
+		struct lfs_held_entry e = { .orig = addr, .cur = addr, .from = birth, .until = until, .aux = aux,
+					    .charge = charge, .kind = kind, .slot = slot };
+		if ((err = add(fs, h, &e)))
+			return err;
+	}
+	bool live;
+	unit_state(h, addr, slot, &live, keep);
+	return 0;
+}
+
+int
+lfs_held_forward(struct lfs_fs *fs, struct lfs_held *h, uint64_t old, uint64_t new_addr, uint32_t charge,
+		 uint64_t until)
+{
+	/* the entries that followed old follow its copy, which the live tree
+	 * uses (and counts) */
+	uint64_t j = (uint64_t)(uintptr_t)u64map_get(&h->by_cur, old);
+	while (j) {
+		uint64_t i = j - 1;
+		j = h->cur_next[i];
+		chain_del(&h->by_cur, h->cur_next, old, i);
+		h->ent[i].cur = new_addr;
+		h->ent[i].flags |= LFS_HELD_LIVE;
+		int err = chain_add(&h->by_cur, h->cur_next, new_addr, i);
+		if (!err)
+			err = store(fs, h, i);
+		if (err)
+			return err;
+	}
+	if (!h->nretained)
+		return 0;
+	uint64_t birth;
+	int err = lfs_seg_birth(fs, old, &birth);
+	if (err || !retained_in(h, birth, until))
+		return err;
+	struct lfs_held_entry e = { .orig = old, .cur = new_addr, .from = birth, .until = until,
+				    .charge = charge, .kind = LFS_BK_DATA, .flags = LFS_HELD_LIVE };
+	return add(fs, h, &e);
+}
+
+bool
+lfs_held_at(const struct lfs_held *h, uint64_t addr)
+{
+	for (uint64_t j = (uint64_t)(uintptr_t)u64map_get(&h->by_cur, addr); j; j = h->cur_next[j - 1]) {
+		const struct lfs_held_entry *e = &h->ent[j - 1];
+		if (!(e->flags & LFS_HELD_LIVE) && lfs_held_needed(h, e))
+			return true;
+	}
+	return false;
+}
+
+int
+lfs_held_moved(struct lfs_fs *fs, struct lfs_held *h, uint64_t addr, uint64_t new_addr)
+{
+	uint64_t j = (uint64_t)(uintptr_t)u64map_get(&h->by_cur, addr);
+	while (j) {
+		uint64_t i = j - 1;
+		j = h->cur_next[i];
+		struct lfs_held_entry *e = &h->ent[i];
+		if (e->flags & LFS_HELD_LIVE)
+			continue; /* the live tree moves its own */
+		/* each unit's count moves once: with its first entry met here */
+		bool first = true;
+		for (uint64_t k = (uint64_t)(uintptr_t)u64map_get(&h->by_cur, new_addr); k; k = h->cur_next[k - 1])
+			if (h->ent[k - 1].slot == e->slot)
+				first = false;
+		chain_del(&h->by_cur, h->cur_next, addr, i);
+		if (first) {
+			if (e->kind == LFS_BK_IMAP) {
+				lfs_seg_meta(fs, new_addr, +1);
+				lfs_seg_meta(fs, addr, -1);
+			} else {
+				lfs_seg_use(fs, new_addr, e->charge);
+				lfs_seg_unuse(fs, addr, e->charge);
+			}
+		}
+		e->cur = new_addr;
+		int err = chain_add(&h->by_cur, h->cur_next, new_addr, i);
+		if (!err)
+			err = store(fs, h, i);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int
+lfs_held_release(struct lfs_fs *fs, struct lfs_held *h, uint64_t *freed)
+{
+	*freed = 0;
+	for (uint64_t i = 0; i < h->tab.nslots; i++) {
+		struct lfs_held_entry e = h->ent[i];
+		if (!e.orig || lfs_held_needed(h, &e))
+			continue;
+		int err = remove_slot(fs, h, i);
+		if (err)
+			return err;
+		bool others = false;
+		for (uint64_t j = (uint64_t)(uintptr_t)u64map_get(&h->by_cur, e.cur); j; j = h->cur_next[j - 1])
+			others |= h->ent[j - 1].slot == e.slot;
+		/* the unit's last entry gone, and the live tree not using it */
+		if (!others && !(e.flags & LFS_HELD_LIVE)) {
+			uncount(fs, &e);
+			*freed += e.kind == LFS_BK_IMAP ? fs->bsize : e.charge;
+		}
+	}
+	return 0;
+}
+
+uint64_t
+lfs_held_translate(const struct lfs_held *h, uint64_t orig, uint64_t c)
+{
+	for (uint64_t j = (uint64_t)(uintptr_t)u64map_get(&h->by_orig, orig); j; j = h->orig_next[j - 1]) {
+		const struct lfs_held_entry *e = &h->ent[j - 1];
+		if (e->from <= c && c < e->until)
+			return e->cur;
+	}
+	return orig;
+}
