@@ -319,13 +319,6 @@ collect_dirty(uint64_t id, void *val, void *ctx)
 		l->ids[l->n++] = id;
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 int
 lfs_bmap_flush_nodes(struct lfs_fs *fs, struct lfs_inode *ip)
 {
@@ -346,7 +339,7 @@ lfs_bmap_flush_nodes(struct lfs_fs *fs, struct lfs_inode *ip)
 		l.n = 0;
 		l.level = (unsigned)level;
 		u64map_each(&ip->nodes, collect_dirty, &l);
-		qsort(l.ids, l.n, sizeof(uint64_t), cmp_u64);
+		qsort(l.ids, l.n, sizeof(uint64_t), u64_cmp);
 		for (size_t j = 0; j < l.n && !err; j++) {
 			struct lfs_node *n = u64map_get(&ip->nodes, l.ids[j]);
 			uint64_t addr, *slot;

@@ -176,13 +176,6 @@ lfs_held_load(struct lfs_fs *fs, struct lfs_held *h, uint64_t root, uint64_t nsl
 	return err;
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
 int
 lfs_held_set_retained(struct lfs_held *h, const uint64_t *seqs, size_t n)
 {
@@ -191,7 +184,7 @@ lfs_held_set_retained(struct lfs_held *h, const uint64_t *seqs, size_t n)
 		return -ENOMEM;
 	if (n)
 		memcpy(r, seqs, n * sizeof(*r));
-	qsort(r, n, sizeof(*r), cmp_u64);
+	qsort(r, n, sizeof(*r), u64_cmp);
 	free(h->retained);
 	h->retained = r;
 	h->nretained = n;

@@ -30,7 +30,8 @@
  * Layer 3, the inode map and the tables beside it:
  *   imap.c                 inode map, inode number allocation
  *   ptable.c               paged tables in the log (snapshots' records)
- *   held.c                 blocks held for retained checkpoints
+ *   held.c, hist.c         blocks held for retained checkpoints; the
+ *                          checkpoint history that says which are
  * Layer 4, inodes and their content:
  *   inode.c, bmap.c        inode cache, block maps
  *   file.c, dir.c, xattr.c content, directories, extended attributes

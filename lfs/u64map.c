@@ -201,8 +201,8 @@ u64map_each(const struct u64map *m, void (*fn)(uint64_t, void *, void *), void *
 			fn(e->key, e->val, ctx);
 }
 
-static int
-cmp_u64(const void *a, const void *b)
+int
+u64_cmp(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return x < y ? -1 : x > y;
@@ -215,5 +215,5 @@ u64map_sorted_keys(const struct u64map *m, uint64_t *keys)
 	for (size_t i = 0; i < m->nbuckets; i++)
 		for (struct u64map_ent *e = m->tab[i]; e; e = e->next)
 			keys[n++] = e->key;
-	qsort(keys, n, sizeof(*keys), cmp_u64);
+	qsort(keys, n, sizeof(*keys), u64_cmp);
 }

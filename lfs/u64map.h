@@ -41,5 +41,7 @@ void u64map_each(const struct u64map *m, void (*fn)(uint64_t key, void *val, voi
 void u64map_remove_if(struct u64map *m, int (*fn)(uint64_t key, void *val, void *ctx), void *ctx);
 /* Fills keys (count entries, caller-allocated) and sorts them ascending. */
 void u64map_sorted_keys(const struct u64map *m, uint64_t *keys);
+/* qsort's comparison of uint64_t, ascending. */
+int u64_cmp(const void *a, const void *b);
 
 #endif

@@ -1,0 +1,51 @@
+/*
+ * hist.h — the checkpoint history (lfs(5), SNAPSHOTS): a record per
+ * checkpoint kept, plain ones for the protection period, snapshots until
+ * deleted; which of them are retained decides what held.c keeps.
+ */
+#ifndef LFS_HIST_H
+#define LFS_HIST_H
+
+#include "format.h"
+#include "ptable.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct lfs_fs;
+
+struct lfs_hist {
+	struct lfs_ptable tab;
+	struct lfs_hist_entry *ent; /* decoded, per slot (seq 0: free) */
+	uint64_t cap;
+	uint64_t count;             /* records in use */
+};
+
+int lfs_hist_init(struct lfs_hist *h, const struct lfs_fs *fs);
+void lfs_hist_free(struct lfs_fs *fs, struct lfs_hist *h);
+/* The history of a checkpoint: the table at root with nslots slots; a
+ * record that cannot be (a repeated checkpoint, a name not ended or not
+ * allowed, unknown flags) is refused, -EFSCORRUPTED. */
+int lfs_hist_load(struct lfs_fs *fs, struct lfs_hist *h, uint64_t root, uint64_t nslots);
+/* Whether name may name a snapshot: 1 to LFS_HIST_NAME_MAX bytes,
+ * printable, no '/', not "." or "..". */
+bool lfs_hist_name_ok(const char *name);
+/* Record checkpoint seq (newer than every one recorded). */
+int lfs_hist_add(struct lfs_fs *fs, struct lfs_hist *h, uint64_t seq, uint64_t time_ns);
+/* The record of checkpoint seq, or of the snapshot called name; NULL if none. */
+const struct lfs_hist_entry *lfs_hist_get(const struct lfs_hist *h, uint64_t seq);
+const struct lfs_hist_entry *lfs_hist_named(const struct lfs_hist *h, const char *name);
+/* Make checkpoint seq a snapshot called name (NULL or "": no name), or
+ * a plain checkpoint again (on false).  -ENOENT: not recorded; -EEXIST:
+ * another snapshot has the name; -EINVAL: a name not allowed. */
+int lfs_hist_snapshot(struct lfs_fs *fs, struct lfs_hist *h, uint64_t seq, bool on, const char *name);
+/* Forget checkpoint seq.  -ENOENT if not recorded. */
+int lfs_hist_delete(struct lfs_fs *fs, struct lfs_hist *h, uint64_t seq);
+/* Forget the plain checkpoints older than now - period; *gone: how many. */
+int lfs_hist_prune(struct lfs_fs *fs, struct lfs_hist *h, uint64_t now_ns, uint64_t period_ns, uint64_t *gone);
+/* The checkpoints retained (every record left), ascending, into out
+ * (room for h->count); how many. */
+size_t lfs_hist_retained(const struct lfs_hist *h, uint64_t *out);
+
+#endif
