@@ -606,6 +606,8 @@ bool lfs_space_room_refused(enum lfs_space_class *cls, uint64_t *bytes);
 /* The same, without forgetting it: a refused call must end whole, to be
  * made again, rather than do part of its work. */
 bool lfs_space_room_pending(void);
+/* Say once a minute that a request of class cls ended in ENOSPC, and why. */
+void lfs_space_log_full(struct lfs_fs *fs, enum lfs_space_class cls, const char *why);
 /* One round of making room, the reclaimer's or an admission's own:
  * 0 when clean space grew, -ENOSPC when it did not (cleaning is then
  * not tried again before something is freed, or a second passes), or

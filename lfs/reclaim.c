@@ -89,6 +89,9 @@ lfs_room_wait(struct lfs_fs *fs, unsigned *tries)
 		/* a round that made no room ends the request with ENOSPC; an
 		 * error of the filesystem is the request's to report */
 		again = fs->room_done >= ticket && fs->room_err != -ENOSPC;
+		if (fs->room_done >= ticket && fs->room_err == -ENOSPC)
+			lfs_space_log_full(fs, cls, "the reclaimer's round could make no room (cleaning that "
+					   "would gain none, or that the clean space cannot hold)");
 	}
 	pthread_mutex_unlock(&fs->lock);
 	return again;

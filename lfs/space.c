@@ -39,8 +39,8 @@ lfs_space_admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 	return err;
 }
 
-static void
-log_full(struct lfs_fs *fs, enum lfs_space_class cls, const char *why)
+void
+lfs_space_log_full(struct lfs_fs *fs, enum lfs_space_class cls, const char *why)
 {
 	uint64_t now = lfs_now_ns();
 	if (now - fs->full_logged_ns < 60ull * 1000000000ull)
@@ -141,7 +141,7 @@ make_room(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 		return 0;
 	/* at capacity, cleaning cannot help: only a delete can */
 	if (cls == LFS_SPACE_WRITE && !lfs_space_grows_within(fs, bytes)) {
-		log_full(fs, cls, "the live data is at the capacity");
+		lfs_space_log_full(fs, cls, "the live data is at the capacity");
 		return -ENOSPC;
 	}
 	if (fs->reclaimer) {
@@ -164,6 +164,6 @@ make_room(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 		if (lfs_space_fits(fs, cls, bytes))
 			return 0;
 	}
-	log_full(fs, cls, "cleaning can free nothing more until something is deleted");
+	lfs_space_log_full(fs, cls, "cleaning can free nothing more until something is deleted");
 	return -ENOSPC;
 }
