@@ -372,6 +372,16 @@ lfs_held_release(struct lfs_fs *fs, struct lfs_held *h, uint64_t *freed)
 	return 0;
 }
 
+void
+lfs_held_imap_of(const struct lfs_held *h, uint64_t c, uint64_t *out, uint32_t n_imap_blocks)
+{
+	for (uint64_t i = 0; i < h->tab.nslots; i++) {
+		const struct lfs_held_entry *e = &h->ent[i];
+		if (e->orig && e->kind == LFS_BK_IMAP && e->aux < n_imap_blocks && e->from <= c && c < e->until)
+			out[e->aux] = e->orig;
+	}
+}
+
 uint64_t
 lfs_held_translate(const struct lfs_held *h, uint64_t orig, uint64_t c)
 {

@@ -74,6 +74,12 @@ int lfs_held_moved(struct lfs_fs *fs, struct lfs_held *h, uint64_t addr, uint64_
 /* Forget the entries no retained checkpoint needs any more, giving back
  * the counts of the units left with none; *freed: bytes given back. */
 int lfs_held_release(struct lfs_fs *fs, struct lfs_held *h, uint64_t *freed);
+/* The inode map checkpoint c read, as far as held entries say: out[i]
+ * gets the address c used for inode-map block i (to read through
+ * lfs_held_translate) where an entry holds it, else stays as it was
+ * (the caller puts the live block's address there when its birth is at
+ * most c: then c read the same block). */
+void lfs_held_imap_of(const struct lfs_held *h, uint64_t c, uint64_t *out, uint32_t n_imap_blocks);
 /* Where checkpoint c reads the block it addresses as orig. */
 uint64_t lfs_held_translate(const struct lfs_held *h, uint64_t orig, uint64_t c);
 

@@ -259,4 +259,38 @@ START_TEST(refuses_bad_entries)
 }
 END_TEST
 
-CHECK_MAIN("held", "core", 60, held_while_retained, moves_and_forwards, lives_records_and_reload, refuses_bad_entries)
+/* The inode map of a retained checkpoint: where an inode-map block was
+ * replaced after it, the held entry gives the block it read; elsewhere
+ * the caller's (live) address stays. */
+START_TEST(imap_of_a_checkpoint)
+{
+	testfs_make(32ull << 20, SEG);
+	struct lfs_fs *fs = testfs_mount();
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	uint64_t c1 = fs->ckpt_seq, old0 = fs->imap_addr[0];
+	ck_assert_uint_ne(old0, 0);
+	struct lfs_held h;
+	ck_assert_int_eq(lfs_held_init(&h, fs), 0);
+	uint64_t keep_list[] = { c1 };
+	ck_assert_int_eq(lfs_held_set_retained(&h, keep_list, 1), 0);
+	/* the next checkpoint replaces block 0: the drop the checkpoint
+	 * will make, until the checkpoint that no longer reads it */
+	testfs_mkfile(fs, LFS_ROOT_INO, "x");
+	bool keep;
+	ck_assert_int_eq(lfs_held_drop(fs, &h, old0, 0, fs->bsize, LFS_BK_IMAP, 0, c1 + 1, &keep), 0);
+	ck_assert(keep);
+	uint64_t out[4] = { 11, 12, 13, 14 };
+	lfs_held_imap_of(&h, c1, out, 4);
+	ck_assert_uint_eq(out[0], old0);
+	ck_assert_uint_eq(out[1], 12);
+	uint64_t later[4] = { 21, 22, 23, 24 };
+	lfs_held_imap_of(&h, c1 + 1, later, 4);
+	ck_assert_uint_eq(later[0], 21);
+	lfs_held_free(fs, &h);
+	lfs_abandon(fs);
+	testfs_remove();
+}
+END_TEST
+
+CHECK_MAIN("held", "core", 60, held_while_retained, moves_and_forwards, lives_records_and_reload, refuses_bad_entries,
+	   imap_of_a_checkpoint)
