@@ -51,7 +51,8 @@ compact(uint32_t *list, uint32_t *n, uint8_t *dirty)
 /* Write the inode-map and usage-table blocks that changed, found on the
  * dirty lists (imap.c, seg.c) rather than by a scan of all the tables. */
 static int
-write_table_blocks(struct lfs_fs *fs)
+write_table_blocks(struct lfs_fs *fs, uint64_t seq, uint64_t time_ns, const char *snapshot,
+		   struct lfs_ckpt_hdr *tables)
 {
 	uint8_t *blk = lfs_malloc(fs->bsize);
 	if (!blk)
@@ -67,13 +68,17 @@ write_table_blocks(struct lfs_fs *fs)
 		if (err)
 			break;
 		if (fs->imap_addr[b])
-			lfs_seg_meta(fs, fs->imap_addr[b], -1);
+			lfs_retain_drop(fs, fs->imap_addr[b], 0, fs->bsize, LFS_BK_IMAP, b);
 		lfs_seg_meta(fs, addr, +1);
 		fs->imap_addr[b] = addr;
 		lfs_region_mark(fs, b);
 		fs->imap_dirty[b] = 0;
 	}
 	compact(fs->imap_dirty_list, &fs->imap_ndirty, fs->imap_dirty);
+	/* the snapshot tables: their release changes usage counts, which
+	 * the usage table then records */
+	if (!err)
+		err = lfs_retain_checkpoint(fs, seq, time_ns, snapshot, tables);
 	/* SUT entries hold live bytes without IMAP/SUT blocks, so writing
 	 * these blocks does not change what they say. */
 	per = lfs_sut_per_block(fs->bsize);
@@ -114,6 +119,7 @@ job_end(struct lfs_fs *fs, int err)
 	j->active = false;
 	j->err = err;
 	if (err) {
+		lfs_retain_abort(fs, j->h.ckpt_seq);
 		lfs_seg_ckpt_abort(fs);
 		fs->changed_since_ckpt = true;
 	} else {
@@ -182,7 +188,7 @@ lfs_ckpt_settle(struct lfs_fs *fs, bool unlocked)
 }
 
 static int
-ckpt_write(struct lfs_fs *fs, bool clean, bool unlocked)
+ckpt_write(struct lfs_fs *fs, bool clean, bool unlocked, const char *snapshot, uint64_t *seq_out)
 {
 	/* one at a time, and a waiting one's tables are older than these */
 	int err = lfs_ckpt_settle(fs, unlocked);
@@ -193,18 +199,22 @@ ckpt_write(struct lfs_fs *fs, bool clean, bool unlocked)
 	if (fs->dev.readonly)
 		return -EROFS;
 	err = lfs_flush(fs);
+	uint64_t seq = fs->ckpt_seq + 1, now = lfs_now_ns();
+	struct lfs_ckpt_hdr tables = { .magic = 0 };
 	if (!err)
-		err = write_table_blocks(fs);
+		err = write_table_blocks(fs, seq, now, snapshot, &tables);
 	if (!err)
 		err = lfs_seg_end_group(fs);
-	if (err)
+	if (err) {
+		lfs_retain_abort(fs, seq);
 		return err;
+	}
 
 	struct lfs_ckpt_job *j = &fs->ckpt_job;
 	j->h = (struct lfs_ckpt_hdr){
 		.magic = LFS_CKPT_MAGIC,
-		.ckpt_seq = fs->ckpt_seq + 1,
-		.timestamp_ns = lfs_now_ns(),
+		.ckpt_seq = seq,
+		.timestamp_ns = now,
 		.next_pseg_seq = fs->pseg_seq,
 		.head_seg = fs->cur_seg,
 		.head_off = fs->cur_off,
@@ -215,6 +225,11 @@ ckpt_write(struct lfs_fs *fs, bool clean, bool unlocked)
 		.inodes_used = fs->inodes_used,
 		/* lfs_region_write adds what it writes */
 		.bytes_written = fs->base_bytes_written + fs->dev.bytes_written,
+		.held_root = tables.held_root,
+		.held_slots = tables.held_slots,
+		.hist_root = tables.hist_root,
+		.hist_slots = tables.hist_slots,
+		.protect_s = tables.protect_s,
 	};
 	j->active = true;
 	j->stage = 1;
@@ -222,19 +237,31 @@ ckpt_write(struct lfs_fs *fs, bool clean, bool unlocked)
 	/* what changes from here on is the next checkpoint's */
 	fs->changed_since_ckpt = false;
 	lfs_seg_ckpt_begin(fs);
-	return finish(fs, j->h.ckpt_seq, unlocked);
+	if (seq_out)
+		*seq_out = seq;
+	return finish(fs, seq, unlocked);
 }
 
 int
 lfs_ckpt_write(struct lfs_fs *fs, bool clean)
 {
-	return ckpt_write(fs, clean, false);
+	return ckpt_write(fs, clean, false, NULL, NULL);
 }
 
 int
 lfs_ckpt_write_unlocked(struct lfs_fs *fs)
 {
-	return ckpt_write(fs, false, true);
+	return ckpt_write(fs, false, true, NULL, NULL);
+}
+
+int
+lfs_ckpt_snapshot(struct lfs_fs *fs, const char *name, uint64_t *seq)
+{
+	if (!fs->snapshots)
+		return -EOPNOTSUPP;
+	if (name && *name && (!lfs_hist_name_ok(name) || lfs_hist_named(&fs->hist, name)))
+		return lfs_hist_name_ok(name) ? -EEXIST : -EINVAL;
+	return ckpt_write(fs, false, true, name ? name : "", seq);
 }
 
 int
@@ -334,6 +361,79 @@ read_table_run(struct lfs_fs *fs, const uint64_t *addrs, uint32_t b, uint32_t n,
 	return err ? err : (int)r;
 }
 
+/* The inode map from the blocks fs->imap_addr names (read as the view,
+ * if fs is one, reads them). */
+static int
+load_imap(struct lfs_fs *fs)
+{
+	uint8_t *blk = lfs_malloc(fs->bsize);
+	if (!blk)
+		return -ENOMEM;
+	int e = 0;
+	uint32_t per = lfs_imap_per_block(fs->bsize);
+	fs->inodes_used = 0;
+	for (uint32_t b = 0; b < fs->n_imap_blocks && !e; b++) {
+		if (!fs->imap_addr[b])
+			continue;
+		if ((e = read_table_block(fs, fs->imap_addr[b], blk)))
+			break;
+		for (uint32_t i = 0; i < per && !e; i++) {
+			size_t ino = (size_t)b * per + i;
+			struct lfs_imap_entry *en = lfs_imap_ent(fs, (uint32_t)ino);
+			if (!en) {
+				e = -ENOMEM;
+				break;
+			}
+			const char *why;
+			lfs_imap_entry_decode(en, blk + i * LFS_IMAP_ENTRY_SIZE);
+			if ((e = lfs_imap_entry_check(en, ino, &fs->sb, &why))) {
+				lfs_log("inode map block %llu: entry %zu: %s", (unsigned long long)fs->imap_addr[b], ino,
+					why);
+				break;
+			}
+			if (en->flags & LFS_IMAP_INUSE)
+				fs->inodes_used++;
+		}
+	}
+	free(blk);
+	return e;
+}
+
+int
+lfs_ckpt_load_view(struct lfs_fs *fs, struct lfs_fs *src, uint64_t seq)
+{
+	/* where checkpoint seq found each inode-map block: a held one, or
+	 * the live one if it was written by then, or none yet */
+	uint64_t *addrs = lfs_calloc(fs->n_imap_blocks ? fs->n_imap_blocks : 1, sizeof(*addrs));
+	if (!addrs)
+		return -ENOMEM;
+	lfs_held_imap_of(&src->held, seq, addrs, fs->n_imap_blocks);
+	int err = 0;
+	for (uint32_t b = 0; b < fs->n_imap_blocks && !err; b++) {
+		uint64_t birth;
+		if (addrs[b] || !src->imap_addr[b])
+			continue;
+		err = lfs_seg_birth(src, src->imap_addr[b], &birth);
+		if (!err && birth <= seq)
+			addrs[b] = src->imap_addr[b];
+	}
+	if (!err) {
+		lfs_inode_evict_all(fs);
+		lfs_imap_forget(fs);
+		memcpy(fs->imap_addr, addrs, fs->n_imap_blocks * sizeof(*addrs));
+		fs->view_seq = seq;
+		if (src != fs)
+			fs->view_src = src;
+		err = load_imap(fs);
+	}
+	free(addrs);
+	if (!err && !(lfs_imap_get(fs, LFS_ROOT_INO)->flags & LFS_IMAP_INUSE)) {
+		lfs_log("checkpoint %llu: the root directory is missing from its inode map", (unsigned long long)seq);
+		err = -EFSCORRUPTED;
+	}
+	return err;
+}
+
 int
 lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 {
@@ -374,36 +474,8 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 	memcpy(fs->sut_addr, a + fs->n_imap_blocks, 8 * (size_t)fs->n_sut_blocks);
 	free(a);
 
-	uint8_t *blk = lfs_malloc(fs->bsize);
-	if (!blk)
-		return -ENOMEM;
-	int e = 0;
-	uint32_t per = lfs_imap_per_block(fs->bsize);
-	fs->inodes_used = 0;
-	for (uint32_t b = 0; b < fs->n_imap_blocks && !e; b++) {
-		if (!fs->imap_addr[b])
-			continue;
-		if ((e = read_table_block(fs, fs->imap_addr[b], blk)))
-			break;
-		for (uint32_t i = 0; i < per && !e; i++) {
-			size_t ino = (size_t)b * per + i;
-			struct lfs_imap_entry *en = lfs_imap_ent(fs, (uint32_t)ino);
-			if (!en) {
-				e = -ENOMEM;
-				break;
-			}
-			const char *why;
-			lfs_imap_entry_decode(en, blk + i * LFS_IMAP_ENTRY_SIZE);
-			if ((e = lfs_imap_entry_check(en, ino, &fs->sb, &why))) {
-				lfs_log("inode map block %llu: entry %zu: %s", (unsigned long long)fs->imap_addr[b], ino,
-					why);
-				break;
-			}
-			if (en->flags & LFS_IMAP_INUSE)
-				fs->inodes_used++;
-		}
-	}
-	per = lfs_sut_per_block(fs->bsize);
+	int e = load_imap(fs);
+	uint32_t per = lfs_sut_per_block(fs->bsize);
 	uint8_t *run = lfs_malloc((size_t)TABLE_RUN * fs->bsize);
 	uint32_t have = 0, first = 0; /* run holds blocks first .. first+have-1 */
 	if (!run)
@@ -436,7 +508,8 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 		}
 	}
 	free(run);
-	free(blk);
+	if (!e)
+		e = lfs_retain_load(fs, out);
 	if (e)
 		return e;
 	for (uint32_t b = 0; b < fs->n_imap_blocks; b++)

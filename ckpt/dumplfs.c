@@ -17,6 +17,7 @@
  */
 #include "image.h"
 #include "lfs.h"
+#include "out.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -27,282 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* ---------------------------------------------------------------- */
-/* Output: one emitter for text and JSON, so -j can never drift from */
-/* what the text shows.  Text prints objects as "key value" lines    */
-/* and array items either as one "label id key=value ..." line (a    */
-/* row) or as an indented block; JSON rows are kept on one line.     */
-
-#define OUT_MAX_DEPTH 8
-
-struct out_frame {
-	char close;                 /* json: '}' or ']' */
-	bool row;                   /* fields on one line */
-	unsigned n;                 /* json: items so far */
-	int indent;                 /* text: of the lines inside */
-};
-
-struct out {
-	bool json;
-	bool line_open;             /* text: a row line awaits its newline */
-	int depth;
-	struct out_frame f[OUT_MAX_DEPTH];
-};
-
-/* Length of the valid UTF-8 sequence at p, 0 if there is none. */
-static size_t
-utf8_len(const unsigned char *p, size_t avail)
-{
-	size_t n;
-	uint32_t cp, min;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-		n = 2, cp = p[0] & 0x1fu, min = 0x80;
-	} else if ((p[0] & 0xf0) == 0xe0) {
-		n = 3, cp = p[0] & 0x0fu, min = 0x800;
-	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		n = 4, cp = p[0] & 0x07u, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n > avail)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3fu);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-/* Labels come from disk: any bytes.  JSON must stay valid UTF-8 (bytes
- * that are not become \u00XX); text shows them as \xXX. */
-static void
-out_put_string(bool json, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t len = strlen(s);
-	if (json)
-		putchar('"');
-	for (size_t i = 0; i < len;) {
-		unsigned c = p[i];
-		size_t n = 0;
-		if (json && (c == '"' || c == '\\')) {
-			printf("\\%c", c);
-			i++;
-		} else if (c < 0x20 || c == 0x7f || (c >= 0x80 && !(n = utf8_len(p + i, len - i)))) {
-			printf(json ? "\\u%04x" : "\\x%02x", c);
-			i++;
-		} else if (c >= 0x80) {
-			fwrite(p + i, 1, n, stdout);
-			i += n;
-		} else {
-			putchar((int)c);
-			i++;
-		}
-	}
-	if (json)
-		putchar('"');
-}
-
-static void
-out_init(struct out *o, bool json)
-{
-	memset(o, 0, sizeof(*o));
-	o->json = json;
-}
-
-static void
-out_end_line(struct out *o)
-{
-	if (o->line_open)
-		putchar('\n');
-	o->line_open = false;
-}
-
-/* JSON: the separator, indentation and key before a value. */
-static void
-out_json_key(struct out *o, const char *key)
-{
-	struct out_frame *f = &o->f[o->depth];
-	if (o->depth == 0)
-		return;
-	if (f->n++)
-		fputs(f->row ? ", " : ",", stdout);
-	if (!f->row)
-		printf("\n%*s", 2 * o->depth, "");
-	if (key) {
-		out_put_string(true, key);
-		fputs(": ", stdout);
-	}
-}
-
-static void
-out_push(struct out *o, char close, bool row, int indent)
-{
-	if (o->depth + 1 >= OUT_MAX_DEPTH)
-		abort(); /* a bug in this file, not in the image */
-	o->depth++;
-	o->f[o->depth] = (struct out_frame){ .close = close, .row = row, .indent = indent };
-}
-
-/* An object (close '}') or array (']') under `key` of the current object. */
-static void
-out_begin(struct out *o, const char *key, char close)
-{
-	if (o->json) {
-		out_json_key(o, key);
-		putchar(close == '}' ? '{' : '[');
-		out_push(o, close, false, 0);
-		return;
-	}
-	const struct out_frame *p = &o->f[o->depth];
-	int indent = p->indent;
-	if (p->row) {
-		/* an array inside a row: its items go on the lines below */
-		out_end_line(o);
-		out_push(o, close, false, indent + 2);
-		return;
-	}
-	if (key)
-		printf("%*s%s:\n", indent, "", key);
-	out_push(o, close, false, key ? indent + 2 : indent);
-}
-
-/* An item of the current array, named `key id`: a row keeps all its
- * fields on one text line. */
-static void
-out_item(struct out *o, const char *key, uint64_t id, bool row)
-{
-	if (o->json) {
-		out_json_key(o, NULL);
-		printf("{");
-		out_push(o, '}', row, 0);
-		out_json_key(o, key);
-		printf("%" PRIu64, id);
-		return;
-	}
-	out_end_line(o);
-	int indent = o->f[o->depth].indent;
-	printf("%*s%s %" PRIu64 "%s", indent, "", key, id, row ? "" : ":\n");
-	o->line_open = row;
-	out_push(o, '}', row, row ? indent : indent + 2);
-}
-
-static void
-out_end(struct out *o)
-{
-	struct out_frame f = o->f[o->depth];
-	o->depth--;
-	if (o->json) {
-		if (!f.row && f.n)
-			printf("\n%*s", 2 * o->depth, "");
-		putchar(f.close);
-		if (o->depth == 0)
-			putchar('\n');
-	} else if (f.row) {
-		out_end_line(o);
-	}
-}
-
-/* A field: `jv` is the JSON value, already encoded, `tv` the text one. */
-static void
-out_field(struct out *o, const char *key, const char *jv, const char *tv)
-{
-	if (o->json) {
-		out_json_key(o, key);
-		fputs(jv, stdout);
-		return;
-	}
-	const struct out_frame *f = &o->f[o->depth];
-	if (f->row) {
-		if (!o->line_open) /* after a nested array: continue below it */
-			printf("%*s ", f->indent + 2, "");
-		o->line_open = true;
-		printf(" %s=%s", key, tv);
-	} else {
-		printf("%*s%-18s %s\n", f->indent, "", key, tv);
-	}
-}
-
-static void
-out_u64(struct out *o, const char *key, uint64_t v)
-{
-	char b[24];
-	snprintf(b, sizeof(b), "%" PRIu64, v);
-	out_field(o, key, b, b);
-}
-
-/* Magic numbers and flag words: hex in text, plain numbers in JSON. */
-static void
-out_hex(struct out *o, const char *key, uint64_t v)
-{
-	char j[24], t[24];
-	snprintf(j, sizeof(j), "%" PRIu64, v);
-	snprintf(t, sizeof(t), "%#" PRIx64, v);
-	out_field(o, key, j, t);
-}
-
-static void
-out_bool(struct out *o, const char *key, bool v)
-{
-	out_field(o, key, v ? "true" : "false", v ? "yes" : "no");
-}
-
-static void
-out_str(struct out *o, const char *key, const char *s)
-{
-	if (o->json) {
-		out_json_key(o, key);
-		out_put_string(true, s);
-		return;
-	}
-	const struct out_frame *f = &o->f[o->depth];
-	bool quote = f->row && (strchr(s, ' ') || !*s);
-	if (f->row) {
-		if (!o->line_open)
-			printf("%*s ", f->indent + 2, "");
-		o->line_open = true;
-		printf(" %s=", key);
-	} else {
-		printf("%*s%-18s ", f->indent, "", key);
-	}
-	if (quote)
-		putchar('"');
-	out_put_string(false, s);
-	if (quote)
-		putchar('"');
-	if (!f->row)
-		putchar('\n');
-}
-
-/* Nanoseconds since the epoch: the number in JSON, UTC in text, where
- * the key loses its "_ns". */
-static void
-out_time(struct out *o, const char *key, uint64_t ns)
-{
-	char j[24], t[64], k[32];
-	size_t kl = strlen(key);
-	if (kl > 3 && kl < sizeof(k) && !strcmp(key + kl - 3, "_ns")) {
-		memcpy(k, key, kl - 3);
-		k[kl - 3] = '\0';
-		if (!o->json)
-			key = k;
-	}
-	snprintf(j, sizeof(j), "%" PRIu64, ns);
-	time_t s = (time_t)(ns / 1000000000u);
-	struct tm tm;
-	size_t n;
-	if (ns && gmtime_r(&s, &tm) && (n = strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm)) > 0)
-		snprintf(t + n, sizeof(t) - n, ".%03uZ", (unsigned)(ns / 1000000u % 1000u));
-	else
-		snprintf(t, sizeof(t), "%s", j);
-	out_field(o, key, j, t);
-}
-
-/* ---------------------------------------------------------------- */
 
 struct region {
 	int err;                    /* from lfs_ckpt_read_region */
@@ -332,7 +57,7 @@ struct dump {
 		bool stale;
 	} *ps;
 	size_t ps_cap;
-	struct out o;
+	struct lfs_out o;
 	int status;                 /* exit status */
 };
 
@@ -461,66 +186,66 @@ static void
 dump_super(struct dump *d)
 {
 	const struct lfs_super *sb = &d->sb;
-	struct out *o = &d->o;
+	struct lfs_out *o = &d->o;
 	char uuid[LFS_UUID_STR];
 	lfs_uuid_format(sb->uuid, uuid);
-	out_begin(o, "superblock", '}');
-	out_hex(o, "magic", sb->magic);
-	out_u64(o, "version", sb->version);
-	out_hex(o, "feature_compat", sb->feature_compat);
-	out_hex(o, "feature_incompat", sb->feature_incompat);
-	out_str(o, "uuid", uuid);
-	out_str(o, "label", sb->label);
-	out_time(o, "created_ns", sb->created_ns);
-	out_u64(o, "block_size", sb->block_size);
-	out_u64(o, "seg_blocks", sb->seg_blocks);
-	out_u64(o, "seg_bytes", (uint64_t)sb->seg_blocks * sb->block_size);
-	out_u64(o, "nblocks", sb->nblocks);
-	out_u64(o, "nsegs", sb->nsegs);
-	out_u64(o, "seg0", sb->seg0);
-	out_u64(o, "ckpt0_addr", sb->ckpt_addr[0]);
-	out_u64(o, "ckpt1_addr", sb->ckpt_addr[1]);
-	out_u64(o, "ckpt_blocks", sb->ckpt_blocks);
-	out_u64(o, "max_inodes", sb->max_inodes);
-	out_u64(o, "reserved_segs", sb->reserved_segs);
-	out_u64(o, "backup_sb", sb->backup_sb);
-	out_u64(o, "imap_blocks", d->nimap);
-	out_u64(o, "sut_blocks", d->nsut);
-	out_hex(o, "crc_seed", d->seed);
-	out_end(o);
+	lfs_out_begin(o, "superblock", '}');
+	lfs_out_hex(o, "magic", sb->magic);
+	lfs_out_u64(o, "version", sb->version);
+	lfs_out_hex(o, "feature_compat", sb->feature_compat);
+	lfs_out_hex(o, "feature_incompat", sb->feature_incompat);
+	lfs_out_str(o, "uuid", uuid);
+	lfs_out_str(o, "label", sb->label);
+	lfs_out_time(o, "created_ns", sb->created_ns);
+	lfs_out_u64(o, "block_size", sb->block_size);
+	lfs_out_u64(o, "seg_blocks", sb->seg_blocks);
+	lfs_out_u64(o, "seg_bytes", (uint64_t)sb->seg_blocks * sb->block_size);
+	lfs_out_u64(o, "nblocks", sb->nblocks);
+	lfs_out_u64(o, "nsegs", sb->nsegs);
+	lfs_out_u64(o, "seg0", sb->seg0);
+	lfs_out_u64(o, "ckpt0_addr", sb->ckpt_addr[0]);
+	lfs_out_u64(o, "ckpt1_addr", sb->ckpt_addr[1]);
+	lfs_out_u64(o, "ckpt_blocks", sb->ckpt_blocks);
+	lfs_out_u64(o, "max_inodes", sb->max_inodes);
+	lfs_out_u64(o, "reserved_segs", sb->reserved_segs);
+	lfs_out_u64(o, "backup_sb", sb->backup_sb);
+	lfs_out_u64(o, "imap_blocks", d->nimap);
+	lfs_out_u64(o, "sut_blocks", d->nsut);
+	lfs_out_hex(o, "crc_seed", d->seed);
+	lfs_out_end(o);
 }
 
 static void
 dump_checkpoints(struct dump *d)
 {
-	struct out *o = &d->o;
-	out_begin(o, "checkpoints", ']');
+	struct lfs_out *o = &d->o;
+	lfs_out_begin(o, "checkpoints", ']');
 	for (int i = 0; i < 2; i++) {
 		const struct region *r = &d->r[i];
 		const struct lfs_ckpt_hdr *h = &r->h;
-		out_item(o, "region", (uint64_t)i, false);
-		out_u64(o, "addr", d->sb.ckpt_addr[i]);
-		out_u64(o, "blocks", d->sb.ckpt_blocks);
-		out_bool(o, "valid", r->err == 0);
-		out_str(o, "status", r->why);
-		out_bool(o, "newest", d->newest == i);
+		lfs_out_item(o, "region", (uint64_t)i, false);
+		lfs_out_u64(o, "addr", d->sb.ckpt_addr[i]);
+		lfs_out_u64(o, "blocks", d->sb.ckpt_blocks);
+		lfs_out_bool(o, "valid", r->err == 0);
+		lfs_out_str(o, "status", r->why);
+		lfs_out_bool(o, "newest", d->newest == i);
 		if (r->decoded) {
-			out_u64(o, "seq", h->ckpt_seq);
-			out_time(o, "time_ns", h->timestamp_ns);
-			out_hex(o, "flags", h->flags);
-			out_bool(o, "clean", h->flags & LFS_CKPT_CLEAN);
-			out_u64(o, "head_seg", h->head_seg);
-			out_u64(o, "head_off", h->head_off);
-			out_u64(o, "next_seg", h->next_seg);
-			out_u64(o, "next_pseg_seq", h->next_pseg_seq);
-			out_u64(o, "imap_blocks", h->n_imap_blocks);
-			out_u64(o, "sut_blocks", h->n_sut_blocks);
-			out_u64(o, "inodes_used", h->inodes_used);
-			out_u64(o, "bytes_written", h->bytes_written);
+			lfs_out_u64(o, "seq", h->ckpt_seq);
+			lfs_out_time(o, "time_ns", h->timestamp_ns);
+			lfs_out_hex(o, "flags", h->flags);
+			lfs_out_bool(o, "clean", h->flags & LFS_CKPT_CLEAN);
+			lfs_out_u64(o, "head_seg", h->head_seg);
+			lfs_out_u64(o, "head_off", h->head_off);
+			lfs_out_u64(o, "next_seg", h->next_seg);
+			lfs_out_u64(o, "next_pseg_seq", h->next_pseg_seq);
+			lfs_out_u64(o, "imap_blocks", h->n_imap_blocks);
+			lfs_out_u64(o, "sut_blocks", h->n_sut_blocks);
+			lfs_out_u64(o, "inodes_used", h->inodes_used);
+			lfs_out_u64(o, "bytes_written", h->bytes_written);
 		}
-		out_end(o);
+		lfs_out_end(o);
 	}
-	out_end(o);
+	lfs_out_end(o);
 }
 
 /* One table block the newest checkpoint names; 0 or -errno after a
@@ -609,7 +334,7 @@ dump_seg_walk(struct dump *d, uint64_t seg, uint32_t *end_off, const char **why)
 static void
 dump_pseg_blocks(struct dump *d, uint64_t sum_addr, const struct pseg_rec *p)
 {
-	struct out *o = &d->o;
+	struct lfs_out *o = &d->o;
 	uint8_t *sum = malloc(d->bs);
 	int err = sum ? lfs_bdev_read(&d->dev, sum_addr, 1, sum) : -ENOMEM;
 	struct lfs_pseg_hdr h = { 0 };
@@ -619,11 +344,11 @@ dump_pseg_blocks(struct dump *d, uint64_t sum_addr, const struct pseg_rec *p)
 		lfs_pseg_hdr_decode(&h, sum);
 	if (err || h.seq != p->h.seq || h.nblocks != p->h.nblocks) {
 		/* rewritten between the walk and now: the filesystem is mounted */
-		out_bool(o, "changed", true);
+		lfs_out_bool(o, "changed", true);
 		free(sum);
 		return;
 	}
-	out_begin(o, "blocks", ']');
+	lfs_out_begin(o, "blocks", ']');
 	for (uint32_t j = 0; j < h.nblocks; j++) {
 		struct lfs_pseg_entry e;
 		lfs_pseg_entry_decode(&e, sum, j);
@@ -633,39 +358,39 @@ dump_pseg_blocks(struct dump *d, uint64_t sum_addr, const struct pseg_rec *p)
 			crc = "unreadable";
 		else if (lfs_crc(d->seed, d->blk, d->bs) != e.crc)
 			crc = "bad";
-		out_item(o, "block", addr, true);
-		out_str(o, "kind", kind_name(e.kind));
+		lfs_out_item(o, "block", addr, true);
+		lfs_out_str(o, "kind", kind_name(e.kind));
 		if (!strcmp(kind_name(e.kind), "unknown"))
-			out_u64(o, "kind_id", e.kind);
-		out_u64(o, "ino", e.ino);
-		out_u64(o, "version", e.version);
-		out_u64(o, "lblk", e.lblk);
+			lfs_out_u64(o, "kind_id", e.kind);
+		lfs_out_u64(o, "ino", e.ino);
+		lfs_out_u64(o, "version", e.version);
+		lfs_out_u64(o, "lblk", e.lblk);
 		if (e.kind == LFS_BK_INDIR && (e.lblk & LFS_NODE_FLAG)) {
-			out_u64(o, "tree", lfs_node_tree(e.lblk));
-			out_u64(o, "level", lfs_node_level(e.lblk));
-			out_u64(o, "idx", lfs_node_idx(e.lblk));
+			lfs_out_u64(o, "tree", lfs_node_tree(e.lblk));
+			lfs_out_u64(o, "level", lfs_node_level(e.lblk));
+			lfs_out_u64(o, "idx", lfs_node_idx(e.lblk));
 		}
 		if (e.kind == LFS_BK_XATTR) {
 			/* what the block is to its inode (format.h, "XATTR blocks") */
 			struct lfs_xroot r;
 			if (e.lblk)
-				out_u64(o, "xattr_slot", e.lblk - 1);
+				lfs_out_u64(o, "xattr_slot", e.lblk - 1);
 			else if (strcmp(crc, "unreadable") && !lfs_xroot_decode(&r, d->blk, d->bs))
-				out_str(o, "xattr_root", r.legacy ? "one block" : r.nslots ? "slot table" : "entries");
+				lfs_out_str(o, "xattr_root", r.legacy ? "one block" : r.nslots ? "slot table" : "entries");
 		}
-		out_str(o, "crc", crc);
-		out_end(o);
+		lfs_out_str(o, "crc", crc);
+		lfs_out_end(o);
 	}
-	out_end(o);
+	lfs_out_end(o);
 	free(sum);
 }
 
 static void
 dump_segments(struct dump *d, bool detail)
 {
-	struct out *o = &d->o;
+	struct lfs_out *o = &d->o;
 	const struct lfs_ckpt_hdr *ck = d->newest >= 0 ? &d->r[d->newest].h : NULL;
-	out_begin(o, "segments", ']');
+	lfs_out_begin(o, "segments", ']');
 	for (uint64_t s = 0; s < d->sb.nsegs; s++) {
 		uint64_t first = d->sb.seg0 + s * d->sb.seg_blocks;
 		uint32_t end_off;
@@ -680,39 +405,39 @@ dump_segments(struct dump *d, bool detail)
 		const char *state = !known ? "unknown"
 				    : (s == ck->head_seg || s == ck->next_seg) ? "active"
 				    : (e.live_bytes || d->meta[s]) ? "dirty" : "clean";
-		out_item(o, "seg", s, true);
-		out_u64(o, "addr", first);
-		out_str(o, "state", state);
+		lfs_out_item(o, "seg", s, true);
+		lfs_out_u64(o, "addr", first);
+		lfs_out_str(o, "state", state);
 		if (known) {
-			out_u64(o, "live_bytes", e.live_bytes);
-			out_u64(o, "table_blocks", d->meta[s]);
+			lfs_out_u64(o, "live_bytes", e.live_bytes);
+			lfs_out_u64(o, "table_blocks", d->meta[s]);
 		}
-		out_u64(o, "psegs", n);
-		out_u64(o, "log_blocks", log_blocks);
+		lfs_out_u64(o, "psegs", n);
+		lfs_out_u64(o, "log_blocks", log_blocks);
 		if (detail) {
-			out_u64(o, "walk_end", end_off);
-			out_str(o, "walk_stop", why);
-			out_begin(o, "pseg_list", ']');
+			lfs_out_u64(o, "walk_end", end_off);
+			lfs_out_str(o, "walk_stop", why);
+			lfs_out_begin(o, "pseg_list", ']');
 			for (size_t i = 0; i < n; i++) {
 				const struct pseg_rec *p = &d->ps[i];
-				out_item(o, "pseg", first + p->off, true);
-				out_u64(o, "off", p->off);
-				out_u64(o, "seq", p->h.seq);
-				out_u64(o, "ckpt_seq", p->h.ckpt_seq);
-				out_time(o, "time_ns", p->h.timestamp_ns);
-				out_u64(o, "nblocks", p->h.nblocks);
-				out_hex(o, "flags", p->h.flags);
-				out_bool(o, "end", p->h.flags & LFS_PSEG_END);
-				out_u64(o, "next_seg", p->h.next_seg);
-				out_bool(o, "stale", p->stale);
+				lfs_out_item(o, "pseg", first + p->off, true);
+				lfs_out_u64(o, "off", p->off);
+				lfs_out_u64(o, "seq", p->h.seq);
+				lfs_out_u64(o, "ckpt_seq", p->h.ckpt_seq);
+				lfs_out_time(o, "time_ns", p->h.timestamp_ns);
+				lfs_out_u64(o, "nblocks", p->h.nblocks);
+				lfs_out_hex(o, "flags", p->h.flags);
+				lfs_out_bool(o, "end", p->h.flags & LFS_PSEG_END);
+				lfs_out_u64(o, "next_seg", p->h.next_seg);
+				lfs_out_bool(o, "stale", p->stale);
 				dump_pseg_blocks(d, first + p->off, p);
-				out_end(o);
+				lfs_out_end(o);
 			}
-			out_end(o);
+			lfs_out_end(o);
 		}
-		out_end(o);
+		lfs_out_end(o);
 	}
-	out_end(o);
+	lfs_out_end(o);
 }
 
 /* Impossible table entries reported one by one: past these, a table
@@ -722,32 +447,32 @@ dump_segments(struct dump *d, bool detail)
 static void
 dump_usage(struct dump *d)
 {
-	struct out *o = &d->o;
+	struct lfs_out *o = &d->o;
 	const uint64_t *a = d->r[d->newest].addrs + d->nimap;
 	uint64_t written = 0, bad = 0;
 	for (uint32_t b = 0; b < d->nsut; b++)
 		written += a[b] != 0;
-	out_begin(o, "usage_table", '}');
-	out_u64(o, "checkpoint_region", (uint64_t)d->newest);
-	out_u64(o, "checkpoint_seq", d->r[d->newest].h.ckpt_seq);
-	out_u64(o, "blocks", d->nsut);
-	out_u64(o, "blocks_written", written);
-	out_begin(o, "entries", ']');
+	lfs_out_begin(o, "usage_table", '}');
+	lfs_out_u64(o, "checkpoint_region", (uint64_t)d->newest);
+	lfs_out_u64(o, "checkpoint_seq", d->r[d->newest].h.ckpt_seq);
+	lfs_out_u64(o, "blocks", d->nsut);
+	lfs_out_u64(o, "blocks_written", written);
+	lfs_out_begin(o, "entries", ']');
 	for (uint64_t s = 0; s < d->sb.nsegs; s++) {
 		struct lfs_sut_entry e;
 		if (dump_sut_entry(d, s, &e))
 			continue; /* reported once per block */
-		out_item(o, "seg", s, true);
-		out_u64(o, "live_bytes", e.live_bytes);
-		out_hex(o, "flags", e.flags);
-		out_time(o, "mtime_ns", e.mtime_ns);
-		out_end(o);
+		lfs_out_item(o, "seg", s, true);
+		lfs_out_u64(o, "live_bytes", e.live_bytes);
+		lfs_out_hex(o, "flags", e.flags);
+		lfs_out_time(o, "mtime_ns", e.mtime_ns);
+		lfs_out_end(o);
 		if ((uint64_t)e.live_bytes > (uint64_t)d->sb.seg_blocks * d->bs && bad++ < BAD_SHOWN)
 			complain(d, "usage table: segment %" PRIu64 " has %u live bytes, more than it holds", s,
 				 e.live_bytes);
 	}
-	out_end(o);
-	out_end(o);
+	lfs_out_end(o);
+	lfs_out_end(o);
 	if (bad > BAD_SHOWN)
 		complain(d, "usage table: %" PRIu64 " more impossible entries", bad - BAD_SHOWN);
 }
@@ -755,18 +480,18 @@ dump_usage(struct dump *d)
 static void
 dump_imap(struct dump *d)
 {
-	struct out *o = &d->o;
+	struct lfs_out *o = &d->o;
 	const uint64_t *a = d->r[d->newest].addrs;
 	uint32_t per = lfs_imap_per_block(d->bs);
 	uint64_t written = 0, in_use = 0, bad = 0;
 	for (uint32_t b = 0; b < d->nimap; b++)
 		written += a[b] != 0;
-	out_begin(o, "inode_map", '}');
-	out_u64(o, "checkpoint_region", (uint64_t)d->newest);
-	out_u64(o, "checkpoint_seq", d->r[d->newest].h.ckpt_seq);
-	out_u64(o, "blocks", d->nimap);
-	out_u64(o, "blocks_written", written);
-	out_begin(o, "entries", ']');
+	lfs_out_begin(o, "inode_map", '}');
+	lfs_out_u64(o, "checkpoint_region", (uint64_t)d->newest);
+	lfs_out_u64(o, "checkpoint_seq", d->r[d->newest].h.ckpt_seq);
+	lfs_out_u64(o, "blocks", d->nimap);
+	lfs_out_u64(o, "blocks_written", written);
+	lfs_out_begin(o, "entries", ']');
 	for (uint32_t b = 0; b < d->nimap; b++) {
 		if (!a[b] || dump_table_block(d, "inode map", b, a[b], d->blk))
 			continue; /* never written (all free), or reported */
@@ -777,23 +502,23 @@ dump_imap(struct dump *d)
 				continue;
 			uint64_t ino = (uint64_t)b * per + i;
 			in_use++;
-			out_item(o, "ino", ino, true);
-			out_u64(o, "daddr", e.daddr);
-			out_u64(o, "slot", e.slot);
-			out_u64(o, "version", e.version);
-			out_hex(o, "flags", e.flags);
-			out_bool(o, "orphan", e.flags & LFS_IMAP_ORPHAN);
-			out_end(o);
+			lfs_out_item(o, "ino", ino, true);
+			lfs_out_u64(o, "daddr", e.daddr);
+			lfs_out_u64(o, "slot", e.slot);
+			lfs_out_u64(o, "version", e.version);
+			lfs_out_hex(o, "flags", e.flags);
+			lfs_out_bool(o, "orphan", e.flags & LFS_IMAP_ORPHAN);
+			lfs_out_end(o);
 			if ((!in_log(d, e.daddr) || e.slot >= d->bs / LFS_INODE_ALIGN) && bad++ < BAD_SHOWN)
 				complain(d, "inode map: inode %" PRIu64 " has an impossible address: block %" PRIu64
 					 " slot %u", ino, e.daddr, e.slot);
 		}
 	}
-	out_end(o);
+	lfs_out_end(o);
 	if (bad > BAD_SHOWN)
 		complain(d, "inode map: %" PRIu64 " more impossible entries", bad - BAD_SHOWN);
-	out_u64(o, "in_use", in_use);
-	out_end(o);
+	lfs_out_u64(o, "in_use", in_use);
+	lfs_out_end(o);
 }
 
 /* ---------------------------------------------------------------- */
@@ -836,11 +561,11 @@ main(int argc, char **argv)
 	}
 	dump_read_regions(&d);
 
-	struct out *o = &d.o;
-	out_init(o, json);
-	out_begin(o, NULL, '}');
-	out_str(o, "image", d.path);
-	out_u64(o, "image_bytes", d.dev.size_bytes);
+	struct lfs_out *o = &d.o;
+	lfs_out_init(o, json);
+	lfs_out_begin(o, NULL, '}');
+	lfs_out_str(o, "image", d.path);
+	lfs_out_u64(o, "image_bytes", d.dev.size_bytes);
 	dump_super(&d);
 	dump_checkpoints(&d);
 	if (segs || !(imap || sut))
@@ -852,7 +577,7 @@ main(int argc, char **argv)
 		dump_usage(&d);
 	if (imap && d.newest >= 0)
 		dump_imap(&d);
-	out_end(o);
+	lfs_out_end(o);
 
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		fprintf(stderr, "dumplfs: writing the output: %s\n", strerror(errno));

@@ -15,7 +15,13 @@
  *   - every block is owned once, and an inode's block count (di.blocks:
  *     its data blocks and block-map nodes, not its xattr block) is the
  *     number of blocks its block map names;
- *   - the live bytes in the usage table equal what the inodes reference.
+ *   - the live bytes in the usage table equal what the inodes reference,
+ *     and the blocks held for kept checkpoints (each described where it
+ *     is now);
+ *   - the tree of every kept checkpoint (snapshots among them) passes the
+ *     same checks of names, links, records and block maps, every block
+ *     it names found through the held table where a verifying summary
+ *     describes it.
  * Each problem is one line on stdout; one about an inode names its path
  * too, where the walk of the tree found one ("inode 12 (/a/b)").
  */
@@ -37,6 +43,10 @@ struct fsck {
 	uint32_t *parent;           /* the directory the walk first found each inode in */
 	char **name;                /* and its name there (NULL: not found yet) */
 	uint64_t problems;
+	/* a kept checkpoint's tree: the live pass (its summaries, its held
+	 * table) and the problems' prefix */
+	struct fsck *kept_of;
+	char pfx[48];
 };
 
 /* " (/a/b)" for an inode the walk has reached, else "": where the
@@ -72,7 +82,7 @@ problem(struct fsck *f, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	printf("fsck.lfs: ");
+	printf("fsck.lfs: %s", f->pfx);
 	vprintf(fmt, ap);
 	printf("\n");
 	va_end(ap);
@@ -104,6 +114,23 @@ claim(struct fsck *f, uint64_t addr, uint8_t kind, uint32_t ino, uint32_t bytes)
 	if (!lfs_addr_valid(fs, addr)) {
 		problem(f, "inode %u%s: block address %llu is outside the log", ino, path_of(f, ino, where, sizeof(where)),
 			(unsigned long long)addr);
+		return 0;
+	}
+	if (f->kept_of) {
+		/* a kept checkpoint's block: where the held table says it is
+		 * now, a copy (HELD) or the block itself */
+		uint64_t at = lfs_held_translate(&f->kept_of->fs->held, addr, fs->view_seq);
+		uint64_t st = (uint64_t)(uintptr_t)u64map_get(&f->kept_of->summary, at);
+		if (!st)
+			problem(f, "inode %u%s: block %llu (kind %u), now at %llu, is not described by any verifying "
+				"summary", ino, path_of(f, ino, where, sizeof(where)), (unsigned long long)addr, kind,
+				(unsigned long long)at);
+		else if (!(at != addr && (st & 0xff) == LFS_BK_HELD) &&
+			 ((st & 0xff) != kind || (kind != LFS_BK_INODE && (st >> 8) != ino)))
+			problem(f, "block %llu (now at %llu): summary says inode %llu kind %u, but inode %u%s "
+				"references it as kind %u", (unsigned long long)addr, (unsigned long long)at,
+				(unsigned long long)(st >> 8), (unsigned)(st & 0xff), ino,
+				path_of(f, ino, where, sizeof(where)), kind);
 		return 0;
 	}
 	uint64_t tag = ((uint64_t)ino << 8) | kind;
@@ -215,22 +242,110 @@ check_counts(struct fsck *f, const struct lfs_fs *fs)
 			(unsigned long long)freeable);
 }
 
-int
-lfs_fsck(struct lfs_fs *fs, uint64_t *problems)
+static void
+fsck_free(struct fsck *f)
 {
-	struct fsck fx = { .fs = fs }, *f = &fx;
-	int err = fsck_run(f);
-	*problems = f->problems;
 	u64map_free(&f->owner);
 	u64map_free(&f->summary);
 	free(f->refs);
 	free(f->subdirs);
 	free(f->seen);
 	free(f->live);
-	for (uint32_t i = 0; f->name && i < fs->sb.max_inodes; i++)
+	for (uint32_t i = 0; f->name && i < f->fs->sb.max_inodes; i++)
 		free(f->name[i]);
 	free(f->name);
 	free(f->parent);
+}
+
+/* The blocks held for kept checkpoints: each described where it is now
+ * (as the block it was, or the cleaner's HELD copy), its bytes counted
+ * once per unit in that segment unless the live tree counts them; and
+ * the nodes of both tables written where a TABLE summary says. */
+static void
+check_held(struct fsck *f)
+{
+	struct lfs_fs *fs = f->fs;
+	struct u64map units;
+	u64map_init(&units);
+	for (uint64_t i = 0; i < fs->held.tab.nslots; i++) {
+		const struct lfs_held_entry *e = &fs->held.ent[i];
+		if (!e->orig)
+			continue;
+		uint64_t st = (uint64_t)(uintptr_t)u64map_get(&f->summary, e->cur);
+		unsigned k = st & 0xff;
+		if (!st || !(k == e->kind || k == LFS_BK_HELD || ((e->flags & LFS_HELD_LIVE) && k == LFS_BK_DATA)))
+			problem(f, "held block %llu (checkpoints %llu to %llu), now at %llu: %s", (unsigned long long)e->orig,
+				(unsigned long long)e->from, (unsigned long long)e->until - 1,
+				(unsigned long long)e->cur, st ? "its summary names another kind" :
+								 "no verifying summary describes it");
+		uint64_t key = e->cur << 16 | e->slot;
+		if (u64map_get(&units, key))
+			continue;
+		u64map_put(&units, key, (void *)1);
+		if (!(e->flags & LFS_HELD_LIVE) && e->kind != LFS_BK_IMAP && lfs_addr_valid(fs, e->cur))
+			f->live[lfs_addr_seg(fs, e->cur)] += e->charge;
+	}
+	u64map_free(&units);
+	const struct lfs_ptable *tabs[] = { &fs->held.tab, &fs->hist.tab };
+	for (unsigned t = 0; t < 2; t++) {
+		const struct lfs_ptable *pt = tabs[t];
+		for (uint64_t p = 0; p <= pt->npages + pt->nidx; p++) {
+			uint64_t a = p < pt->npages ? pt->page_addr[p] : p < pt->npages + pt->nidx ?
+					pt->idx_addr[p - pt->npages] : pt->root_addr;
+			uint64_t st = a ? (uint64_t)(uintptr_t)u64map_get(&f->summary, a) : 0;
+			if (a && ((st & 0xff) != LFS_BK_TABLE || (st >> 8) != pt->id))
+				problem(f, "table %u: node at %llu is not described as one of its blocks", pt->id,
+					(unsigned long long)a);
+		}
+	}
+}
+
+/* The tree of every kept checkpoint, through a view of it. */
+static int
+check_kept(struct fsck *live)
+{
+	struct lfs_fs *fs = live->fs;
+	size_t n = fs->hist.count;
+	uint64_t *seqs = malloc((n ? n : 1) * sizeof(*seqs));
+	if (!seqs)
+		return -ENOMEM;
+	n = lfs_hist_retained(&fs->hist, seqs);
+	int err = 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		char spec[24];
+		snprintf(spec, sizeof(spec), "%llu", (unsigned long long)seqs[i]);
+		struct lfs_fs *v;
+		struct fsck fx = { .kept_of = live };
+		snprintf(fx.pfx, sizeof(fx.pfx), "checkpoint %llu: ", (unsigned long long)seqs[i]);
+		err = lfs_view_open(fs, spec, false, &v);
+		if (err == -ENOMEM)
+			break;
+		if (err) {
+			fx.fs = fs;
+			problem(&fx, "its tree cannot be read (%s)", strerror(-err));
+			live->problems += fx.problems;
+			err = 0;
+			continue;
+		}
+		fx.fs = v;
+		err = fsck_run(&fx);
+		live->problems += fx.problems;
+		fsck_free(&fx);
+		lfs_abandon(v);
+	}
+	free(seqs);
+	return err;
+}
+
+int
+lfs_fsck(struct lfs_fs *fs, uint64_t *problems)
+{
+	struct fsck fx = { .fs = fs }, *f = &fx;
+	int err = fsck_run(f);
+	if (!err && fs->snapshots && fs->hist.count)
+		err = check_kept(f);
+	*problems = f->problems;
+	fsck_free(f);
 	return err;
 }
 
@@ -253,8 +368,9 @@ fsck_run(struct fsck *f)
 	u64map_init(&f->owner);
 	u64map_init(&f->summary);
 
-	/* 1. every summary of every segment that holds anything */
-	for (uint64_t s = 0; s < fs->sb.nsegs; s++)
+	/* 1. every summary of every segment that holds anything (a kept
+	 * checkpoint's pass uses the live one's) */
+	for (uint64_t s = 0; s < fs->sb.nsegs && !f->kept_of; s++)
 		if (fs->segs[s].state != LFS_SEG_CLEAN || lfs_seg_live(fs, s))
 			lfs_clean_scan(fs, s, scan_summaries, f);
 
@@ -336,7 +452,13 @@ fsck_run(struct fsck *f)
 			lfs_inode_evict(fs, ip);
 	}
 
-	/* 4. map blocks of the checkpoint, and the usage table */
+	if (f->kept_of) {
+		free(queue);
+		return 0; /* the space is the live pass's */
+	}
+	/* 4. map blocks of the checkpoint, the held blocks, and the usage table */
+	if (fs->snapshots)
+		check_held(f);
 	for (uint32_t b = 0; b < fs->n_imap_blocks; b++)
 		if (fs->imap_addr[b])
 			claim(f, fs->imap_addr[b], LFS_BK_IMAP, 0, 0);

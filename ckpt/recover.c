@@ -45,12 +45,11 @@ static int
 account_block(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk)
 {
 	struct account *a = ctx;
-	(void)kind;
 	(void)lblk;
 	if (a->sign > 0)
 		lfs_seg_use(a->fs, addr, a->fs->bsize);
 	else
-		lfs_seg_unuse(a->fs, addr, a->fs->bsize);
+		lfs_retain_drop(a->fs, addr, 0, a->fs->bsize, kind, 0);
 	return 0;
 }
 
@@ -132,7 +131,8 @@ apply_record(struct lfs_rf *rf, uint64_t addr, uint32_t off, const struct lfs_di
 	if (err)
 		return err;
 	if (have_old)
-		lfs_seg_unuse(fs, e->daddr, lfs_inode_charge(&fs->sb, lfs_inode_reclen(old.inline_len)));
+		lfs_retain_drop(fs, e->daddr, e->slot, lfs_inode_charge(&fs->sb, lfs_inode_reclen(old.inline_len)),
+				LFS_BK_INODE, 0);
 	if (di->mode == 0) {
 		return lfs_imap_release(fs, di->ino, di->version);
 	}

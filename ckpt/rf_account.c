@@ -277,7 +277,7 @@ lfs_rf_account(struct lfs_rf *rf, const struct lfs_dinode *old, const struct lfs
 		return err;
 	for (size_t i = 0; i < rf->nops; i++) {
 		if (rf->ops[i] & RF_UNUSE)
-			lfs_seg_unuse(fs, rf->ops[i] & ~RF_UNUSE, fs->bsize);
+			lfs_retain_drop(fs, rf->ops[i] & ~RF_UNUSE, 0, fs->bsize, LFS_BK_DATA, 0);
 		else
 			lfs_seg_use(fs, rf->ops[i], fs->bsize);
 	}

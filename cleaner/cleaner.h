@@ -24,6 +24,7 @@ struct lfs_cleaner_config {
 	double interval_s;          /* between passes while idle */
 	unsigned segs_per_pass;
 	double protection_s;        /* never clean segments younger than this */
+	double keep_ckpt_s;         /* plain checkpoints kept this long (the daemon keeps them) */
 	double max_io_mib_s;        /* read rate limit, 0 = none */
 };
 

@@ -20,6 +20,7 @@ lfs_cleaner_config_default(struct lfs_cleaner_config *c)
 	c->interval_s = 2;
 	c->segs_per_pass = 4;
 	c->protection_s = 5;
+	c->keep_ckpt_s = 0;
 	c->max_io_mib_s = 0;
 }
 
@@ -59,6 +60,7 @@ static int kw_min(struct lfs_cleaner_config *c, const char *v) { return parse_do
 static int kw_max(struct lfs_cleaner_config *c, const char *v) { return parse_double(v, 0, 100, &c->max_clean_pct); }
 static int kw_interval(struct lfs_cleaner_config *c, const char *v) { return parse_double(v, 0.01, 3600, &c->interval_s); }
 static int kw_protect(struct lfs_cleaner_config *c, const char *v) { return parse_double(v, 0, 1e6, &c->protection_s); }
+static int kw_keep(struct lfs_cleaner_config *c, const char *v) { return parse_double(v, 0, 1e8, &c->keep_ckpt_s); }
 static int kw_rate(struct lfs_cleaner_config *c, const char *v) { return parse_double(v, 0, 1e6, &c->max_io_mib_s); }
 static int kw_segs(struct lfs_cleaner_config *c, const char *v)
 {
@@ -80,6 +82,7 @@ static const struct {
 	{ "cleaning_interval", kw_interval },          /* 2 s */
 	{ "segments_per_clean", kw_segs },             /* 4 */
 	{ "protection_period", kw_protect },           /* 5 s */
+	{ "checkpoint_protection", kw_keep },          /* 0 s: plain checkpoints are not kept */
 	{ "max_io_rate", kw_rate },                    /* 0 MiB/s: unlimited */
 };
 

@@ -276,6 +276,20 @@ register_cleaner(struct cleaner *c, const char *mnt)
 	return err;
 }
 
+/* Tell the daemon how long plain checkpoints are kept (it records the
+ * period in the image, lfs(5)); an image without snapshots cannot. */
+static void
+send_checkpoint_protection(struct cleaner *c)
+{
+	struct lfs_ctl_resp r;
+	uint32_t s = (uint32_t)c->cfg.keep_ckpt_s;
+	int err = call(c, LFS_CTL_PROTECT, 0, s, NULL, 0, &r, NULL, 0);
+	if (err && (s || err != -EOPNOTSUPP))
+		say(LOG_WARNING, "checkpoint_protection %u: %s", s,
+		    err == -EOPNOTSUPP ? "the image has no snapshots (lfs-tune -O snapshots); no checkpoint is kept" :
+					 lfs_ctl_strerror(err));
+}
+
 static int
 run(struct cleaner *c)
 {
@@ -304,10 +318,12 @@ run(struct cleaner *c)
 		if (got_reload) {
 			got_reload = 0;
 			char msg[512];
-			if (c->config_path && lfs_cleaner_config_load(&c->cfg, c->config_path, msg, sizeof(msg)))
+			if (c->config_path && lfs_cleaner_config_load(&c->cfg, c->config_path, msg, sizeof(msg))) {
 				say(LOG_ERR, "reload: %s (keeping the old settings)", msg);
-			else
+			} else {
 				say(LOG_INFO, "configuration reloaded");
+				send_checkpoint_protection(c);
+			}
 		}
 		if ((err = load_usage(c)))
 			break;
@@ -625,6 +641,7 @@ take_place(struct cleaner *c, const char *mnt)
 	}
 	if (register_cleaner(c, mnt))
 		return -1;
+	send_checkpoint_protection(c);
 	c->state = LFS_CLEANER_IDLE;
 	say(LOG_INFO, "cleaning %s (%llu segments of %llu KiB, policy %s%s, settings from %s)", mnt,
 	    (unsigned long long)c->nsegs, (unsigned long long)c->seg_bytes / 1024,

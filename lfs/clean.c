@@ -32,11 +32,35 @@ record_live(struct lfs_fs *fs, uint64_t addr, const uint8_t *blk, uint32_t off, 
 	return (e->flags & LFS_IMAP_INUSE) && e->daddr == addr && e->slot == off / LFS_INODE_ALIGN;
 }
 
-bool
-lfs_clean_block_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, const uint8_t *blk)
+/* The snapshot table a TABLE block belongs to, by its summary's ino. */
+static struct lfs_ptable *
+table_of(struct lfs_fs *fs, uint32_t id)
+{
+	if (!fs->snapshots)
+		return NULL;
+	return id == LFS_TABLE_HELD ? &fs->held.tab : id == LFS_TABLE_HIST ? &fs->hist.tab : NULL;
+}
+
+/* Whether a retained checkpoint reads the block at addr: the live tree
+ * may use it as well (records in an inode block), or not. */
+static bool
+held_here(const struct lfs_fs *fs, uint64_t addr)
+{
+	return fs->snapshots && fs->held.count && lfs_held_at(&fs->held, addr);
+}
+
+/* Whether the live tree uses the block at addr. */
+static bool
+tree_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, const uint8_t *blk)
 {
 	struct lfs_inode *ip;
 	switch (e->kind) {
+	case LFS_BK_TABLE: {
+		struct lfs_ptable *t = table_of(fs, e->ino);
+		return t && lfs_ptable_node_live(t, e->lblk, addr);
+	}
+	case LFS_BK_HELD:
+		return false; /* only retained checkpoints read it */
 	case LFS_BK_IMAP:
 		return e->lblk < fs->n_imap_blocks && fs->imap_addr[e->lblk] == addr;
 	case LFS_BK_SUT:
@@ -76,13 +100,41 @@ lfs_clean_block_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t
 	return false;
 }
 
-/* Re-dirty the owner of a live block so the next flush rewrites it. */
+bool
+lfs_clean_block_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, const uint8_t *blk)
+{
+	if (held_here(fs, addr))
+		return true;
+	return tree_live(fs, e, addr, blk);
+}
+
+/* A block retained checkpoints read is copied whole, as HELD, and its
+ * entries follow the copy (held.c): what they read does not change. */
+static int
+copy_held(struct lfs_fs *fs, uint64_t addr, const uint8_t *blk)
+{
+	uint64_t new_addr;
+	int err = lfs_seg_append(fs, LFS_BK_HELD, 0, 0, addr, blk, &new_addr);
+	if (!err)
+		err = lfs_held_moved(fs, &fs->held, addr, new_addr);
+	return err;
+}
+
+/* Re-dirty the owner of a live block so the next flush rewrites it; a
+ * held one is copied now. */
 int
 lfs_clean_move_block(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, const uint8_t *blk)
 {
 	struct lfs_inode *ip;
 	int err;
+	if (held_here(fs, addr) && (err = copy_held(fs, addr, blk)))
+		return err;
+	if (!tree_live(fs, e, addr, blk))
+		return 0;
 	switch (e->kind) {
+	case LFS_BK_TABLE:
+		lfs_ptable_mark_node(table_of(fs, e->ino), e->lblk);
+		return 0;
 	case LFS_BK_IMAP:
 		lfs_imap_mark_block(fs, (uint32_t)e->lblk);
 		return 0;
@@ -110,8 +162,13 @@ lfs_clean_move_block(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t
 		struct lfs_page *pg = u64map_get(&ip->pages, e->lblk);
 		if (!pg && !(err = lfs_file_get_page(fs, ip, e->lblk, true, true, &pg)))
 			memcpy(pg->data, blk, fs->bsize);
+		/* a clean page holds the block's bytes: its write moves them
+		 * (held.c follows them); a dirty one is its owner's change */
+		bool same = !err && !pg->dirty;
 		if (!err)
 			err = lfs_file_dirty_page(fs, ip, e->lblk, pg);
+		if (!err)
+			pg->moved = same;
 		return err;
 	}
 	case LFS_BK_INDIR: {

@@ -39,7 +39,7 @@ lfs_ctl_usage(struct lfs_fs *fs, uint64_t first, uint32_t n, struct lfs_ctl_seg 
 static bool
 check_live(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint8_t *blk)
 {
-	if (!lfs_addr_valid(fs, b->addr) || b->kind < LFS_BK_DATA || b->kind > LFS_BK_SUT)
+	if (!lfs_addr_valid(fs, b->addr) || b->kind < LFS_BK_DATA || b->kind > LFS_BK_HELD)
 		return false;
 	struct lfs_pseg_entry e = { .ino = b->ino, .version = b->version, .lblk = b->lblk, .kind = b->kind };
 	if (b->kind == LFS_BK_INODE || b->kind == LFS_BK_XATTR) {
@@ -156,11 +156,11 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 		}
 		if (!live[i] || !check_live(fs, &b[i], blk))
 			continue;
-		/* imap and usage-table blocks are re-dirtied from memory; a
-		 * block that cannot be read back intact (logged) stays where it
-		 * is rather than failing the whole request and the cleaner */
-		if (b[i].kind != LFS_BK_IMAP && b[i].kind != LFS_BK_SUT &&
-		    (err = lfs_read_block(fs, b[i].addr, blk)) == -EIO) {
+		/* a block that cannot be read back intact (logged) stays where
+		 * it is rather than failing the whole request and the cleaner
+		 * (table blocks are re-dirtied from memory, but one a snapshot
+		 * holds is copied) */
+		if ((err = lfs_read_block(fs, b[i].addr, blk)) == -EIO) {
 			err = 0;
 			continue;
 		}
@@ -247,4 +247,30 @@ lfs_ctl_stats(struct lfs_fs *fs, struct lfs_ctl_stats *out)
 	};
 	memcpy(out->victim_hist, fs->stats.victim_hist, sizeof(out->victim_hist));
 	pthread_mutex_unlock(&fs->lock);
+}
+
+int
+lfs_ctl_snap_list(struct lfs_fs *fs, uint64_t first, uint32_t n, struct lfs_ctl_ckpt *out,
+		  struct lfs_ctl_resp *resp)
+{
+	struct lfs_ckpt_info *ci;
+	size_t total;
+	uint64_t held;
+	int err = lfs_snapshot_list(fs, &ci, &total, &held);
+	if (err)
+		return err;
+	uint32_t k = 0;
+	for (uint64_t i = first; i < total && k < n; i++, k++) {
+		out[k] = (struct lfs_ctl_ckpt){ .seq = ci[i].seq, .time_ns = ci[i].time_ns,
+						.own_bytes = ci[i].own_bytes, .flags = ci[i].flags };
+		memcpy(out[k].name, ci[i].name, sizeof(out[k].name));
+	}
+	free(ci);
+	resp->count = k;
+	resp->val[0] = total;
+	resp->val[1] = held;
+	lfs_lock(fs);
+	resp->val[2] = fs->protect_s;
+	pthread_mutex_unlock(&fs->lock);
+	return 0;
 }

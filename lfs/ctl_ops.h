@@ -20,5 +20,10 @@ int lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uin
 int lfs_ctl_segclean(struct lfs_fs *fs, const uint64_t *segs, uint32_t n, uint64_t *cleaned);
 void lfs_ctl_cleaner_report(struct lfs_fs *fs, uint64_t passes, const uint64_t *victims);
 void lfs_ctl_stats(struct lfs_fs *fs, struct lfs_ctl_stats *out);
+/* Up to n kept checkpoints from the first-th (LFS_CTL_SNAP_LIST): the
+ * records into out, their count, the total, the bytes held and the
+ * protection period into resp. */
+int lfs_ctl_snap_list(struct lfs_fs *fs, uint64_t first, uint32_t n, struct lfs_ctl_ckpt *out,
+		      struct lfs_ctl_resp *resp);
 
 #endif

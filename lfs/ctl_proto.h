@@ -46,10 +46,10 @@
 #include <sys/ioctl.h>
 
 #define LFS_CTL_MAGIC   0x4c544331u /* "1CTL" */
-#define LFS_CTL_VERSION 5         /* 4: one registered cleaner, its state, lfs-clean's verbs;
-				   * 5: LFS_CTL_REQUESTS */
-#define LFS_CTL_VERSION_STR "5"   /* in messages: keep equal */
-_Static_assert(LFS_CTL_VERSION == 5, "LFS_CTL_VERSION_STR");
+#define LFS_CTL_VERSION 6         /* 4: one registered cleaner, its state, lfs-clean's verbs;
+				   * 5: LFS_CTL_REQUESTS; 6: snapshots */
+#define LFS_CTL_VERSION_STR "6"   /* in messages: keep equal */
+_Static_assert(LFS_CTL_VERSION == 6, "LFS_CTL_VERSION_STR");
 #define LFS_CTL_PREFIX  "lfs-ctl:"
 #define LFS_CTL_NAME_MAX 48         /* the abstract name, NUL included */
 
@@ -98,6 +98,30 @@ enum lfs_ctl_op {
 				 * notifications it sent the kernel, val1 the milliseconds
 				 * counted over (since the mount or the last reset);
 				 * -EOPNOTSUPP if the daemon cannot count them */
+	/* Snapshots (lfs-ckpt); -EOPNOTSUPP on an image without them */
+	LFS_CTL_SNAP_LIST = 13, /* arg0 first record, count n -> up to n struct lfs_ctl_ckpt, oldest
+				 * first; val0 records in all, val1 bytes held for them, val2 the
+				 * protection period in seconds */
+	LFS_CTL_SNAP_MAKE = 14, /* payload 1 struct lfs_ctl_name -> val0 the checkpoint, a snapshot */
+	LFS_CTL_SNAP_KEEP = 15, /* arg0 checkpoint, arg1 1 snapshot / 0 plain, payload 1 struct
+				 * lfs_ctl_name */
+	LFS_CTL_SNAP_DELETE = 16, /* arg0 checkpoint */
+	LFS_CTL_PROTECT = 17,   /* arg0 seconds plain checkpoints are kept (the cleaner's
+				 * protection_period) */
+};
+
+/* A kept checkpoint (LFS_CTL_SNAP_LIST): lfs_ckpt_info of lfs.h. */
+struct lfs_ctl_ckpt {
+	uint64_t seq, time_ns;
+	uint64_t own_bytes;         /* held for it alone */
+	uint32_t flags;             /* LFS_CKPT_INFO_* */
+	uint32_t pad;
+	char name[40];
+};
+
+/* A snapshot's name, NUL-terminated ("": none). */
+struct lfs_ctl_name {
+	char name[40];
 };
 
 /* LFS_CTL_REQUESTS: slot i counts the requests of FUSE opcode i
@@ -213,5 +237,7 @@ _Static_assert(sizeof(struct lfs_ctl_resp) == 48, "response size");
 _Static_assert(sizeof(struct lfs_ctl_seg) == 24, "segment record size");
 _Static_assert(sizeof(struct lfs_ctl_blk) == 32, "block record size");
 _Static_assert(sizeof(struct lfs_ctl_stats) == 33 * 8, "statistics size");
+_Static_assert(sizeof(struct lfs_ctl_ckpt) == 72, "checkpoint record size");
+_Static_assert(sizeof(struct lfs_ctl_name) == 40, "name size");
 
 #endif

@@ -118,7 +118,13 @@ payload_len(uint16_t op, uint32_t count)
 	case LFS_CTL_CLEANER_STATE:
 	case LFS_CTL_CLEANER_CTL:
 	case LFS_CTL_REQUESTS:
+	case LFS_CTL_SNAP_LIST:
+	case LFS_CTL_SNAP_DELETE:
+	case LFS_CTL_PROTECT:
 		return 0;
+	case LFS_CTL_SNAP_MAKE:
+	case LFS_CTL_SNAP_KEEP:
+		return count == 1 ? sizeof(struct lfs_ctl_name) : SIZE_MAX - 1;
 	default:
 		return SIZE_MAX;
 	}
@@ -357,6 +363,30 @@ handle(struct lfs_ctl_server *srv, struct client *c, uint8_t *msg, size_t len, u
 		extra = 3 * LFS_CTL_REQ_SLOTS * sizeof(uint64_t);
 		break;
 	}
+	case LFS_CTL_SNAP_LIST:
+		resp->err = lfs_ctl_snap_list(srv->fs, req.arg[0], req.count, (struct lfs_ctl_ckpt *)rout, resp);
+		extra = resp->count * sizeof(struct lfs_ctl_ckpt);
+		break;
+	case LFS_CTL_SNAP_MAKE:
+	case LFS_CTL_SNAP_KEEP: {
+		struct lfs_ctl_name nm;
+		memcpy(&nm, payload, sizeof(nm));
+		if (!memchr(nm.name, '\0', sizeof(nm.name)))
+			resp->err = -EINVAL;
+		else if (req.op == LFS_CTL_SNAP_MAKE)
+			resp->err = lfs_snapshot_make(srv->fs, nm.name, &resp->val[0]);
+		else if (req.arg[1] > 1)
+			resp->err = -EINVAL;
+		else
+			resp->err = lfs_snapshot_keep(srv->fs, req.arg[0], req.arg[1], nm.name[0] ? nm.name : NULL);
+		break;
+	}
+	case LFS_CTL_SNAP_DELETE:
+		resp->err = lfs_snapshot_delete(srv->fs, req.arg[0]);
+		break;
+	case LFS_CTL_PROTECT:
+		resp->err = req.arg[0] > UINT32_MAX ? -EINVAL : lfs_set_protection(srv->fs, (uint32_t)req.arg[0]);
+		break;
 	}
 	return sizeof(*resp) + extra;
 }

@@ -61,6 +61,7 @@ lfs_file_get_page(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, bool f
 int
 lfs_file_dirty_page(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, struct lfs_page *pg)
 {
+	pg->moved = false; /* changed by its owner: the cleaner sets it after */
 	if (pg->dirty)
 		return 0;
 	uint64_t addr;
@@ -211,7 +212,7 @@ lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, u
 			run = r;
 			run_cap = nrun;
 		}
-		if (fs->pn || fs->out_head || fs->out_failed)
+		if (fs->pn || fs->out_head || fs->out_failed || fs->view_seq)
 			for (uint32_t j = 0; j < nrun && !err; j++)
 				err = lfs_read_block(fs, addr + j, run + (size_t)j * fs->bsize);
 		else if (!lfs_addr_valid(fs, addr) || !lfs_addr_valid(fs, addr + nrun - 1))
@@ -487,9 +488,12 @@ lfs_file_flush_pages(struct lfs_fs *fs, struct lfs_inode *ip)
 			err = lfs_bmap_set(fs, ip, keys[i], addr, &old);
 		if (err)
 			break;
-		if (old)
-			lfs_seg_unuse(fs, old, fs->bsize);
+		if (old && pg->moved)
+			lfs_retain_moved_data(fs, old, addr);
+		else if (old)
+			lfs_retain_drop(fs, old, 0, fs->bsize, LFS_BK_DATA, 0);
 		lfs_seg_use(fs, addr, fs->bsize);
+		pg->moved = false;
 		if (pg->was_hole)
 			ip->pending_new--;
 		pg->dirty = false;

@@ -42,13 +42,14 @@ write_record(struct lfs_fs *fs, struct lfs_inode *ip)
 	lfs_dinode_encode(&ip->di, ip->inl, p);
 	const struct lfs_imap_entry *e = lfs_imap_get(fs, ip->ino);
 	uint64_t old = e->daddr;
+	uint16_t old_slot = e->slot;
 	/* the entry exists (the inode was allocated or read through it), so
 	 * this cannot fail for want of memory */
 	if ((err = lfs_imap_set(fs, ip->ino, addr, slot, ip->di.version, ip->di.nlink == 0)))
 		return err;
 	uint32_t charge = lfs_inode_charge(&fs->sb, reclen);
 	if (old)
-		lfs_seg_unuse(fs, old, ip->disk_charge);
+		lfs_retain_drop(fs, old, old_slot, ip->disk_charge, LFS_BK_INODE, 0);
 	lfs_seg_use(fs, addr, charge);
 	ip->disk_charge = charge;
 	ip->dirty = false;

@@ -219,6 +219,7 @@ lfs_ckpt_hdr_encode(const struct lfs_ckpt_hdr *h, uint8_t *buf)
 	lfs_put64(buf + LFS_CK_OFF_HELD_SLOTS, h->held_slots);
 	lfs_put64(buf + LFS_CK_OFF_HIST_ROOT, h->hist_root);
 	lfs_put32(buf + LFS_CK_OFF_HIST_SLOTS, h->hist_slots);
+	lfs_put32(buf + LFS_CK_OFF_PROTECT, h->protect_s);
 }
 
 void
@@ -241,6 +242,7 @@ lfs_ckpt_hdr_decode(struct lfs_ckpt_hdr *h, const uint8_t *buf)
 	h->held_slots = lfs_get64(buf + LFS_CK_OFF_HELD_SLOTS);
 	h->hist_root = lfs_get64(buf + LFS_CK_OFF_HIST_ROOT);
 	h->hist_slots = lfs_get32(buf + LFS_CK_OFF_HIST_SLOTS);
+	h->protect_s = lfs_get32(buf + LFS_CK_OFF_PROTECT);
 }
 
 /* ---------------------------------------------------------------- */

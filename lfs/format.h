@@ -136,12 +136,15 @@ static inline uint64_t lfs_get64(const uint8_t *p) { return (uint64_t)lfs_get32(
 				     * then sees what small files really hold.
 				     * Set by mkfs.lfs; images without it count
 				     * the length */
-#define LFS_FEATURE_INCOMPAT_KNOWN (LFS_FEATURE_CSUM_SEED | LFS_FEATURE_XATTR_BLOCKS | LFS_FEATURE_RECORD_CHARGE)
-/* Not yet known to this build (snapshots are being built): the checkpoint
- * region names a table of held blocks and a checkpoint history (see
- * "Snapshots" below).  An image with it must be refused until every
- * reader honours the held blocks. */
-#define LFS_FEATURE_SNAPSHOTS 8u
+#define LFS_FEATURE_SNAPSHOTS 8u    /* the checkpoint region names a table of
+				     * held blocks and a checkpoint history
+				     * ("Snapshots" below): blocks a retained
+				     * checkpoint reads stay, and TABLE and
+				     * HELD blocks are in the log.  Set by
+				     * mkfs.lfs; images without it take no
+				     * snapshots */
+#define LFS_FEATURE_INCOMPAT_KNOWN                                                                  \
+	(LFS_FEATURE_CSUM_SEED | LFS_FEATURE_XATTR_BLOCKS | LFS_FEATURE_RECORD_CHARGE | LFS_FEATURE_SNAPSHOTS)
 
 struct lfs_super {
 	uint32_t magic;
@@ -235,6 +238,7 @@ struct lfs_ckpt_hdr {
 	uint64_t held_root, held_slots;
 	uint64_t hist_root;
 	uint32_t hist_slots;
+	uint32_t protect_s;         /* plain checkpoints are kept this long */
 };
 #define LFS_CKPT_CLEAN 1u
 
@@ -244,9 +248,9 @@ enum {
 	LFS_CK_OFF_FLAGS = 44, LFS_CK_OFF_NEXT_SEG = 48, LFS_CK_OFF_NIMAP = 56,
 	LFS_CK_OFF_NSUT = 60, LFS_CK_OFF_INODES = 64, LFS_CK_OFF_BYTES = 72,
 	LFS_CK_OFF_HELD_ROOT = 80, LFS_CK_OFF_HELD_SLOTS = 88, LFS_CK_OFF_HIST_ROOT = 96,
-	LFS_CK_OFF_HIST_SLOTS = 104,
+	LFS_CK_OFF_HIST_SLOTS = 104, LFS_CK_OFF_PROTECT = 108,
 };
-_Static_assert(LFS_CK_OFF_HIST_SLOTS + 4 <= LFS_CKPT_HDR_SIZE, "checkpoint header size");
+_Static_assert(LFS_CK_OFF_PROTECT + 4 <= LFS_CKPT_HDR_SIZE, "checkpoint header size");
 
 void lfs_ckpt_hdr_encode(const struct lfs_ckpt_hdr *h, uint8_t *buf);
 void lfs_ckpt_hdr_decode(struct lfs_ckpt_hdr *h, const uint8_t *buf);

@@ -72,6 +72,7 @@ struct cmdline {
 	int noacl;
 	int noblkdev;
 	char *log;
+	char *snapshot;             /* -o snapshot=NAME|NUMBER */
 	/* the standard mount options lfs honours itself (opt_proc) */
 	enum lfs_atime atime;
 	int nodiratime;
@@ -95,6 +96,7 @@ static const struct fuse_opt lfs_fuse_opts[] = {
 	OPT("noacl", noacl),
 	OPT("noblkdev", noblkdev),
 	OPT("log=%s", log),
+	OPT("snapshot=%s", snapshot),
 	OPT("-f", foreground),
 	OPT("-h", show_help),
 	OPT("--help", show_help),
@@ -179,6 +181,7 @@ cmdline_free(struct cmdline *c, struct fuse_args *args)
 	free(c->fault);
 	free(c->cleaner_conf);
 	free(c->log);
+	free(c->snapshot);
 }
 
 static void
@@ -202,6 +205,7 @@ usage(FILE *f)
 	       "    -o writethrough      every write() reaches the daemon: a full filesystem fails\n"
 	       "                         it with ENOSPC at write(), not at fsync or close\n"
 	       "    -o noacl             no POSIX ACLs (the kernel checks the mode bits alone)\n"
+	       "    -o snapshot=NAME     mount a snapshot or kept checkpoint (lfs-ckpt), read-only\n"
 	       "    -o trace=FILE        record every block write and flush (crash tests)\n"
 	       "    -o fault=OP:N:ERR    make the Nth pread/pwrite/fdatasync/alloc fail (tests)\n"
 	       "    -o relatime, atime, strictatime, noatime, nodiratime, diratime, lazytime, nolazytime\n"
@@ -300,6 +304,11 @@ main(int argc, char *argv[])
 		free(c.cleaner_conf);
 		c.cleaner_conf = abs;
 	}
+	if (c.snapshot && !c.ro) {
+		/* a snapshot is read-only: the kernel is told so too */
+		c.ro = 1;
+		fuse_opt_add_arg(&args, "-oro");
+	}
 	struct lfs_opts o;
 	lfs_opts_default(&o);
 	if (c.ckpt_interval != UINT_MAX)
@@ -318,6 +327,7 @@ main(int argc, char *argv[])
 	o.trace_path = c.trace;
 	o.fault = c.fault ? c.fault : getenv("LFS_FAULT");
 	o.readonly = c.ro;
+	o.snapshot = c.snapshot;
 	o.hold_lock = true; /* one daemon per image, read-only or not */
 	o.atime = c.atime;
 	o.nodiratime = c.nodiratime;

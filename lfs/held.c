@@ -212,21 +212,6 @@ lfs_held_needed(const struct lfs_held *h, const struct lfs_held_entry *e)
 	return e->orig && retained_in(h, e->from, e->until);
 }
 
-/* The unit (block, slot): whether the live tree uses it, and whether any
- * of its entries is needed. */
-static void
-unit_state(const struct lfs_held *h, uint64_t block, uint16_t slot, bool *live, bool *needed)
-{
-	*live = *needed = false;
-	for (uint64_t j = (uint64_t)(uintptr_t)u64map_get(&h->by_cur, block); j; j = h->cur_next[j - 1]) {
-		const struct lfs_held_entry *e = &h->ent[j - 1];
-		if (e->slot != slot)
-			continue;
-		*live |= (e->flags & LFS_HELD_LIVE) != 0;
-		*needed |= lfs_held_needed(h, e);
-	}
-}
-
 /* Give back the count of a unit no one holds any more. */
 static void
 uncount(struct lfs_fs *fs, const struct lfs_held_entry *e)
@@ -268,8 +253,10 @@ lfs_held_drop(struct lfs_fs *fs, struct lfs_held *h, uint64_t addr, uint16_t slo
 		if ((err = add(fs, h, &e)))
 			return err;
 	}
-	bool live;
-	unit_state(h, addr, slot, &live, keep);
+	/* counted while any entry of the unit is left: release gives the
+	 * count back with the last one, needed now or not */
+	for (uint64_t j = (uint64_t)(uintptr_t)u64map_get(&h->by_cur, addr); j && !*keep; j = h->cur_next[j - 1])
+		*keep = h->ent[j - 1].slot == slot;
 	return 0;
 }
 
@@ -391,4 +378,62 @@ lfs_held_translate(const struct lfs_held *h, uint64_t orig, uint64_t c)
 			return e->cur;
 	}
 	return orig;
+}
+
+/* A unit's holders, for lfs_held_usage. */
+struct unit_use {
+	uint64_t charge;
+	size_t only;                /* the one retained checkpoint (index + 1); 0 none yet */
+	bool shared, live;
+};
+
+/* Extend u by the retained checkpoints entry e is needed for. */
+static void
+unit_add(const struct lfs_held *h, struct unit_use *u, const struct lfs_held_entry *e)
+{
+	u->live |= (e->flags & LFS_HELD_LIVE) != 0;
+	u->charge = e->charge;
+	for (size_t i = 0; i < h->nretained; i++) {
+		if (h->retained[i] < e->from || h->retained[i] >= e->until)
+			continue;
+		if (u->only && u->only != i + 1)
+			u->shared = true;
+		u->only = i + 1;
+	}
+}
+
+int
+lfs_held_usage(const struct lfs_held *h, uint64_t *own, uint64_t *held)
+{
+	*held = 0;
+	for (size_t i = 0; i < h->nretained; i++)
+		own[i] = 0;
+	struct u64map units;
+	u64map_init(&units);
+	struct unit_use *use = lfs_calloc(h->count ? h->count : 1, sizeof(*use));
+	size_t n = 0;
+	int err = use ? 0 : -ENOMEM;
+	for (uint64_t i = 0; i < h->tab.nslots && !err; i++) {
+		const struct lfs_held_entry *e = &h->ent[i];
+		if (!e->orig || !lfs_held_needed(h, e))
+			continue;
+		uint64_t key = e->cur << 16 | e->slot;
+		uintptr_t k = (uintptr_t)u64map_get(&units, key);
+		if (!k) {
+			k = ++n;
+			err = u64map_put(&units, key, (void *)k);
+		}
+		if (!err)
+			unit_add(h, &use[k - 1], e);
+	}
+	for (size_t k = 0; k < n && !err; k++) {
+		if (use[k].live)
+			continue; /* the live tree's as well: deleting frees nothing */
+		*held += use[k].charge;
+		if (!use[k].shared)
+			own[use[k].only - 1] += use[k].charge;
+	}
+	free(use);
+	u64map_free(&units);
+	return err;
 }

@@ -56,7 +56,8 @@ bool lfs_held_needed(const struct lfs_held *h, const struct lfs_held_entry *e);
  * The live tree lets go of the unit at (addr, slot) (charge bytes of a
  * block of `kind`; aux: an inode-map block's index); checkpoints from
  * `until` on no longer reference it.  *keep says whether its bytes must
- * stay counted, held: then the caller must not uncount them.
+ * stay counted, held (an entry of the unit is left, needed or not, whose
+ * release gives the count back): then the caller must not uncount them.
  */
 int lfs_held_drop(struct lfs_fs *fs, struct lfs_held *h, uint64_t addr, uint16_t slot, uint32_t charge,
 		  uint8_t kind, uint64_t aux, uint64_t until, bool *keep);
@@ -80,6 +81,10 @@ int lfs_held_release(struct lfs_fs *fs, struct lfs_held *h, uint64_t *freed);
  * (the caller puts the live block's address there when its birth is at
  * most c: then c read the same block). */
 void lfs_held_imap_of(const struct lfs_held *h, uint64_t c, uint64_t *out, uint32_t n_imap_blocks);
+/* What the retained checkpoints hold: *held, the bytes held for any of
+ * them that the live tree does not use; own[i] (room for nretained),
+ * those held for retained[i] alone, which deleting it would free. */
+int lfs_held_usage(const struct lfs_held *h, uint64_t *own, uint64_t *held);
 /* Where checkpoint c reads the block it addresses as orig. */
 uint64_t lfs_held_translate(const struct lfs_held *h, uint64_t orig, uint64_t c);
 

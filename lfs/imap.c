@@ -39,6 +39,18 @@ lfs_imap_free(struct lfs_fs *fs)
 	fs->imap = NULL;
 }
 
+void
+lfs_imap_forget(struct lfs_fs *fs)
+{
+	for (uint32_t b = 0; fs->imap && b < fs->n_imap_blocks; b++) {
+		free(fs->imap[b]);
+		fs->imap[b] = NULL;
+		fs->imap_dirty[b] = 0;
+	}
+	fs->imap_ndirty = 0;
+	fs->inodes_used = 0;
+}
+
 static uint32_t
 per_block(const struct lfs_fs *fs)
 {

@@ -69,7 +69,7 @@ lfs_inode_maybe_free(struct lfs_fs *fs, struct lfs_inode *ip)
 	lfs_file_drop_pages(fs, ip, 0, UINT64_MAX);
 	lfs_xattr_release(fs, ip); /* loaded above: cannot fail */
 	if (e->daddr)
-		lfs_seg_unuse(fs, e->daddr, ip->disk_charge);
+		lfs_retain_drop(fs, e->daddr, e->slot, ip->disk_charge, LFS_BK_INODE, 0);
 	lfs_imap_release(fs, ip->ino, ip->di.version);
 	fs->changed_since_ckpt = true;
 	lfs_inode_evict(fs, ip);

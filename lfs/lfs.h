@@ -36,6 +36,7 @@ struct lfs_opts {
 	bool dirsync;               /* namespace changes (create, link, unlink, rename, ...) */
 	bool sync;                  /* and attribute changes too (the kernel fsyncs data writes) */
 	uint64_t sb_block;          /* 0: block 0, else its backup; N: the superblock at block N only */
+	const char *snapshot;       /* mount this kept checkpoint (name or number), read-only */
 };
 #define LFS_CACHE_DEFAULT (32ull << 20)
 /* "64M" -> 67108864 (K, M, G, T; an optional i and B); 0 or -EINVAL. */
@@ -200,6 +201,46 @@ int lfs_removexattr(struct lfs_fs *fs, uint64_t ino, const char *name);
 
 /* Write all dirty state, the maps and a checkpoint region. */
 int lfs_checkpoint(struct lfs_fs *fs);
+
+/* Snapshots (lfs(5), SNAPSHOTS; lfs-ckpt(8)), on an image with the
+ * SNAPSHOTS feature (-EOPNOTSUPP without).  A checkpoint is kept while
+ * it is a snapshot, or a plain one younger than the protection period. */
+struct lfs_ckpt_info {
+	uint64_t seq, time_ns;
+	uint32_t flags;             /* LFS_CKPT_INFO_* */
+	char name[40];              /* a snapshot's, or "" */
+	uint64_t own_bytes;         /* held for it alone: what deleting it frees */
+};
+#define LFS_CKPT_INFO_SNAPSHOT 1u
+#define LFS_CKPT_INFO_CURRENT 2u    /* the newest checkpoint (kept or not) */
+#define LFS_CKPT_INFO_KEPT 4u       /* in the history: a snapshot, or a plain one kept */
+/* The checkpoints kept, oldest first, and the newest; *held_bytes: what
+ * all of them hold that the live tree does not.  *out is the caller's
+ * to free. */
+int lfs_snapshot_list(struct lfs_fs *fs, struct lfs_ckpt_info **out, size_t *n, uint64_t *held_bytes);
+/* A checkpoint now, made a snapshot called name (NULL or "": no name):
+ * -EEXIST if another has the name, -EINVAL if it is not allowed. */
+int lfs_snapshot_make(struct lfs_fs *fs, const char *name, uint64_t *seq);
+/* Make kept checkpoint seq a snapshot (named, or not: NULL), or a plain
+ * checkpoint again (on false); -ENOENT if it is not kept. */
+int lfs_snapshot_keep(struct lfs_fs *fs, uint64_t seq, bool on, const char *name);
+/* Forget kept checkpoint seq, freeing what it alone held (a checkpoint
+ * commits it). */
+int lfs_snapshot_delete(struct lfs_fs *fs, uint64_t seq);
+/* The kept checkpoint a snapshot's name or a number names; -ENOENT. */
+int lfs_snapshot_find(struct lfs_fs *fs, const char *spec, uint64_t *seq);
+/* A read-only view of the kept checkpoint spec (a snapshot's name or a
+ * number) of the mounted src, beside it: the lfs.h calls read it as that
+ * checkpoint read the tree, and fail every change with EROFS.  With
+ * lock_src its reads take src's lock (src serves requests meanwhile);
+ * without, the caller keeps src still.  Closed with lfs_abandon, before
+ * src is unmounted.  -ENOENT if spec names nothing kept. */
+int lfs_view_open(struct lfs_fs *src, const char *spec, bool lock_src, struct lfs_fs **out);
+uint64_t lfs_view_seq(const struct lfs_fs *v);
+/* Keep plain checkpoints `seconds` (0: none), from the next checkpoint;
+ * and the period in force. */
+int lfs_set_protection(struct lfs_fs *fs, uint32_t seconds);
+uint32_t lfs_snapshot_protection(struct lfs_fs *fs);
 
 /* Counters for tools and benchmarks. */
 struct lfs_stats {

@@ -32,6 +32,8 @@
  *   ptable.c               paged tables in the log (snapshots' records)
  *   held.c, hist.c         blocks held for retained checkpoints; the
  *                          checkpoint history that says which are
+ *   retain.c               what the live tree lets go of: counted free
+ *                          or held; the tables' part in checkpoints
  * Layer 4, inodes and their content:
  *   inode.c, bmap.c        inode cache, block maps
  *   file.c, dir.c, xattr.c content, directories, extended attributes
@@ -47,14 +49,19 @@
  *   space.c                admission: flushes, checkpoints and cleans to
  *                          make room
  * Layer 6, the filesystem and its image:
+ *   snapshot.c             the snapshots of lfs.h
  *   mount.c, grow.c        bringing a filesystem up and down, mkfs's
  *                          format; growing an unmounted image
  *   fs.c, ctl_ops.c        the API of lfs.h; the control operations
  *   reclaim.c              the reclaimer: room made for refused requests
- *   ctl_server.c, tool.c   the control socket; the tools' shared options
+ *   ctl_server.c, tool.c, out.c  the control socket; the tools' shared
+ *                          options, and their text and JSON output
  *   ckpt/fsck_core.c       the read-only checks of fsck.lfs
  *
  * Upward calls, each on purpose:
+ *   seg.c -> held.c        a snapshot's view reads every block through
+ *                          the held table's translation, in the one
+ *                          place blocks are read (lfs_read_block)
  *   file.c, xattr.c -> space.c  a write asks for room in its middle, when
  *                          it learns how much it adds (fs->admitting keeps
  *                          the inodes it holds from being evicted by the
@@ -109,6 +116,8 @@
 #include "bdev.h"
 #include "fault.h"
 #include "format.h"
+#include "held.h"
+#include "hist.h"
 #include "image.h"
 #include "lfs.h"
 #include "u64map.h"
@@ -137,6 +146,8 @@ struct lfs_page {
 	uint8_t *data;
 	bool dirty;
 	bool was_hole;              /* counted in blocks while dirty */
+	bool moved;                 /* dirtied by the cleaner, the block's own
+				     * bytes: its write is a move (retain.c) */
 	uint8_t units;              /* its share of fs->dirty_units while dirty */
 };
 
@@ -342,6 +353,18 @@ struct lfs_fs {
 
 	struct lfs_sumcache *sumcache; /* verify.c */
 
+	/* Snapshots (retain.c), with LFS_FEATURE_SNAPSHOTS: the checkpoints
+	 * retained and the blocks held for them. */
+	bool snapshots;             /* the image has the feature */
+	struct lfs_held held;
+	struct lfs_hist hist;
+	uint32_t protect_s;         /* plain checkpoints are kept this long */
+	/* A snapshot's view: the tree checkpoint view_seq read, through the
+	 * held table of view_src (NULL: this one); read-only. */
+	uint64_t view_seq;
+	struct lfs_fs *view_src;
+	bool view_lock_src;         /* reads take view_src's lock */
+
 	struct lfs_stats stats;
 	uint64_t base_bytes_written; /* lifetime counter at mount */
 };
@@ -415,7 +438,10 @@ void lfs_seg_fit_usage(struct lfs_fs *fs, uint64_t seg);
  * included. */
 uint64_t lfs_seg_clean_blocks(const struct lfs_fs *fs);
 int lfs_seg_pick_next(struct lfs_fs *fs, uint64_t *seg);
+/* Read (and verify) the block at addr, as the tree fs->view_seq reads it
+ * on a snapshot's view; _at: the block at addr, whatever the view. */
 int lfs_read_block(struct lfs_fs *fs, uint64_t addr, void *buf);
+int lfs_read_block_at(struct lfs_fs *fs, uint64_t addr, void *buf);
 /* The birth of the block at addr: the first checkpoint that references
  * it, one more than its pseg's ckpt_seq (lfs(5), SNAPSHOTS); a block not
  * yet on disk was written after the last checkpoint.  -EIO if no valid
@@ -472,6 +498,8 @@ const struct lfs_imap_entry *lfs_imap_get(const struct lfs_fs *fs, uint64_t ino)
  * NULL without memory. */
 struct lfs_imap_entry *lfs_imap_ent(struct lfs_fs *fs, uint32_t ino);
 void lfs_imap_free(struct lfs_fs *fs);
+/* Every entry zero again, nothing to write (a view loads its own). */
+void lfs_imap_forget(struct lfs_fs *fs);
 
 /* inode.c */
 int lfs_iget(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **out);
@@ -631,16 +659,56 @@ uint64_t lfs_space_used_blocks(const struct lfs_fs *fs);
 /* Whether the live data may grow by `bytes` within the capacity. */
 bool lfs_space_grows_within(const struct lfs_fs *fs, uint64_t bytes);
 
+/* retain.c: snapshots' part in the live tree (lfs(5), SNAPSHOTS) */
+int lfs_retain_init(struct lfs_fs *fs);
+void lfs_retain_free(struct lfs_fs *fs);
+/* The tables of checkpoint h, at mount (before roll-forward). */
+int lfs_retain_load(struct lfs_fs *fs, const struct lfs_ckpt_hdr *h);
+/* The first checkpoint that will not see what changes now. */
+uint64_t lfs_retain_until(const struct lfs_fs *fs);
+/* The live tree lets go of a unit: the block at addr (an inode record:
+ * slot; an inode-map block: its index in aux), counted `charge` bytes
+ * (an IMAP block: as a table block).  Counted free, unless a retained
+ * checkpoint still reads it: then held.  A failure to record that fails
+ * the filesystem (it would lose a snapshot's block otherwise). */
+void lfs_retain_drop(struct lfs_fs *fs, uint64_t addr, uint16_t slot, uint32_t charge, uint8_t kind,
+		     uint64_t aux);
+/* The cleaner wrote the live data block at old again at new, the same
+ * bytes: counted free at old, and what retained checkpoints read there
+ * follows to new. */
+void lfs_retain_moved_data(struct lfs_fs *fs, uint64_t old, uint64_t new_addr);
+/* Checkpoint seq, taken at time_ns, writes its tables: the history
+ * records it (with a protection period, or as a snapshot called
+ * `snapshot`, "" for none, when that is not NULL), forgets plain ones
+ * past the period, and gives back what no retained checkpoint holds any
+ * more; h gets the tables' roots. */
+int lfs_retain_checkpoint(struct lfs_fs *fs, uint64_t seq, uint64_t time_ns, const char *snapshot,
+			  struct lfs_ckpt_hdr *h);
+/* Checkpoint seq was not committed: it is not in the history. */
+void lfs_retain_abort(struct lfs_fs *fs, uint64_t seq);
+/* The history changed outside a checkpoint (a snapshot deleted or
+ * kept): which checkpoints are retained follows at once. */
+int lfs_retain_update(struct lfs_fs *fs);
+
 /* ckpt/ckpt.c and ckpt/recover.c */
 /* Write a checkpoint, fs->lock held throughout. */
 int lfs_ckpt_write(struct lfs_fs *fs, bool clean);
 /* The same, waiting for the disk with fs->lock released: only for a
  * caller that holds no pointer into the caches across the call. */
 int lfs_ckpt_write_unlocked(struct lfs_fs *fs);
+/* Write a checkpoint that is a snapshot called name (NULL or "": none),
+ * waiting for the disk with fs->lock released; *seq: its number.
+ * -EOPNOTSUPP without the SNAPSHOTS feature, -EEXIST for a name taken,
+ * -EINVAL for one not allowed. */
+int lfs_ckpt_snapshot(struct lfs_fs *fs, const char *name, uint64_t *seq);
 /* Commit the checkpoint that waits for the disk, if one does (before
  * anything is written to the log); `unlocked` as above. */
 int lfs_ckpt_settle(struct lfs_fs *fs, bool unlocked);
 int lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *hdr);
+/* Make fs (read-only) a view of kept checkpoint seq of src (fs itself,
+ * or the mounted filesystem that writes the image): its inode map as
+ * seq read it, every block read through src's held table. */
+int lfs_ckpt_load_view(struct lfs_fs *fs, struct lfs_fs *src, uint64_t seq);
 /* ckpt/region.c: write checkpoint region w (header h) by the blocks that
  * changed since it was last written; mark table address i changed. */
 int lfs_region_write(struct lfs_fs *fs, int w, struct lfs_ckpt_hdr *h);

@@ -49,6 +49,7 @@ fs_free(struct lfs_fs *fs)
 	lfs_writeout_free(fs);
 	free(fs->freeable_list);
 	lfs_verify_free(fs);
+	lfs_retain_free(fs);
 	lfs_bdev_close(&fs->dev);
 	pthread_cond_destroy(&fs->disk_cond);
 	pthread_cond_destroy(&fs->out_cv);
@@ -98,6 +99,8 @@ fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs 
 		err = lfs_seg_init(fs);
 	if (!err)
 		err = lfs_verify_init(fs);
+	if (!err)
+		err = lfs_retain_init(fs);
 	if (err) {
 		fs_free(fs);
 		return err;
@@ -295,6 +298,27 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 	struct lfs_ckpt_hdr hdr;
 	uint64_t found = 0;
 	err = lfs_ckpt_load(fs, &hdr);
+	if (!err && opts->snapshot) {
+		/* what a kept checkpoint reads is on disk as its checkpoint
+		 * left it: nothing after it is needed */
+		uint64_t seq;
+		if (!opts->readonly)
+			err = -EINVAL;
+		else if (!fs->snapshots)
+			err = -EOPNOTSUPP;
+		else if ((err = lfs_snapshot_find(fs, opts->snapshot, &seq)))
+			lfs_log("%s: no snapshot or kept checkpoint '%s' (lfs-ckpt -l lists them)", path,
+				opts->snapshot);
+		else
+			err = lfs_ckpt_load_view(fs, fs, seq);
+		if (err) {
+			fs_free(fs);
+			return err;
+		}
+		fs->last_flush_ns = lfs_now_ns();
+		*out = fs;
+		return 0;
+	}
 	if (!err)
 		err = lfs_recover(fs, &hdr, &found);
 	if (!err && !lfs_imap_valid_ino(fs, LFS_ROOT_INO)) {
@@ -338,6 +362,44 @@ void
 lfs_abandon(struct lfs_fs *fs)
 {
 	fs_free(fs);
+}
+
+int
+lfs_view_open(struct lfs_fs *src, const char *spec, bool lock_src, struct lfs_fs **out)
+{
+	uint64_t seq;
+	int err = lfs_snapshot_find(src, spec, &seq);
+	if (err)
+		return err;
+	struct lfs_opts o = src->opts;
+	o.readonly = true;
+	o.trace_path = o.fault = o.snapshot = NULL;
+	struct lfs_fs *v;
+	if ((err = fs_alloc(&src->sb, &o, &v)))
+		return err;
+	/* no device of its own: every block comes through src */
+	v->dev.readonly = true;
+	v->dev.block_size = src->bsize;
+	v->acl = src->acl;
+	v->view_lock_src = lock_src;
+	if (lock_src)
+		lfs_lock(src);
+	err = lfs_hist_get(&src->hist, seq) ? lfs_ckpt_load_view(v, src, seq) : -ENOENT;
+	if (lock_src)
+		pthread_mutex_unlock(&src->lock);
+	if (err) {
+		fs_free(v);
+		return err;
+	}
+	v->last_flush_ns = lfs_now_ns();
+	*out = v;
+	return 0;
+}
+
+uint64_t
+lfs_view_seq(const struct lfs_fs *v)
+{
+	return v->view_seq;
 }
 
 int
@@ -441,7 +503,7 @@ lfs_plan_geometry(struct lfs_super *sb, uint64_t bytes, uint32_t bs, uint32_t se
 	/* the last block holds the backup superblock: segments end before it */
 	sb->backup_sb = lfs_super_backup_block(bytes, bs);
 	sb->feature_compat |= LFS_FEATURE_BACKUP_SB;
-	sb->feature_incompat |= LFS_FEATURE_XATTR_BLOCKS | LFS_FEATURE_RECORD_CHARGE;
+	sb->feature_incompat |= LFS_FEATURE_XATTR_BLOCKS | LFS_FEATURE_RECORD_CHARGE | LFS_FEATURE_SNAPSHOTS;
 	if (nblocks < 2)
 		return -ENOSPC;
 	nblocks = sb->backup_sb;

@@ -31,6 +31,7 @@ lfs_ptable_init(struct lfs_ptable *t, const struct lfs_fs *fs, uint32_t id, uint
 	if (!t->idx_addr || !t->idx_dirty) {
 		free(t->idx_addr);
 		free(t->idx_dirty);
+		memset(t, 0, sizeof(*t)); /* freed again by lfs_ptable_free */
 		return -ENOMEM;
 	}
 	return 0;

@@ -422,7 +422,7 @@ static void
 free_slot(struct lfs_fs *fs, struct lfs_xattrs *xa, uint32_t s)
 {
 	if (xa->addr[s])
-		lfs_seg_unuse(fs, xa->addr[s], fs->bsize);
+		lfs_retain_drop(fs, xa->addr[s], 0, fs->bsize, LFS_BK_XATTR, 0);
 	free(xa->leaf[s].b);
 	free(xa->val[s]);
 	xa->leaf[s] = (struct xcont){ 0 };
@@ -702,7 +702,7 @@ lfs_xattr_flush(struct lfs_fs *fs, struct lfs_inode *ip)
 		if ((err = append(fs, ip, s + 1, data, &addr)))
 			break;
 		if (xa->addr[s])
-			lfs_seg_unuse(fs, xa->addr[s], fs->bsize);
+			lfs_retain_drop(fs, xa->addr[s], 0, fs->bsize, LFS_BK_XATTR, 0);
 		xa->addr[s] = addr;
 		xa->dirty[s] = 0;
 		free(xa->val[s]); /* read again from disk when asked for */
@@ -728,7 +728,7 @@ lfs_xattr_flush(struct lfs_fs *fs, struct lfs_inode *ip)
 	if (err)
 		return err;
 	if (ip->di.xattr)
-		lfs_seg_unuse(fs, ip->di.xattr, fs->bsize);
+		lfs_retain_drop(fs, ip->di.xattr, 0, fs->bsize, LFS_BK_XATTR, 0);
 	ip->di.xattr = addr;
 	ip->di.xattr_blocks = nblocks(xa);
 	ip->xattr_dirty = false;
@@ -784,7 +784,7 @@ lfs_xattr_release(struct lfs_fs *fs, struct lfs_inode *ip)
 		if (xa->kind[s])
 			free_slot(fs, xa, s);
 	if (ip->di.xattr)
-		lfs_seg_unuse(fs, ip->di.xattr, fs->bsize);
+		lfs_retain_drop(fs, ip->di.xattr, 0, fs->bsize, LFS_BK_XATTR, 0);
 	ip->di.xattr = 0;
 	ip->di.xattr_blocks = 0;
 	lfs_xattr_drop(ip);

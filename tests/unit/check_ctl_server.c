@@ -95,7 +95,7 @@ START_TEST(where_and_info)
 	struct lfs_ctl_where w;
 	lfs_ctl_server_where(srv, &w);
 	ck_assert_uint_eq(w.magic, LFS_CTL_MAGIC);
-	ck_assert_uint_eq(w.version, 5);
+	ck_assert_uint_eq(w.version, 6);
 	ck_assert_uint_eq(w.pid, (uint32_t)getpid());
 	ck_assert_uint_eq(w.uid, (uint32_t)getuid());
 	ck_assert_uint_eq(strlen(w.name), 8 + 32);
@@ -150,9 +150,20 @@ START_TEST(malformed_refused_exactly)
 	exchange(fd, big, sizeof(q) + q.count * 8, &r);
 	ck_assert_int_eq(r.err, -EPROTO);
 	q = ok;
-	q.op = 13;
+	q.op = LFS_CTL_PROTECT + 1;
 	exchange(fd, &q, sizeof(q), &r);
 	ck_assert_int_eq(r.err, -EOPNOTSUPP);
+	q = ok; /* a name that does not end */
+	q.op = LFS_CTL_SNAP_MAKE;
+	q.count = 1;
+	memcpy(big, &q, sizeof(q));
+	memset(big + sizeof(q), 'n', sizeof(struct lfs_ctl_name));
+	exchange(fd, big, sizeof(q) + sizeof(struct lfs_ctl_name), &r);
+	ck_assert_int_eq(r.err, -EINVAL);
+	q.count = 2;
+	memcpy(big, &q, sizeof(q));
+	exchange(fd, big, sizeof(q) + 2 * sizeof(struct lfs_ctl_name), &r);
+	ck_assert_int_eq(r.err, -EPROTO);
 	q = ok;
 	q.op = LFS_CTL_LIVE;
 	q.count = 2;

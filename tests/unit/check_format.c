@@ -755,17 +755,19 @@ START_TEST(snapshot_records)
 	uint8_t buf[LFS_CKPT_HDR_SIZE];
 	struct lfs_ckpt_hdr h = { .magic = LFS_CKPT_MAGIC, .held_root = 0x0102030405060708ull,
 				  .held_slots = 0x1112131415161718ull, .hist_root = 0x2122232425262728ull,
-				  .hist_slots = 0x31323334 }, o;
+				  .hist_slots = 0x31323334, .protect_s = 0x41424344 }, o;
 	lfs_ckpt_hdr_encode(&h, buf);
 	ck_assert_uint_eq(lfs_get64(buf + 80), 0x0102030405060708ull);
 	ck_assert_uint_eq(lfs_get64(buf + 88), 0x1112131415161718ull);
 	ck_assert_uint_eq(lfs_get64(buf + 96), 0x2122232425262728ull);
 	ck_assert_uint_eq(lfs_get32(buf + 104), 0x31323334);
-	for (unsigned i = 108; i < LFS_CKPT_HDR_SIZE; i++)
+	ck_assert_uint_eq(lfs_get32(buf + 108), 0x41424344);
+	for (unsigned i = 112; i < LFS_CKPT_HDR_SIZE; i++)
 		ck_assert_uint_eq(buf[i], 0);
 	lfs_ckpt_hdr_decode(&o, buf);
 	ck_assert_uint_eq(o.held_slots, h.held_slots);
 	ck_assert_uint_eq(o.hist_slots, h.hist_slots);
+	ck_assert_uint_eq(o.protect_s, h.protect_s);
 
 	uint64_t id = lfs_table_node_id(2, 0x123456789aull);
 	ck_assert_uint_eq(id, 0x000200123456789aull);
@@ -773,8 +775,7 @@ START_TEST(snapshot_records)
 	ck_assert_uint_eq(lfs_table_node_index(id), 0x123456789aull);
 	ck_assert_uint_eq(lfs_table_per_page(4096, LFS_HELD_ENTRY_SIZE), 85);
 	ck_assert_uint_eq(lfs_table_per_page(4096, LFS_HIST_ENTRY_SIZE), 64);
-	/* nothing may write the feature yet: an image with it is refused */
-	ck_assert_uint_eq(LFS_FEATURE_INCOMPAT_KNOWN & LFS_FEATURE_SNAPSHOTS, 0);
+	ck_assert_uint_eq(LFS_FEATURE_INCOMPAT_KNOWN & LFS_FEATURE_SNAPSHOTS, LFS_FEATURE_SNAPSHOTS);
 }
 END_TEST
 

@@ -1,6 +1,7 @@
 /*
  * check_held.c — blocks held for retained checkpoints (held.c), by direct
- * calls (nothing in the filesystem calls it yet): a location the live
+ * calls on a table of the test's own (check_retain.c goes through the
+ * filesystem): a location the live
  * tree lets go of is held only while a retained checkpoint references
  * it, and then its bytes stay counted; a checkpoint reads it where the
  * cleaner moved it; a copy the live tree uses serves both, counted once;

@@ -1,6 +1,7 @@
 /*
- * check_hist.c — the checkpoint history (hist.c), by direct calls
- * (nothing in the filesystem calls it yet): checkpoints are recorded in
+ * check_hist.c — the checkpoint history (hist.c), by direct calls on a
+ * history of the test's own (check_retain.c goes through the
+ * filesystem): checkpoints are recorded in
  * order, made snapshots under a unique allowed name and back, deleted;
  * pruning forgets the plain ones older than the protection period and
  * never a snapshot; the retained set is every record left, ascending;

@@ -1,0 +1,200 @@
+/*
+ * check_retain.c — snapshots through the filesystem (retain.c,
+ * snapshot.c, the view of ckpt.c and mount.c, the cleaner's copies in
+ * clean.c): a snapshot reads the tree as it was while the live tree
+ * changes, is cleaned under, is remounted; what it alone holds stays
+ * counted and comes back when it is deleted; the protection period keeps
+ * plain checkpoints; fsck.lfs checks the held blocks and every kept tree.
+ */
+#include "testfs.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define SEG (256u << 10)
+#define NB 64                       /* blocks of file "a" */
+
+static uint8_t old_a[NB * 4096], buf[NB * 4096];
+
+/* File name's bytes on fs (a view or not) equal want[0..len). */
+static void
+assert_file(struct lfs_fs *fs, const char *name, const uint8_t *want, size_t len)
+{
+	struct stat st;
+	ck_assert_int_eq(lfs_lookup(fs, LFS_ROOT_INO, name, &st), 0);
+	ck_assert_uint_eq((uint64_t)st.st_size, len);
+	ck_assert_int_eq(lfs_read(fs, st.st_ino, buf, sizeof(buf), 0), (ssize_t)len);
+	ck_assert(memcmp(buf, want, len) == 0);
+}
+
+static uint64_t
+live_total(struct lfs_fs *fs)
+{
+	return fs->live_total;
+}
+
+/* "a" (pattern 1) and "b" written, a snapshot "s1" taken; then a
+ * overwritten, b unlinked, c made: the view of s1 reads a's old bytes
+ * and b, not c, and refuses changes; the live tree reads the new. */
+START_TEST(snapshot_reads_old_tree)
+{
+	uint64_t a;
+	struct lfs_fs *fs = testfs_with_file(64ull << 20, SEG, NB, &a);
+	fill_pattern(old_a, sizeof(old_a), 1);
+	uint64_t b = testfs_mkfile(fs, LFS_ROOT_INO, "b");
+	ck_assert_int_eq(lfs_write(fs, b, "bee", 3, 0, NULL), 3);
+	uint64_t s1;
+	ck_assert_int_eq(lfs_snapshot_make(fs, "s1", &s1), 0);
+	ck_assert_uint_eq(s1, fs->ckpt_seq);
+	ck_assert_int_eq(lfs_snapshot_make(fs, "s1", &s1), -EEXIST);
+	ck_assert_int_eq(lfs_snapshot_make(fs, "a/b", &s1), -EINVAL);
+
+	static uint8_t new_a[NB * 4096];
+	fill_pattern(new_a, sizeof(new_a), 2);
+	ck_assert_int_eq(lfs_write(fs, a, new_a, sizeof(new_a), 0, NULL), (ssize_t)sizeof(new_a));
+	ck_assert_int_eq(lfs_unlink(fs, LFS_ROOT_INO, "b"), 0);
+	testfs_mkfile(fs, LFS_ROOT_INO, "c");
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+
+	struct lfs_fs *v;
+	ck_assert_int_eq(lfs_view_open(fs, "nope", false, &v), -ENOENT);
+	ck_assert_int_eq(lfs_view_open(fs, "s1", false, &v), 0);
+	ck_assert_uint_eq(lfs_view_seq(v), s1);
+	assert_file(v, "a", old_a, sizeof(old_a));
+	assert_file(v, "b", (const uint8_t *)"bee", 3);
+	struct stat st;
+	ck_assert_int_eq(lfs_lookup(v, LFS_ROOT_INO, "c", &st), -ENOENT);
+	ck_assert_int_eq(lfs_create(v, LFS_ROOT_INO, "d", 0644, true, &testfs_me, &st), -EROFS);
+	ck_assert_int_eq(lfs_lookup(v, LFS_ROOT_INO, "a", &st), 0);
+	ck_assert_int_eq(lfs_write(v, st.st_ino, "x", 1, 0, NULL), -EROFS);
+	lfs_abandon(v);
+
+	assert_file(fs, "a", new_a, sizeof(new_a));
+	ck_assert_int_eq(lfs_lookup(fs, LFS_ROOT_INO, "b", &st), -ENOENT);
+	testfs_fsck_clean(fs);
+	testfs_finish(fs);
+}
+END_TEST
+
+/* What the snapshot alone holds stays counted (the listing says how
+ * much), and deleting it gives that back at its checkpoint. */
+START_TEST(delete_frees_what_it_held)
+{
+	uint64_t a;
+	struct lfs_fs *fs = testfs_with_file(64ull << 20, SEG, NB, &a);
+	uint64_t s1;
+	ck_assert_int_eq(lfs_snapshot_make(fs, NULL, &s1), 0);
+	uint64_t before = live_total(fs);
+	static uint8_t new_a[NB * 4096];
+	fill_pattern(new_a, sizeof(new_a), 3);
+	ck_assert_int_eq(lfs_write(fs, a, new_a, sizeof(new_a), 0, NULL), (ssize_t)sizeof(new_a));
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	/* both versions of a's blocks are counted now */
+	ck_assert_uint_ge(live_total(fs), before + NB * 4096ull);
+
+	struct lfs_ckpt_info *ci;
+	size_t n;
+	uint64_t held;
+	ck_assert_int_eq(lfs_snapshot_list(fs, &ci, &n, &held), 0);
+	ck_assert_uint_eq(n, 2); /* the snapshot, then the newest checkpoint */
+	ck_assert_uint_eq(ci[0].seq, s1);
+	ck_assert_uint_eq(ci[0].flags, LFS_CKPT_INFO_SNAPSHOT | LFS_CKPT_INFO_KEPT);
+	ck_assert_str_eq(ci[0].name, "");
+	ck_assert_uint_eq(ci[1].flags, LFS_CKPT_INFO_CURRENT);
+	/* a's old blocks, its old leaf and record at least */
+	ck_assert_uint_ge(ci[0].own_bytes, NB * 4096ull);
+	ck_assert_uint_eq(held, ci[0].own_bytes);
+	uint64_t own = ci[0].own_bytes;
+	free(ci);
+	testfs_fsck_clean(fs);
+
+	uint64_t with = live_total(fs);
+	ck_assert_int_eq(lfs_snapshot_delete(fs, s1), 0);
+	ck_assert_int_eq(lfs_snapshot_delete(fs, s1), -ENOENT);
+	ck_assert_uint_eq(live_total(fs), with - own);
+	ck_assert_uint_eq(fs->held.count, 0);
+	ck_assert_int_eq(lfs_snapshot_list(fs, &ci, &n, &held), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(held, 0);
+	free(ci);
+	testfs_finish(fs);
+}
+END_TEST
+
+/* Cleaning every segment that holds a's old blocks moves them (as HELD
+ * copies) without changing what the snapshot reads, and empties those
+ * segments; after a remount the snapshot is still listed and read. */
+START_TEST(cleaned_under_and_remounted)
+{
+	uint64_t a;
+	struct lfs_fs *fs = testfs_with_file(64ull << 20, SEG, NB, &a);
+	fill_pattern(old_a, sizeof(old_a), 1);
+	uint64_t old0 = testfs_addr_of(fs, a, 0), s1;
+	ck_assert_int_eq(lfs_snapshot_make(fs, "keep", &s1), 0);
+	static uint8_t new_a[NB * 4096];
+	fill_pattern(new_a, sizeof(new_a), 4);
+	ck_assert_int_eq(lfs_write(fs, a, new_a, sizeof(new_a), 0, NULL), (ssize_t)sizeof(new_a));
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	uint64_t seg = lfs_addr_seg(fs, old0);
+	ck_assert_uint_gt(fs->segs[seg].live_bytes, 0); /* held */
+
+	lfs_lock(fs);
+	uint64_t moved = 0;
+	ck_assert_int_eq(lfs_clean_segment(fs, seg, &moved), 0);
+	pthread_mutex_unlock(&fs->lock);
+	ck_assert_uint_gt(moved, 0);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	ck_assert_uint_eq(fs->segs[seg].live_bytes, 0);
+	ck_assert_uint_ne(lfs_held_translate(&fs->held, old0, s1), old0);
+
+	struct lfs_fs *v;
+	ck_assert_int_eq(lfs_view_open(fs, "keep", false, &v), 0);
+	assert_file(v, "a", old_a, sizeof(old_a));
+	lfs_abandon(v);
+	testfs_fsck_clean(fs);
+
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount();
+	ck_assert_int_eq(lfs_view_open(fs, "keep", false, &v), 0);
+	assert_file(v, "a", old_a, sizeof(old_a));
+	lfs_abandon(v);
+	assert_file(fs, "a", new_a, sizeof(new_a));
+	testfs_finish(fs);
+}
+END_TEST
+
+/* A snapshot made and then let go (a plain checkpoint again) goes at the
+ * next checkpoint when no protection period covers it, and stays while
+ * one does; the period is kept across a remount. */
+START_TEST(protection_period_keeps_plain_ones)
+{
+	uint64_t a;
+	struct lfs_fs *fs = testfs_with_file(64ull << 20, SEG, 4, &a);
+	ck_assert_int_eq(lfs_set_protection(fs, 3600), 0);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	uint64_t c1 = fs->ckpt_seq;
+	ck_assert_int_eq(lfs_write(fs, a, "x", 1, 0, NULL), 1);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	ck_assert_ptr_nonnull(lfs_hist_get(&fs->hist, c1));
+	ck_assert_int_eq(lfs_snapshot_keep(fs, c1, true, "kept"), 0);
+	ck_assert_int_eq(lfs_snapshot_keep(fs, 1, true, NULL), -ENOENT);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount();
+	ck_assert_uint_eq(lfs_snapshot_protection(fs), 3600);
+	ck_assert_ptr_nonnull(lfs_hist_get(&fs->hist, c1));
+	uint64_t seq;
+	ck_assert_int_eq(lfs_snapshot_find(fs, "kept", &seq), 0);
+	ck_assert_uint_eq(seq, c1);
+
+	ck_assert_int_eq(lfs_set_protection(fs, 0), 0);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	ck_assert_ptr_nonnull(lfs_hist_get(&fs->hist, c1)); /* a snapshot */
+	ck_assert_int_eq(lfs_snapshot_keep(fs, c1, false, NULL), 0);
+	ck_assert_ptr_null(lfs_hist_get(&fs->hist, c1));
+	ck_assert_uint_eq(fs->hist.count, 0);
+	testfs_finish(fs);
+}
+END_TEST
+
+CHECK_MAIN("retain", "retain", 120, snapshot_reads_old_tree, delete_frees_what_it_held, cleaned_under_and_remounted,
+	   protection_period_keeps_plain_ones)
