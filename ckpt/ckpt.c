@@ -400,16 +400,14 @@ load_imap(struct lfs_fs *fs)
 }
 
 int
-lfs_ckpt_load_view(struct lfs_fs *fs, struct lfs_fs *src, uint64_t seq)
+lfs_ckpt_view_imap(struct lfs_fs *src, uint64_t seq, uint64_t *addrs)
 {
 	/* where checkpoint seq found each inode-map block: a held one, or
 	 * the live one if it was written by then, or none yet */
-	uint64_t *addrs = lfs_calloc(fs->n_imap_blocks ? fs->n_imap_blocks : 1, sizeof(*addrs));
-	if (!addrs)
-		return -ENOMEM;
-	lfs_held_imap_of(&src->held, seq, addrs, fs->n_imap_blocks);
+	memset(addrs, 0, src->n_imap_blocks * sizeof(*addrs));
+	lfs_held_imap_of(&src->held, seq, addrs, src->n_imap_blocks);
 	int err = 0;
-	for (uint32_t b = 0; b < fs->n_imap_blocks && !err; b++) {
+	for (uint32_t b = 0; b < src->n_imap_blocks && !err; b++) {
 		uint64_t birth;
 		if (addrs[b] || !src->imap_addr[b])
 			continue;
@@ -417,20 +415,37 @@ lfs_ckpt_load_view(struct lfs_fs *fs, struct lfs_fs *src, uint64_t seq)
 		if (!err && birth <= seq)
 			addrs[b] = src->imap_addr[b];
 	}
-	if (!err) {
-		lfs_inode_evict_all(fs);
-		lfs_imap_forget(fs);
-		memcpy(fs->imap_addr, addrs, fs->n_imap_blocks * sizeof(*addrs));
-		fs->view_seq = seq;
-		if (src != fs)
-			fs->view_src = src;
-		err = load_imap(fs);
-	}
-	free(addrs);
+	return err;
+}
+
+int
+lfs_ckpt_load_view_at(struct lfs_fs *fs, uint64_t seq, const uint64_t *addrs)
+{
+	lfs_inode_evict_all(fs);
+	lfs_imap_forget(fs);
+	memcpy(fs->imap_addr, addrs, fs->n_imap_blocks * sizeof(*addrs));
+	fs->view_seq = seq;
+	int err = load_imap(fs);
 	if (!err && !(lfs_imap_get(fs, LFS_ROOT_INO)->flags & LFS_IMAP_INUSE)) {
 		lfs_log("checkpoint %llu: the root directory is missing from its inode map", (unsigned long long)seq);
 		err = -EFSCORRUPTED;
 	}
+	return err;
+}
+
+int
+lfs_ckpt_load_view(struct lfs_fs *fs, struct lfs_fs *src, uint64_t seq)
+{
+	uint64_t *addrs = lfs_calloc(fs->n_imap_blocks ? fs->n_imap_blocks : 1, sizeof(*addrs));
+	if (!addrs)
+		return -ENOMEM;
+	int err = lfs_ckpt_view_imap(src, seq, addrs);
+	if (!err) {
+		if (src != fs)
+			fs->view_src = src;
+		err = lfs_ckpt_load_view_at(fs, seq, addrs);
+	}
+	free(addrs);
 	return err;
 }
 

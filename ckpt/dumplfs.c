@@ -101,6 +101,8 @@ kind_name(uint8_t kind)
 	case LFS_BK_XATTR: return "XATTR";
 	case LFS_BK_IMAP: return "IMAP";
 	case LFS_BK_SUT: return "SUT";
+	case LFS_BK_TABLE: return "TABLE";
+	case LFS_BK_HELD: return "HELD";
 	default: return "unknown";
 	}
 }
@@ -242,6 +244,11 @@ dump_checkpoints(struct dump *d)
 			lfs_out_u64(o, "sut_blocks", h->n_sut_blocks);
 			lfs_out_u64(o, "inodes_used", h->inodes_used);
 			lfs_out_u64(o, "bytes_written", h->bytes_written);
+			lfs_out_u64(o, "held_root", h->held_root);
+			lfs_out_u64(o, "held_slots", h->held_slots);
+			lfs_out_u64(o, "hist_root", h->hist_root);
+			lfs_out_u64(o, "hist_slots", h->hist_slots);
+			lfs_out_u64(o, "protect_s", h->protect_s);
 		}
 		lfs_out_end(o);
 	}

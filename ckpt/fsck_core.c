@@ -119,13 +119,14 @@ claim(struct fsck *f, uint64_t addr, uint8_t kind, uint32_t ino, uint32_t bytes)
 	if (f->kept_of) {
 		/* a kept checkpoint's block: where the held table says it is
 		 * now, a copy (HELD) or the block itself */
-		uint64_t at = lfs_held_translate(&f->kept_of->fs->held, addr, fs->view_seq);
+		const struct lfs_held_entry *he = lfs_held_entry_for(&f->kept_of->fs->held, addr, fs->view_seq);
+		uint64_t at = he ? he->cur : addr;
 		uint64_t st = (uint64_t)(uintptr_t)u64map_get(&f->kept_of->summary, at);
 		if (!st)
 			problem(f, "inode %u%s: block %llu (kind %u), now at %llu, is not described by any verifying "
 				"summary", ino, path_of(f, ino, where, sizeof(where)), (unsigned long long)addr, kind,
 				(unsigned long long)at);
-		else if (!(at != addr && (st & 0xff) == LFS_BK_HELD) &&
+		else if (!(he && (st & 0xff) == LFS_BK_HELD) &&
 			 ((st & 0xff) != kind || (kind != LFS_BK_INODE && (st >> 8) != ino)))
 			problem(f, "block %llu (now at %llu): summary says inode %llu kind %u, but inode %u%s "
 				"references it as kind %u", (unsigned long long)addr, (unsigned long long)at,
@@ -274,10 +275,10 @@ check_held(struct fsck *f)
 		uint64_t st = (uint64_t)(uintptr_t)u64map_get(&f->summary, e->cur);
 		unsigned k = st & 0xff;
 		if (!st || !(k == e->kind || k == LFS_BK_HELD || ((e->flags & LFS_HELD_LIVE) && k == LFS_BK_DATA)))
-			problem(f, "held block %llu (checkpoints %llu to %llu), now at %llu: %s", (unsigned long long)e->orig,
-				(unsigned long long)e->from, (unsigned long long)e->until - 1,
-				(unsigned long long)e->cur, st ? "its summary names another kind" :
-								 "no verifying summary describes it");
+			problem(f, "held block %llu (kind %u, checkpoints %llu to %llu), now at %llu: %s %u",
+				(unsigned long long)e->orig, e->kind, (unsigned long long)e->from,
+				(unsigned long long)e->until - 1, (unsigned long long)e->cur,
+				st ? "its summary names kind" : "no verifying summary describes it: kind", k);
 		uint64_t key = e->cur << 16 | e->slot;
 		if (u64map_get(&units, key))
 			continue;

@@ -393,6 +393,15 @@ snap_call(const char *mnt, struct lfs_ctl_req *req, const char *name, const char
 	}
 	if (name)
 		snprintf(nm.name, sizeof(nm.name), "%s", name);
+	/* the tree as its users see it: what the kernel still holds (pages,
+	 * and the times its writeback cache keeps) goes to the daemon first */
+	int mfd = req->op == LFS_CTL_SNAP_MAKE ? open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (mfd >= 0) {
+		if (syncfs(mfd) < 0)
+			fprintf(stderr, "lfs-ckpt: %s: syncfs: %s (the snapshot may miss what was just written)\n",
+				mnt, strerror(errno));
+		close(mfd);
+	}
 	struct lfs_ctl_client cl = { -1 };
 	int err = lfs_ctl_connect(&cl, mnt);
 	if (err) {

@@ -26,7 +26,6 @@
 /* 4 MiB of 4 KiB blocks: the nodes above the leaves of every file a
  * group touches stay, and leaves touched again soon. */
 #define RF_CACHE_SLOTS 1024
-#define RF_UNUSE (1ull << 63)
 
 int
 lfs_rf_init(struct lfs_rf *rf, struct lfs_fs *fs)
@@ -142,13 +141,13 @@ lfs_rf_old_record(struct lfs_rf *rf, uint64_t daddr, uint16_t slot, struct lfs_d
 }
 
 static int
-op_push(struct lfs_rf *rf, uint64_t addr, bool unuse)
+op_push(struct lfs_rf *rf, uint64_t addr, bool unuse, uint8_t kind)
 {
 	if (!addr)
 		return 0;
 	int err = lfs_array_room(&rf->ops, &rf->capops, rf->nops + 1, sizeof(*rf->ops));
 	if (!err)
-		rf->ops[rf->nops++] = addr | (unuse ? RF_UNUSE : 0);
+		rf->ops[rf->nops++] = (struct lfs_rf_op){ .addr = addr, .kind = kind, .unuse = unuse };
 	return err;
 }
 
@@ -190,9 +189,9 @@ diff_node(struct lfs_rf *rf, uint64_t a, uint64_t b, unsigned k, unsigned l)
 	if (a == b)
 		return 0;
 	uint64_t *pa = NULL, *pb = NULL;
-	int err = op_push(rf, a, true);
+	int err = op_push(rf, a, true, LFS_BK_INDIR);
 	if (!err)
-		err = op_push(rf, b, false);
+		err = op_push(rf, b, false, LFS_BK_INDIR);
 	if (!err && a)
 		err = load_node(rf, a, 0, &pa);
 	if (!err && b)
@@ -207,9 +206,9 @@ diff_node(struct lfs_rf *rf, uint64_t a, uint64_t b, unsigned k, unsigned l)
 				(unsigned long long)(x && !lfs_addr_valid(fs, x) ? x : y));
 			err = -EFSCORRUPTED;
 		} else if (l == k) {
-			err = op_push(rf, x, true);
+			err = op_push(rf, x, true, LFS_BK_DATA);
 			if (!err)
-				err = op_push(rf, y, false);
+				err = op_push(rf, y, false, LFS_BK_DATA);
 		} else {
 			err = diff_node(rf, x, y, k, l + 1);
 		}
@@ -226,7 +225,7 @@ static int
 xattr_push(struct lfs_rf *rf, uint64_t root, bool unuse)
 {
 	struct lfs_fs *fs = rf->fs;
-	int err = op_push(rf, root, unuse);
+	int err = op_push(rf, root, unuse, LFS_BK_XATTR);
 	if (err || !root)
 		return err;
 	uint8_t *blk = lfs_malloc(fs->bsize);
@@ -244,7 +243,7 @@ xattr_push(struct lfs_rf *rf, uint64_t root, bool unuse)
 			lfs_log("xattr root %llu: slot %u outside the log", (unsigned long long)root, s);
 			err = -EFSCORRUPTED;
 		} else {
-			err = op_push(rf, lfs_xslot_addr(v), unuse);
+			err = op_push(rf, lfs_xslot_addr(v), unuse, LFS_BK_XATTR);
 		}
 	}
 	free(blk);
@@ -264,8 +263,8 @@ lfs_rf_account(struct lfs_rf *rf, const struct lfs_dinode *old, const struct lfs
 	rf->nops = 0;
 	for (unsigned b = 0; b < LFS_NDIRECT && !err; b++) {
 		uint64_t x = oi ? 0 : o->direct[b], y = ci ? 0 : c->direct[b];
-		if (x != y && !(err = op_push(rf, x, true)))
-			err = op_push(rf, y, false);
+		if (x != y && !(err = op_push(rf, x, true, LFS_BK_DATA)))
+			err = op_push(rf, y, false, LFS_BK_DATA);
 	}
 	for (unsigned k = 0; k < LFS_NINDIRECT && !err; k++)
 		err = diff_node(rf, o->ind[k], c->ind[k], k, 0);
@@ -276,10 +275,10 @@ lfs_rf_account(struct lfs_rf *rf, const struct lfs_dinode *old, const struct lfs
 	if (err)
 		return err;
 	for (size_t i = 0; i < rf->nops; i++) {
-		if (rf->ops[i] & RF_UNUSE)
-			lfs_retain_drop(fs, rf->ops[i] & ~RF_UNUSE, 0, fs->bsize, LFS_BK_DATA, 0);
+		if (rf->ops[i].unuse)
+			lfs_retain_drop(fs, rf->ops[i].addr, 0, fs->bsize, rf->ops[i].kind, 0);
 		else
-			lfs_seg_use(fs, rf->ops[i], fs->bsize);
+			lfs_seg_use(fs, rf->ops[i].addr, fs->bsize);
 	}
 	return 0;
 }

@@ -29,7 +29,11 @@ struct lfs_rf {
 	uint32_t cache_slots, cache_next;
 	struct u64map cached;       /* addr -> slot + 1 */
 	struct u64map seen;         /* node addresses visited by one lfs_rf_account */
-	uint64_t *ops;              /* changes found, applied when all are */
+	struct lfs_rf_op {          /* changes found, applied when all are */
+		uint64_t addr;
+		uint8_t kind;       /* of the block: what a snapshot holds */
+		bool unuse;
+	} *ops;
 	size_t nops, capops;
 	uint64_t node_reads;        /* blocks read from the device */
 };

@@ -41,12 +41,13 @@ table_of(struct lfs_fs *fs, uint32_t id)
 	return id == LFS_TABLE_HELD ? &fs->held.tab : id == LFS_TABLE_HIST ? &fs->hist.tab : NULL;
 }
 
-/* Whether a retained checkpoint reads the block at addr: the live tree
- * may use it as well (records in an inode block), or not. */
-static bool
+/* Whether a retained checkpoint reads the block at addr (the address
+ * it stands for, or 0): the live tree may use it as well (records in an
+ * inode block), or not. */
+static uint64_t
 held_here(const struct lfs_fs *fs, uint64_t addr)
 {
-	return fs->snapshots && fs->held.count && lfs_held_at(&fs->held, addr);
+	return fs->snapshots && fs->held.count ? lfs_held_at(&fs->held, addr) : 0;
 }
 
 /* Whether the live tree uses the block at addr. */
@@ -108,13 +109,14 @@ lfs_clean_block_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t
 	return tree_live(fs, e, addr, blk);
 }
 
-/* A block retained checkpoints read is copied whole, as HELD, and its
- * entries follow the copy (held.c): what they read does not change. */
+/* A block retained checkpoints read is copied whole, as HELD (its
+ * summary naming the address it stands for), and its entries follow the
+ * copy (held.c): what they read does not change. */
 static int
-copy_held(struct lfs_fs *fs, uint64_t addr, const uint8_t *blk)
+copy_held(struct lfs_fs *fs, uint64_t addr, uint64_t orig, const uint8_t *blk)
 {
 	uint64_t new_addr;
-	int err = lfs_seg_append(fs, LFS_BK_HELD, 0, 0, addr, blk, &new_addr);
+	int err = lfs_seg_append(fs, LFS_BK_HELD, 0, 0, orig, blk, &new_addr);
 	if (!err)
 		err = lfs_held_moved(fs, &fs->held, addr, new_addr);
 	return err;
@@ -127,7 +129,8 @@ lfs_clean_move_block(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t
 {
 	struct lfs_inode *ip;
 	int err;
-	if (held_here(fs, addr) && (err = copy_held(fs, addr, blk)))
+	uint64_t orig = held_here(fs, addr);
+	if (orig && (err = copy_held(fs, addr, orig, blk)))
 		return err;
 	if (!tree_live(fs, e, addr, blk))
 		return 0;

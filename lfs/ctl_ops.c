@@ -274,3 +274,31 @@ lfs_ctl_snap_list(struct lfs_fs *fs, uint64_t first, uint32_t n, struct lfs_ctl_
 	pthread_mutex_unlock(&fs->lock);
 	return 0;
 }
+
+int
+lfs_ctl_view_imap(struct lfs_fs *fs, uint64_t seq, uint64_t first, uint32_t n, uint64_t *out, uint32_t *got,
+		  uint64_t *total)
+{
+	*got = 0;
+	lfs_lock(fs);
+	*total = fs->n_imap_blocks;
+	uint64_t *all = lfs_calloc(fs->n_imap_blocks, sizeof(*all));
+	int err = !all ? -ENOMEM : !fs->snapshots ? -EOPNOTSUPP : !lfs_hist_get(&fs->hist, seq) ? -ENOENT : 0;
+	if (!err)
+		err = lfs_ckpt_view_imap(fs, seq, all);
+	for (uint64_t i = first; !err && i < fs->n_imap_blocks && *got < n; i++)
+		out[(*got)++] = all[i];
+	pthread_mutex_unlock(&fs->lock);
+	free(all);
+	return err;
+}
+
+int
+lfs_ctl_view_read(struct lfs_fs *fs, uint64_t seq, uint64_t addr, uint8_t *out, uint64_t *len)
+{
+	lfs_lock(fs);
+	*len = fs->bsize;
+	int err = lfs_addr_valid(fs, addr) ? lfs_retain_read(fs, seq, addr, out) : -EINVAL;
+	pthread_mutex_unlock(&fs->lock);
+	return err;
+}

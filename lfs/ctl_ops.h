@@ -23,6 +23,12 @@ void lfs_ctl_stats(struct lfs_fs *fs, struct lfs_ctl_stats *out);
 /* Up to n kept checkpoints from the first-th (LFS_CTL_SNAP_LIST): the
  * records into out, their count, the total, the bytes held and the
  * protection period into resp. */
+/* LFS_CTL_VIEW_IMAP: up to n of kept checkpoint seq's inode-map block
+ * addresses from the first-th into out (*got of them; *total in all). */
+int lfs_ctl_view_imap(struct lfs_fs *fs, uint64_t seq, uint64_t first, uint32_t n, uint64_t *out, uint32_t *got,
+		      uint64_t *total);
+/* LFS_CTL_VIEW_READ: the block seq reads as addr into out (*len bytes). */
+int lfs_ctl_view_read(struct lfs_fs *fs, uint64_t seq, uint64_t addr, uint8_t *out, uint64_t *len);
 int lfs_ctl_snap_list(struct lfs_fs *fs, uint64_t first, uint32_t n, struct lfs_ctl_ckpt *out,
 		      struct lfs_ctl_resp *resp);
 

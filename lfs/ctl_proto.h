@@ -107,7 +107,12 @@ enum lfs_ctl_op {
 				 * lfs_ctl_name */
 	LFS_CTL_SNAP_DELETE = 16, /* arg0 checkpoint */
 	LFS_CTL_PROTECT = 17,   /* arg0 seconds plain checkpoints are kept (the cleaner's
-				 * protection_period) */
+				 * checkpoint_protection) */
+	/* A kept checkpoint read by a second mount (lfs -o snapshot=) */
+	LFS_CTL_VIEW_IMAP = 18, /* arg0 checkpoint, arg1 first, count n -> up to n uint64_t: the
+				 * inode-map block addresses it read; val0 how many in all */
+	LFS_CTL_VIEW_READ = 19, /* arg0 checkpoint, arg1 an address it reads -> the block (count 1,
+				 * a block of payload), verified; -ESTALE once it is not kept */
 };
 
 /* A kept checkpoint (LFS_CTL_SNAP_LIST): lfs_ckpt_info of lfs.h. */

@@ -121,6 +121,8 @@ payload_len(uint16_t op, uint32_t count)
 	case LFS_CTL_SNAP_LIST:
 	case LFS_CTL_SNAP_DELETE:
 	case LFS_CTL_PROTECT:
+	case LFS_CTL_VIEW_IMAP:
+	case LFS_CTL_VIEW_READ:
 		return 0;
 	case LFS_CTL_SNAP_MAKE:
 	case LFS_CTL_SNAP_KEEP:
@@ -386,6 +388,16 @@ handle(struct lfs_ctl_server *srv, struct client *c, uint8_t *msg, size_t len, u
 		break;
 	case LFS_CTL_PROTECT:
 		resp->err = req.arg[0] > UINT32_MAX ? -EINVAL : lfs_set_protection(srv->fs, (uint32_t)req.arg[0]);
+		break;
+	case LFS_CTL_VIEW_IMAP:
+		resp->err = lfs_ctl_view_imap(srv->fs, req.arg[0], req.arg[1], req.count, (uint64_t *)rout,
+					      &resp->count, &resp->val[0]);
+		extra = resp->count * sizeof(uint64_t);
+		break;
+	case LFS_CTL_VIEW_READ:
+		resp->err = lfs_ctl_view_read(srv->fs, req.arg[0], req.arg[1], rout, &v);
+		resp->count = !resp->err;
+		extra = resp->err ? 0 : v;
 		break;
 	}
 	return sizeof(*resp) + extra;

@@ -872,7 +872,12 @@ write_as(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t ino, const void *
 	if (allocated)
 		*allocated = ip->di.blocks + ip->pending_new != before;
 	if (n > 0) {
-		lfs_inode_touch(ip, true, true);
+		/* A write the kernel's cache took earlier has its times from
+		 * then, which the kernel sends itself (SETATTR, before any
+		 * fsync ends): its pages may come after them, and must not
+		 * move them to when they arrived. */
+		if (cls != LFS_SPACE_WRITEBACK)
+			lfs_inode_touch(ip, true, true);
 		after_write(fs);
 	}
 	if (in_headroom)
@@ -1094,6 +1099,10 @@ lfs_statfs(struct lfs_fs *fs, struct statvfs *st)
 	st->f_bfree = st->f_bavail = used < usable ? usable - used : 0;
 	st->f_files = fs->sb.max_inodes - 1;
 	st->f_ffree = st->f_favail = fs->sb.max_inodes - 1 - fs->inodes_used;
+	/* a snapshot's view has no room of its own: nothing is free in it
+	 * (its segments are the mounted filesystem's, not counted here) */
+	if (fs->view_seq)
+		st->f_bfree = st->f_bavail = st->f_ffree = st->f_favail = 0;
 	st->f_namemax = LFS_NAME_MAX;
 	memcpy(&st->f_fsid, fs->sb.uuid, sizeof(st->f_fsid));
 	return unlock(fs, 0);

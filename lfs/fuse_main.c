@@ -12,6 +12,7 @@
 #include "fuse_daemon.h"
 #include "format.h"
 #include "loopdev.h"
+#include "fuse_snapshot.h"
 #include "tool.h"
 #include "lfs.h"
 
@@ -350,13 +351,24 @@ main(int argc, char *argv[])
 
 	struct lfs_daemon d = { .timeout = c.timeout, .writeback = !c.writethrough, .acl = !c.noacl };
 	lfs_fuse_cache_init(&d.cache);
-	int err = lfs_mount(c.image, &o, &d.fs);
+	/* a snapshot of a mounted image is read through its daemon */
+	struct lfs_remote *remote = NULL;
+	char live_mnt[PATH_MAX];
+	int err = c.snapshot && lfs_image_mounted_at(c.image, live_mnt, sizeof(live_mnt)) ?
+			  lfs_remote_view(c.image, live_mnt, c.snapshot, &remote, &d.fs) :
+			  lfs_mount(c.image, &o, &d.fs);
 	if (err) {
-		fprintf(stderr, "lfs: cannot mount %s: %s\n", c.image, strerror(-err));
+		fprintf(stderr, "lfs: cannot mount %s%s%s: %s\n", c.image, c.snapshot ? ", snapshot " : "",
+			c.snapshot ? c.snapshot : "", strerror(-err));
 		lfs_fuse_cache_free(&d.cache);
 		cmdline_free(&c, &args);
 		return 1;
 	}
+	/* A snapshot's mount is not the image's: no loop device (which
+	 * would make it look like the image's mount to the tools and to
+	 * the next snapshot mount), its own name, and no control socket. */
+	if (c.snapshot)
+		c.noblkdev = 1;
 	/* As root, mount fuseblk: the kernel then passes sync(1) and
 	 * syncfs(2) on (FUSE_SYNCFS) and umount(2) waits for FUSE_DESTROY.
 	 * An image file gets a loop device as the mount's source. */
@@ -372,8 +384,11 @@ main(int argc, char *argv[])
 			source[0] = '\0';
 		}
 	}
-	char fsname[PATH_MAX + 16];
-	snprintf(fsname, sizeof(fsname), "-ofsname=%s", source[0] ? source : c.image);
+	char fsname[2 * PATH_MAX + 16];
+	if (c.snapshot)
+		snprintf(fsname, sizeof(fsname), "-ofsname=%s@%s", c.image, c.snapshot);
+	else
+		snprintf(fsname, sizeof(fsname), "-ofsname=%s", source[0] ? source : c.image);
 	fuse_opt_add_arg(&args, fsname);
 	if (source[0])
 		fuse_opt_add_arg(&args, "-oblkdev");
@@ -420,7 +435,7 @@ main(int argc, char *argv[])
 	/* requests refused room wait for its rounds instead of cleaning */
 	bool reclaiming = !c.ro && pthread_create(&d.reclaimer, NULL, reclaimer, d.fs) == 0;
 	struct lfs_ctl_server *ctl = NULL;
-	err = lfs_ctl_server_start(d.fs, c.image, &ctl);
+	err = c.snapshot ? 0 : lfs_ctl_server_start(d.fs, c.image, &ctl);
 	if (err)
 		lfs_log("control socket for %s: %s (no cleaner, no lfs-ckpt)", c.mountpoint, strerror(-err));
 	d.ctl = ctl;
@@ -458,6 +473,7 @@ out_se:
 out_fs:
 	if (lfs_unmount(d.fs))
 		ret = 1;
+	lfs_remote_free(remote);
 	lfs_fuse_cache_free(&d.cache);
 	cmdline_free(&c, &args);
 	return ret;

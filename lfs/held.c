@@ -290,15 +290,15 @@ lfs_held_forward(struct lfs_fs *fs, struct lfs_held *h, uint64_t old, uint64_t n
 	return add(fs, h, &e);
 }
 
-bool
+uint64_t
 lfs_held_at(const struct lfs_held *h, uint64_t addr)
 {
 	for (uint64_t j = (uint64_t)(uintptr_t)u64map_get(&h->by_cur, addr); j; j = h->cur_next[j - 1]) {
 		const struct lfs_held_entry *e = &h->ent[j - 1];
 		if (!(e->flags & LFS_HELD_LIVE) && lfs_held_needed(h, e))
-			return true;
+			return e->orig;
 	}
-	return false;
+	return 0;
 }
 
 int
@@ -369,15 +369,22 @@ lfs_held_imap_of(const struct lfs_held *h, uint64_t c, uint64_t *out, uint32_t n
 	}
 }
 
-uint64_t
-lfs_held_translate(const struct lfs_held *h, uint64_t orig, uint64_t c)
+const struct lfs_held_entry *
+lfs_held_entry_for(const struct lfs_held *h, uint64_t orig, uint64_t c)
 {
 	for (uint64_t j = (uint64_t)(uintptr_t)u64map_get(&h->by_orig, orig); j; j = h->orig_next[j - 1]) {
 		const struct lfs_held_entry *e = &h->ent[j - 1];
 		if (e->from <= c && c < e->until)
-			return e->cur;
+			return e;
 	}
-	return orig;
+	return NULL;
+}
+
+uint64_t
+lfs_held_translate(const struct lfs_held *h, uint64_t orig, uint64_t c)
+{
+	const struct lfs_held_entry *e = lfs_held_entry_for(h, orig, c);
+	return e ? e->cur : orig;
 }
 
 /* A unit's holders, for lfs_held_usage. */

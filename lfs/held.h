@@ -68,9 +68,10 @@ int lfs_held_drop(struct lfs_fs *fs, struct lfs_held *h, uint64_t addr, uint16_t
  */
 int lfs_held_forward(struct lfs_fs *fs, struct lfs_held *h, uint64_t old, uint64_t new_addr, uint32_t charge,
 		     uint64_t until);
-/* Whether a needed entry has its bytes in the block at addr; and the
- * cleaner copied that block to new_addr, whole: every entry follows. */
-bool lfs_held_at(const struct lfs_held *h, uint64_t addr);
+/* Whether a needed entry has its bytes in the block at addr: the
+ * address it stands for (orig), or 0; and the cleaner copied that block
+ * to new_addr, whole: every entry follows. */
+uint64_t lfs_held_at(const struct lfs_held *h, uint64_t addr);
 int lfs_held_moved(struct lfs_fs *fs, struct lfs_held *h, uint64_t addr, uint64_t new_addr);
 /* Forget the entries no retained checkpoint needs any more, giving back
  * the counts of the units left with none; *freed: bytes given back. */
@@ -85,7 +86,9 @@ void lfs_held_imap_of(const struct lfs_held *h, uint64_t c, uint64_t *out, uint3
  * them that the live tree does not use; own[i] (room for nretained),
  * those held for retained[i] alone, which deleting it would free. */
 int lfs_held_usage(const struct lfs_held *h, uint64_t *own, uint64_t *held);
-/* Where checkpoint c reads the block it addresses as orig. */
+/* Where checkpoint c reads the block it addresses as orig; and the entry
+ * that says so (NULL: none, it reads orig itself). */
 uint64_t lfs_held_translate(const struct lfs_held *h, uint64_t orig, uint64_t c);
+const struct lfs_held_entry *lfs_held_entry_for(const struct lfs_held *h, uint64_t orig, uint64_t c);
 
 #endif

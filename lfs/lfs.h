@@ -237,6 +237,20 @@ int lfs_snapshot_find(struct lfs_fs *fs, const char *spec, uint64_t *seq);
  * src is unmounted.  -ENOENT if spec names nothing kept. */
 int lfs_view_open(struct lfs_fs *src, const char *spec, bool lock_src, struct lfs_fs **out);
 uint64_t lfs_view_seq(const struct lfs_fs *v);
+/* Where a view in another process than the filesystem's daemon gets the
+ * kept checkpoint seq's blocks (the daemon's control socket): .read
+ * fills buf with the block seq reads as addr (found through the held
+ * table, verified); .imap fills addrs[0..n) with the inode-map block
+ * addresses seq read.  0 or -errno each. */
+struct lfs_view_source {
+	int (*read)(void *ctx, uint64_t seq, uint64_t addr, void *buf);
+	int (*imap)(void *ctx, uint64_t seq, uint64_t *addrs, uint32_t n);
+	void *ctx;
+};
+/* A read-only view of kept checkpoint seq of the image at path, served
+ * while another daemon has it mounted: only its superblock is read
+ * here, everything else comes from src. */
+int lfs_view_open_remote(const char *path, uint64_t seq, const struct lfs_view_source *src, struct lfs_fs **out);
 /* Keep plain checkpoints `seconds` (0: none), from the next checkpoint;
  * and the period in force. */
 int lfs_set_protection(struct lfs_fs *fs, uint32_t seconds);

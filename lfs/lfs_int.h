@@ -59,7 +59,7 @@
  *   ckpt/fsck_core.c       the read-only checks of fsck.lfs
  *
  * Upward calls, each on purpose:
- *   seg.c -> held.c        a snapshot's view reads every block through
+ *   seg.c -> retain.c      a snapshot's view reads every block through
  *                          the held table's translation, in the one
  *                          place blocks are read (lfs_read_block)
  *   file.c, xattr.c -> space.c  a write asks for room in its middle, when
@@ -364,6 +364,8 @@ struct lfs_fs {
 	uint64_t view_seq;
 	struct lfs_fs *view_src;
 	bool view_lock_src;         /* reads take view_src's lock */
+	struct lfs_view_source view_remote; /* or reads come from another
+				       process's view_src (.read set) */
 
 	struct lfs_stats stats;
 	uint64_t base_bytes_written; /* lifetime counter at mount */
@@ -684,6 +686,10 @@ void lfs_retain_moved_data(struct lfs_fs *fs, uint64_t old, uint64_t new_addr);
  * more; h gets the tables' roots. */
 int lfs_retain_checkpoint(struct lfs_fs *fs, uint64_t seq, uint64_t time_ns, const char *snapshot,
 			  struct lfs_ckpt_hdr *h);
+/* The block kept checkpoint seq reads as addr, read and verified where
+ * its bytes are now; -ESTALE once seq is no longer kept (what it held
+ * may be reused), -EFSCORRUPTED for an address outside the log. */
+int lfs_retain_read(struct lfs_fs *fs, uint64_t seq, uint64_t addr, void *buf);
 /* Checkpoint seq was not committed: it is not in the history. */
 void lfs_retain_abort(struct lfs_fs *fs, uint64_t seq);
 /* The history changed outside a checkpoint (a snapshot deleted or
@@ -709,6 +715,11 @@ int lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *hdr);
  * or the mounted filesystem that writes the image): its inode map as
  * seq read it, every block read through src's held table. */
 int lfs_ckpt_load_view(struct lfs_fs *fs, struct lfs_fs *src, uint64_t seq);
+/* Its two halves: the inode-map block addresses (n_imap_blocks) kept
+ * checkpoint seq of src read; and fs made its view from those, its
+ * blocks read as fs->view_src or fs->view_remote says. */
+int lfs_ckpt_view_imap(struct lfs_fs *src, uint64_t seq, uint64_t *addrs);
+int lfs_ckpt_load_view_at(struct lfs_fs *fs, uint64_t seq, const uint64_t *addrs);
 /* ckpt/region.c: write checkpoint region w (header h) by the blocks that
  * changed since it was last written; mark table address i changed. */
 int lfs_region_write(struct lfs_fs *fs, int w, struct lfs_ckpt_hdr *h);

@@ -396,6 +396,44 @@ lfs_view_open(struct lfs_fs *src, const char *spec, bool lock_src, struct lfs_fs
 	return 0;
 }
 
+int
+lfs_view_open_remote(const char *path, uint64_t seq, const struct lfs_view_source *src, struct lfs_fs **out)
+{
+	/* the superblock only: the image is another daemon's, held by it */
+	struct lfs_bdev dev;
+	int err = lfs_bdev_open(&dev, path, true);
+	if (err) {
+		lfs_log("%s: %s", path, strerror(-err));
+		return err;
+	}
+	struct lfs_super sb;
+	err = lfs_read_super(&dev, 0, &sb);
+	lfs_bdev_close(&dev);
+	if (err)
+		return err;
+	struct lfs_opts o;
+	lfs_opts_default(&o);
+	o.readonly = true;
+	struct lfs_fs *v;
+	if ((err = fs_alloc(&sb, &o, &v)))
+		return err;
+	v->dev.readonly = true;
+	v->dev.block_size = sb.block_size;
+	v->view_remote = *src;
+	uint64_t *addrs = lfs_calloc(v->n_imap_blocks, sizeof(*addrs));
+	err = addrs ? src->imap(src->ctx, seq, addrs, v->n_imap_blocks) : -ENOMEM;
+	if (!err)
+		err = lfs_ckpt_load_view_at(v, seq, addrs);
+	free(addrs);
+	if (err) {
+		fs_free(v);
+		return err;
+	}
+	v->last_flush_ns = lfs_now_ns();
+	*out = v;
+	return 0;
+}
+
 uint64_t
 lfs_view_seq(const struct lfs_fs *v)
 {

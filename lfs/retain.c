@@ -195,3 +195,11 @@ lfs_retain_abort(struct lfs_fs *fs, uint64_t seq)
 	if (lfs_hist_delete(fs, &fs->hist, seq) || lfs_retain_update(fs))
 		lfs_fail(fs, -ENOMEM, "checkpoint %llu abandoned: forgetting its record", (unsigned long long)seq);
 }
+
+int
+lfs_retain_read(struct lfs_fs *fs, uint64_t seq, uint64_t addr, void *buf)
+{
+	if (!fs->snapshots || !lfs_hist_get(&fs->hist, seq))
+		return -ESTALE;
+	return lfs_read_block_at(fs, lfs_held_translate(&fs->held, addr, seq), buf);
+}

@@ -296,14 +296,15 @@ lfs_seg_birth(struct lfs_fs *fs, uint64_t addr, uint64_t *birth)
 int
 lfs_read_block(struct lfs_fs *fs, uint64_t addr, void *buf)
 {
+	if (fs->view_remote.read)
+		return fs->view_remote.read(fs->view_remote.ctx, fs->view_seq, addr, buf);
 	if (fs->view_seq) {
 		/* a snapshot reads its addresses where the held table says
 		 * they are now, from the filesystem that writes them */
 		struct lfs_fs *src = fs->view_src ? fs->view_src : fs;
 		if (fs->view_lock_src)
 			pthread_mutex_lock(&src->lock);
-		uint64_t at = lfs_held_translate(&src->held, addr, fs->view_seq);
-		int err = lfs_read_block_at(src, at, buf);
+		int err = lfs_retain_read(src, fs->view_seq, addr, buf);
 		if (fs->view_lock_src)
 			pthread_mutex_unlock(&src->lock);
 		return err;

@@ -1,7 +1,7 @@
 /*
  * crashsim.c — crash-state testing.
  *
- *   crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-v]
+ *   crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-v]
  *
  * 1. Make a small image, mount it through the real code with the block
  *    trace on (bdev.c records every write and every flush), and run a
@@ -23,6 +23,11 @@
  * With -F the workload starts on a full filesystem: eight files fill it to
  * ENOSPC, the even ones fsynced, the odd ones deleted at random by the
  * workload; and every state must also let every file be deleted.
+ * With -S the workload also makes snapshots (each the model's files as
+ * they are then) and deletes some: in every state a snapshot whose
+ * making returned is there, and reads exactly its files, until its
+ * deletion began; one not begun yet, or deleted, is not there; one in
+ * between is there whole or not at all.
  * Exit 0 when every state passes; otherwise the first failures are
  * described (seed, state, what was wrong) and the exit status is 1.
  */
@@ -67,7 +72,27 @@ struct file {
 	unsigned nsmall;            /* user.s0 .. user.s<nsmall-1>, values small_value() */
 };
 
+#define MAX_SNAPS 6
+
+/* A snapshot the workload made: the model's files then, and when it was
+ * made and deleted (trace lengths; 0: not deleted). */
+struct snap {
+	char name[16];
+	uint64_t seq;
+	off_t begun, done, del_begun, del_done;
+	struct snap_file {
+		uint64_t dir;
+		char name[32];
+		uint8_t *data;
+		size_t size;
+	} f[MAX_FILES];
+	int n;
+};
+
 struct workload {
+	struct snap snaps[MAX_SNAPS];
+	int nsnaps;
+	bool snapshots;             /* -S */
 	struct lfs_fs *fs;
 	struct file files[MAX_FILES];
 	uint64_t dirs[4];
@@ -256,6 +281,49 @@ tmpfile_orphan(struct workload *w)
 	return lfs_fsync(w->fs, st.st_ino, false);
 }
 
+/* -S: make a snapshot of the model as it is, or delete one made. */
+static int
+snapshot_op(struct workload *w)
+{
+	if (w->nsnaps < MAX_SNAPS && rnd_below(3)) {
+		struct snap *s = &w->snaps[w->nsnaps];
+		snprintf(s->name, sizeof(s->name), "s%d", w->nsnaps);
+		s->n = 0;
+		for (int i = 0; i < MAX_FILES; i++) {
+			const struct file *f = &w->files[i];
+			if (!f->exists)
+				continue;
+			struct snap_file *sf = &s->f[s->n++];
+			sf->dir = f->dir;
+			snprintf(sf->name, sizeof(sf->name), "%s", f->name);
+			sf->size = f->size;
+			sf->data = malloc(f->size + 1);
+			memcpy(sf->data, f->data, f->size);
+		}
+		s->begun = trace_len(w->trace);
+		int err = lfs_snapshot_make(w->fs, s->name, &s->seq);
+		s->done = trace_len(w->trace);
+		if (err) {
+			for (int i = 0; i < s->n; i++)
+				free(s->f[i].data);
+			return err == -ENOSPC ? 0 : err;
+		}
+		w->nsnaps++;
+		return 0;
+	}
+	for (int k = 0; k < w->nsnaps; k++) {
+		struct snap *s = &w->snaps[k];
+		if (s->del_begun || rnd_below(2))
+			continue;
+		s->del_begun = trace_len(w->trace);
+		int err = lfs_snapshot_delete(w->fs, s->seq);
+		s->del_done = trace_len(w->trace);
+		/* deleting frees space: it must not fail for want of it */
+		return err;
+	}
+	return 0;
+}
+
 static int
 workload_run(struct workload *w)
 {
@@ -271,6 +339,14 @@ workload_run(struct workload *w)
 	if (ferr)
 		return ferr;
 	for (unsigned op = 0; op < w->ops; op++) {
+		if (w->snapshots && rnd_below(100) < 2) {
+			int err = snapshot_op(w);
+			if (err) {
+				fprintf(stderr, "crashsim: op %u (snapshot): %s\n", op, strerror(-err));
+				return err;
+			}
+			continue;
+		}
 		struct file *f = &w->files[rnd_below(MAX_FILES)];
 		int kind = (int)rnd_below(100);
 		int err = 0;
@@ -401,12 +477,60 @@ struct checker {
 	char path[64];
 	uint8_t *img;
 	uint64_t states, failures;
+	uint64_t views;             /* -S: snapshots read back */
 };
 
 static int
 lookup_path(struct lfs_fs *fs, const struct file *f, struct stat *st)
 {
 	return lfs_lookup(fs, f->dir, f->name, st);
+}
+
+/* The snapshots in the state mounted read-only as fs, as -S demands. */
+static void
+check_snaps(struct checker *c, struct lfs_fs *fs, off_t durable, const char *what)
+{
+	uint8_t *buf = malloc(c->w->max_size + 8192);
+	for (int k = 0; k < c->w->nsnaps; k++) {
+		const struct snap *s = &c->w->snaps[k];
+		bool must = s->done <= durable && !(s->del_begun && s->del_begun <= durable);
+		bool mustnt = s->begun > durable || (s->del_done && s->del_done <= durable);
+		uint64_t seq = 0;
+		bool there = lfs_snapshot_find(fs, s->name, &seq) == 0;
+		if ((must && !there) || (mustnt && there) || (there && seq != s->seq)) {
+			printf("crashsim: %s: snapshot %s (checkpoint %llu) %s\n", what, s->name,
+			       (unsigned long long)s->seq, there && seq != s->seq ? "names another checkpoint" :
+							   there ? "is there, but must not be" : "is missing");
+			c->failures++;
+			break;
+		}
+		if (!there)
+			continue;
+		struct lfs_fs *v = NULL;
+		int err = lfs_view_open(fs, s->name, false, &v);
+		c->views += !err;
+		for (int i = 0; !err && i < s->n; i++) {
+			const struct snap_file *sf = &s->f[i];
+			struct stat st;
+			err = lfs_lookup(v, sf->dir, sf->name, &st);
+			ssize_t n = err ? err : lfs_read(v, st.st_ino, buf, sf->size + 8192, 0);
+			if (err || n != (ssize_t)sf->size || (sf->size && memcmp(buf, sf->data, sf->size))) {
+				printf("crashsim: %s: snapshot %s: file %s (%zu bytes) %s\n", what, s->name, sf->name,
+				       sf->size, err ? strerror(-err) : "differs");
+				c->failures++;
+				err = -EIO;
+			}
+		}
+		if (err && err != -EIO) {
+			printf("crashsim: %s: snapshot %s cannot be read: %s\n", what, s->name, strerror(-err));
+			c->failures++;
+		}
+		if (v)
+			lfs_abandon(v);
+		if (err)
+			break;
+	}
+	free(buf);
 }
 
 /* Mount the state now in c->img and check it. */
@@ -424,11 +548,21 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 	uint64_t problems = 0;
 	if (!err) {
 		err = lfs_fsck(fs, &problems);
+		if (!err && !problems)
+			check_snaps(c, fs, durable_upto, what);
 		lfs_abandon(fs);
 	}
 	if (err || problems) {
 		printf("crashsim: %s: %s, %llu fsck problems\n", what, err ? strerror(-err) : "mounted",
 		       (unsigned long long)problems);
+		const char *keep = getenv("CRASHSIM_KEEP");
+		if (keep && !c->failures) { /* the first failing state, to look at */
+			int kfd = open(keep, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+			if (kfd < 0 || pwrite(kfd, c->img, IMG_BYTES, 0) != (ssize_t)IMG_BYTES)
+				printf("crashsim: CRASHSIM_KEEP=%s: %s\n", keep, strerror(errno));
+			if (kfd >= 0)
+				close(kfd);
+		}
 		c->failures++;
 		return 0;
 	}
@@ -470,7 +604,20 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 		lfs_forget(fs, st.st_ino, 1);
 	}
 	free(buf);
-	/* on a full filesystem, right after the crash, deleting works */
+	/* on a full filesystem, right after the crash, deleting works: the
+	 * snapshots first (deleting a file they hold frees nothing), which
+	 * must always be possible */
+	for (int k = 0; c->w->full && k < c->w->nsnaps; k++) {
+		uint64_t seq;
+		if (lfs_snapshot_find(fs, c->w->snaps[k].name, &seq))
+			continue;
+		if ((err = lfs_snapshot_delete(fs, seq))) {
+			printf("crashsim: %s: deleting snapshot %s after the crash: %s\n", what, c->w->snaps[k].name,
+			       strerror(-err));
+			c->failures++;
+			break;
+		}
+	}
 	for (int i = 0; c->w->full && i < MAX_FILES; i++) {
 		const struct file *f = &c->w->files[i];
 		if (!f->name[0])
@@ -498,15 +645,17 @@ main(int argc, char **argv)
 	bool verbose = false;
 	int opt;
 	bool full = false;
-	while ((opt = getopt(argc, argv, "s:n:t:Fv")) != -1) {
+	bool snapshots = false;
+	while ((opt = getopt(argc, argv, "s:n:t:FSv")) != -1) {
 		switch (opt) {
 		case 's': seed = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'n': ops = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 't': torn = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'v': verbose = true; break;
 		case 'F': full = true; break;
+		case 'S': snapshots = true; break;
 		default:
-			fprintf(stderr, "usage: crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-v]\n");
+			fprintf(stderr, "usage: crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-v]\n");
 			return 2;
 		}
 	}
@@ -533,7 +682,9 @@ main(int argc, char **argv)
 		return 2;
 	close(fd);
 
-	struct workload w = { .trace = trace, .ops = ops, .verbose = verbose, .full = full, .max_size = 400000 };
+	static struct workload w;
+	w = (struct workload){ .trace = trace, .ops = ops, .verbose = verbose, .full = full, .max_size = 400000,
+			       .snapshots = snapshots };
 	struct lfs_opts o;
 	lfs_opts_default(&o);
 	o.ckpt_interval_s = 0;
@@ -603,6 +754,13 @@ main(int argc, char **argv)
 		points++;
 		if (c.failures >= 5)
 			break;
+	}
+	if (snapshots) {
+		int deleted = 0;
+		for (int k = 0; k < w.nsnaps; k++)
+			deleted += w.snaps[k].del_begun != 0;
+		printf("crashsim: seed %u: %d snapshots made, %d deleted; %llu snapshot views read in the states\n", seed,
+		       w.nsnaps, deleted, (unsigned long long)c.views);
 	}
 	printf("crashsim: seed %u: %u ops, %zu trace records, %u flush points, %llu crash states checked, %llu failures\n",
 	       seed, ops, nrecs, points, (unsigned long long)c.states, (unsigned long long)c.failures);

@@ -4,7 +4,10 @@
 #     mounted through the real code, fsck'd, fsynced files checked
 #     (CRASH_SEEDS seeds; CI runs enough for a few thousand states); and
 #     the same from a full filesystem (crashsim -F), where every state must
-#     also let every file be deleted.
+#     also let every file be deleted; and both with snapshots made and
+#     deleted (crashsim -S): a snapshot made is whole in every later state
+#     until its deletion, one not made or deleted is absent, and on a full
+#     filesystem every snapshot can be deleted after the crash.
 #  2. kill -9 of the daemon at random moments during a workload on a real
 #     mount; remount; every file whose fsync returned is there, intact,
 #     and fsck.lfs finds nothing wrong.
@@ -35,6 +38,23 @@ for s in $(seq 1 $(( (seeds + 2) / 3 ))); do
 	total=$((total + n))
 done
 echo "crashsim -F: $total crash states of a full filesystem checked, all consistent, all files deletable"
+# snapshots made and deleted during the workload
+total=0 views=0
+for s in $(seq 1 "$seeds"); do
+	out=$("$SIM" -S -s "$s" -n 1500 -t 3 2>"$WORK/sim.err") ||
+		{ echo "$out"; grep -v '^lfs: ' "$WORK/sim.err" | tail -30; fail "crashsim -S seed $s"; }
+	n=$(echo "$out" | tail -1 | sed -n 's/.* \([0-9]*\) crash states checked.*/\1/p')
+	v=$(echo "$out" | sed -n 's/.* \([0-9]*\) snapshot views read.*/\1/p')
+	[ "${v:-0}" -gt 0 ] || fail "crashsim -S seed $s read no snapshot"
+	total=$((total + n)) views=$((views + v))
+done
+for s in $(seq 1 $(( (seeds + 9) / 10 ))); do
+	out=$("$SIM" -F -S -s "$s" -n 600 -t 2 2>"$WORK/sim.err") ||
+		{ echo "$out"; grep -v '^lfs: ' "$WORK/sim.err" | tail -30; fail "crashsim -F -S seed $s"; }
+	n=$(echo "$out" | tail -1 | sed -n 's/.* \([0-9]*\) crash states checked.*/\1/p')
+	total=$((total + n))
+done
+echo "crashsim -S: $total crash states with snapshots checked, $views snapshot trees read back, all whole or absent as they must be"
 
 # every file LIST names (path md5) is there with that content; counts in n
 check_synced() {

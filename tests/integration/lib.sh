@@ -38,12 +38,18 @@ lfs_mount_cleaner() {
 lfs_start() {
 	"$LFS" -f -o "$1" "$IMG" "$MNT" 2>>"$WORK/daemon.log" &
 	LFS_PID=$!
+	wait_mounted "$LFS_PID" "$MNT" "$WORK/daemon.log"
+}
+
+# wait_mounted PID DIR LOG: until the daemon PID has mounted DIR; fails,
+# showing LOG, if it exits first or takes ten seconds.
+wait_mounted() {
 	for _ in $(seq 1 100); do
-		mountpoint -q "$MNT" && return 0
-		kill -0 "$LFS_PID" 2>/dev/null || { cat "$WORK/daemon.log"; fail "lfs exited during mount"; }
+		mountpoint -q "$2" && return 0
+		kill -0 "$1" 2>/dev/null || { cat "$3"; fail "lfs exited during the mount of $2"; }
 		sleep 0.1
 	done
-	fail "mount did not appear"
+	fail "the mount of $2 did not appear"
 }
 
 # lfs_umount [STATUS]: unmount and wait until the daemon has written its

@@ -150,7 +150,7 @@ START_TEST(malformed_refused_exactly)
 	exchange(fd, big, sizeof(q) + q.count * 8, &r);
 	ck_assert_int_eq(r.err, -EPROTO);
 	q = ok;
-	q.op = LFS_CTL_PROTECT + 1;
+	q.op = LFS_CTL_VIEW_READ + 1;
 	exchange(fd, &q, sizeof(q), &r);
 	ck_assert_int_eq(r.err, -EOPNOTSUPP);
 	q = ok; /* a name that does not end */

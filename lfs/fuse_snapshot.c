@@ -1,0 +1,133 @@
+/*
+ * fuse_snapshot.c — layer 7: a snapshot mounted beside the live tree
+ * (lfs -o snapshot=NAME while the image is mounted): this daemon serves
+ * the kept checkpoint read-only, and every block it reads comes over the
+ * control socket of the daemon that has the image (LFS_CTL_VIEW_READ),
+ * which finds it through its held table: only that daemon knows where
+ * the cleaner has moved a block.  The kernel mount is read-only, so no
+ * write reaches even the page cache.
+ */
+#include "fuse_snapshot.h"
+
+#include "cleaner.h"
+#include "format.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct lfs_remote {
+	struct lfs_ctl_client cl;
+	uint32_t bsize;
+};
+
+static int
+remote_read(void *ctx, uint64_t seq, uint64_t addr, void *buf)
+{
+	struct lfs_remote *r = ctx;
+	struct lfs_ctl_req req = { .op = LFS_CTL_VIEW_READ, .arg = { seq, addr } };
+	struct lfs_ctl_resp resp;
+	/* exactly a block, or -EPROTO */
+	int err = lfs_ctl_call(&r->cl, &req, NULL, 0, &resp, buf, r->bsize, NULL);
+	if (err)
+		lfs_log("snapshot %" PRIu64 ": block %" PRIu64 " from the mounted filesystem: %s", seq, addr,
+			lfs_ctl_strerror(err));
+	/* the live daemon gone or the snapshot deleted: the reader gets EIO */
+	return err == -ESTALE || err == -EFSCORRUPTED || err == -ENOMEM ? err : err ? -EIO : 0;
+}
+
+static int
+remote_imap(void *ctx, uint64_t seq, uint64_t *addrs, uint32_t n)
+{
+	struct lfs_remote *r = ctx;
+	uint32_t have = 0;
+	while (have < n) {
+		uint32_t want = n - have < LFS_CTL_MAX_RECORDS ? n - have : LFS_CTL_MAX_RECORDS;
+		struct lfs_ctl_req req = { .op = LFS_CTL_VIEW_IMAP, .count = want, .arg = { seq, have } };
+		struct lfs_ctl_resp resp;
+		size_t got;
+		int err = lfs_ctl_call(&r->cl, &req, NULL, 0, &resp, addrs + have, want * sizeof(*addrs), &got);
+		if (!err && (resp.val[0] != n || !resp.count || resp.count > want || got != resp.count * sizeof(*addrs)))
+			err = -EPROTO; /* another geometry, or a malformed answer */
+		if (err)
+			return err;
+		have += resp.count;
+	}
+	return 0;
+}
+
+/* The kept checkpoint spec names: a snapshot's name, or a number. */
+static int
+resolve(struct lfs_remote *r, const char *spec, uint64_t *seq)
+{
+	static struct lfs_ctl_ckpt rec[LFS_CTL_MAX_RECORDS];
+	char *end;
+	unsigned long long num = strtoull(spec, &end, 10);
+	bool numeric = *spec >= '0' && *spec <= '9' && !*end;
+	for (uint64_t first = 0;;) {
+		struct lfs_ctl_req req = { .op = LFS_CTL_SNAP_LIST, .count = LFS_CTL_MAX_RECORDS, .arg = { first } };
+		struct lfs_ctl_resp resp;
+		size_t got;
+		int err = lfs_ctl_call(&r->cl, &req, NULL, 0, &resp, rec, sizeof(rec), &got);
+		if (!err && got != resp.count * sizeof(rec[0]))
+			err = -EPROTO;
+		if (err)
+			return err;
+		for (uint32_t i = 0; i < resp.count; i++) {
+			bool kept = rec[i].flags & LFS_CKPT_INFO_KEPT;
+			bool named = (rec[i].flags & LFS_CKPT_INFO_SNAPSHOT) && !strncmp(rec[i].name, spec, sizeof(rec[i].name));
+			if (kept && (named || (numeric && rec[i].seq == num))) {
+				*seq = rec[i].seq;
+				return 0;
+			}
+		}
+		first += resp.count;
+		if (!resp.count || first >= resp.val[0])
+			return -ENOENT;
+	}
+}
+
+int
+lfs_remote_view(const char *image, const char *mnt, const char *spec, struct lfs_remote **out_r,
+		struct lfs_fs **out_fs)
+{
+	struct lfs_remote *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->cl.fd = -1;
+	int err = lfs_ctl_connect(&r->cl, mnt);
+	struct lfs_ctl_resp info;
+	char path[LFS_CTL_PATH_MAX];
+	if (!err)
+		err = lfs_ctl_ask_info(&r->cl, &info, path);
+	if (err) {
+		lfs_log("%s is mounted at %s; its daemon cannot be reached: %s", image, mnt, lfs_ctl_strerror(err));
+		lfs_remote_free(r);
+		return err;
+	}
+	r->bsize = (uint32_t)info.val[0];
+	uint64_t seq;
+	if ((err = resolve(r, spec, &seq))) {
+		lfs_log("%s (mounted at %s): no snapshot or kept checkpoint '%s' (lfs-ckpt -l lists them): %s", image,
+			mnt, spec, lfs_ctl_strerror(err));
+		lfs_remote_free(r);
+		return err;
+	}
+	struct lfs_view_source src = { remote_read, remote_imap, r };
+	if ((err = lfs_view_open_remote(image, seq, &src, out_fs))) {
+		lfs_remote_free(r);
+		return err;
+	}
+	*out_r = r;
+	return 0;
+}
+
+void
+lfs_remote_free(struct lfs_remote *r)
+{
+	if (!r)
+		return;
+	lfs_ctl_close(&r->cl);
+	free(r);
+}
