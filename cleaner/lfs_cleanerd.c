@@ -544,6 +544,22 @@ status(const char *mountpoint, bool json)
 		fprintf(stderr, "lfs_cleanerd: cannot read the usage table\n");
 		return 1;
 	}
+	/* the checkpoints kept, and what they hold that the live tree does
+	 * not (counted in live_bytes: df's used space) */
+	static struct lfs_ctl_ckpt rec[LFS_CTL_MAX_RECORDS];
+	struct lfs_ctl_req sq = { .op = LFS_CTL_SNAP_LIST, .count = LFS_CTL_MAX_RECORDS };
+	struct lfs_ctl_resp sr;
+	size_t got = 0;
+	unsigned snaps = 0, kept = 0;
+	uint64_t held = 0, protect = 0;
+	if (!lfs_ctl_call(&c.cl, &sq, NULL, 0, &sr, rec, sizeof(rec), &got) && got == sr.count * sizeof(rec[0])) {
+		for (uint32_t i = 0; i < sr.count; i++) {
+			snaps += (rec[i].flags & LFS_CKPT_INFO_SNAPSHOT) != 0;
+			kept += (rec[i].flags & (LFS_CKPT_INFO_KEPT | LFS_CKPT_INFO_SNAPSHOT)) == LFS_CKPT_INFO_KEPT;
+		}
+		held = sr.val[1];
+		protect = sr.val[2];
+	}
 	unsigned hist[LFS_CTL_BINS] = { 0 };
 	for (uint64_t s = 0; s < c.nsegs; s++)
 		if (c.usage[s].state == 1)
@@ -556,6 +572,7 @@ status(const char *mountpoint, bool json)
 		       "\"segments_cleaned\":%llu,\"blocks_moved\":%llu,\"bytes_moved\":%llu,\"cleaner_bytes_read\":%llu,"
 		       "\"cleaner_passes\":%llu,\"cleaner_pid\":%llu,\"cleaner_state\":\"%s\","
 		       "\"cleaner_restarts\":%llu,\"readonly\":%s,\"checkpoints\":%llu,\"write_cost\":%.4f,"
+		       "\"snapshots\":%u,\"kept_checkpoints\":%u,\"held_bytes\":%llu,\"protection_period_s\":%llu,"
 		       "\"utilization_histogram\":[",
 		       (unsigned long long)st.segs_total, (unsigned long long)st.segs_clean,
 		       (unsigned long long)st.segs_reserved, (unsigned long long)st.live_bytes,
@@ -564,7 +581,8 @@ status(const char *mountpoint, bool json)
 		       (unsigned long long)st.cleaner_bytes_read, (unsigned long long)st.cleaner_passes,
 		       (unsigned long long)st.cleaner_pid, state_name(st.cleaner_state),
 		       (unsigned long long)st.cleaner_restarts, st.readonly ? "true" : "false",
-		       (unsigned long long)st.checkpoints, wcost);
+		       (unsigned long long)st.checkpoints, wcost, snaps, kept, (unsigned long long)held,
+		       (unsigned long long)protect);
 		for (int i = 0; i < LFS_CTL_BINS; i++)
 			printf("%s%u", i ? "," : "", hist[i]);
 		printf("],\"cleaned_utilization_histogram\":[");
@@ -578,6 +596,9 @@ status(const char *mountpoint, bool json)
 		       (unsigned long long)st.segs_reserved, (double)st.live_bytes / 1048576.0);
 		printf("  written         %.1f MiB to the backing store, %llu checkpoints\n",
 		       (double)st.bytes_written / 1048576.0, (unsigned long long)st.checkpoints);
+		printf("  snapshots       %u, and %u plain checkpoints kept (protection period %llu s); "
+		       "%.1f MiB of the live bytes held for them\n",
+		       snaps, kept, (unsigned long long)protect, (double)held / 1048576.0);
 		char who[256];
 		describe_cleaner(&st, who, sizeof(who));
 		printf("  cleaner         %s\n", who);

@@ -19,6 +19,7 @@
 #include "lfs_int.h"
 
 #include <errno.h>
+#include <stdlib.h>
 
 /* Try to make room: flush, checkpoint, clean (or leave those to the
  * reclaimer).  Returns 0 when `bytes` fits, -ENOSPC when it cannot be
@@ -53,6 +54,15 @@ lfs_space_log_full(struct lfs_fs *fs, enum lfs_space_class cls, const char *why)
 		(unsigned long long)fs->nclean, (unsigned long long)fs->sb.nsegs,
 		(unsigned long long)fs->sb.reserved_segs, (unsigned long long)lfs_space_used_blocks(fs),
 		(unsigned long long)lfs_space_capacity(fs), why);
+	/* a filesystem held full by what snapshots keep says so, and how
+	 * to give it back */
+	uint64_t held = 0;
+	uint64_t *own = fs->snapshots && fs->held.count ? lfs_calloc(fs->held.nretained + 1, sizeof(*own)) : NULL;
+	if (own && !lfs_held_usage(&fs->held, own, &held) && held)
+		lfs_log("full: %llu MiB of it are held for %zu kept checkpoints or snapshots; deleting them "
+			"frees it (lfs-ckpt -l lists them, lfs-ckpt -d deletes one)",
+			(unsigned long long)(held >> 20), fs->held.nretained);
+	free(own);
 }
 
 /* Cleaning gained nothing lately, and nothing was freed since. */

@@ -178,6 +178,12 @@ while dd if=/dev/urandom of="$MNT/fill$i" bs=1M count=4 status=none 2>/dev/null 
 	[ "$i" -lt 200 ] || fail "128 MiB never filled up"
 done
 sync
+matches -E "full: [0-9]+ MiB of it are held for 2 kept checkpoints or snapshots" <"$WORK/daemon.log" ||
+	fail "the full filesystem did not say snapshots hold its space"
+"$CLEANERD" --status --json "$MNT" | python3 -c "
+import json, sys
+s = json.load(sys.stdin)
+assert s['snapshots'] == 2 and s['held_bytes'] > 0, s" || fail "lfs_cleanerd --status does not count the snapshots"
 rm -rf "$MNT"/fill* "$MNT/src" "$MNT/ow"
 sync
 own=$("$CKPT" -j "$MNT" | python3 -c "
