@@ -114,6 +114,16 @@ WORKLOAD_TEXT = {
         "each fsynced, `kill -9`, a timed mount. Roll-forward times are the daemon's log lines. "
         "`fsck.lfs` checks the image at the end."
     ),
+    "snapshots": (
+        "Snapshots (issue 14), lfs only. `wc.none.75` and `wc.old25.75`: the write cost of the cleaning "
+        "workload (uniform random overwrites of {cl_times} × the capacity, cost-benefit cleaner, "
+        "`mkfs.lfs -s {cl_fs}`) with 75% of the space used, once all of it live, once 50% live beside an "
+        "old snapshot holding the other 25% (files written, snapshotted with `lfs-ckpt -s` and deleted "
+        "before the live files; its blocks stay, and the cleaner moves them with the live ones). "
+        "`snapshot_ms.SIZE`: `lfs-ckpt -s` timed on a sparse image of each size with the same 256 MiB "
+        "of files and 100 new 4 KiB files since the last checkpoint, the median of 5 (it should not "
+        "grow with the size: nothing is copied). `fsck.lfs` checks every image, snapshots included."
+    ),
     "locklat": (
         "One request behind another's flush (issue 11): `bench/locklat.c` times a `stat()` and a 4 KiB "
         "`O_DIRECT` `pread()` of a 16 MiB file, alternately, for {ll_secs} s on the idle mount, then as long "
@@ -1107,6 +1117,18 @@ def section_targets(res, env):
                      "" if ok else "see the requests section; the kernel's extra requests are those issue 13 "
                      "lists (the directory's GETATTR for default_permissions, the SETATTR of the times the "
                      "writeback cache keeps)"])
+    snaps = sorted({r["metric"].split(".", 1)[1] for r in res.rows
+                    if r["workload"] == "snapshots" and r["metric"].startswith("snapshot_ms.")}, key=size_key)
+    name = "time to make a snapshot does not grow with the file system (largest size ≤ 2× the smallest)"
+    if len(snaps) < 2 or med("snapshots", f"snapshot_ms.{snaps[0]}", "lfs") is None or \
+            med("snapshots", f"snapshot_ms.{snaps[-1]}", "lfs") is None:
+        rows.append([name, "not measured in this run", "—", ""])
+    else:
+        a, b = med("snapshots", f"snapshot_ms.{snaps[0]}", "lfs"), med("snapshots", f"snapshot_ms.{snaps[-1]}", "lfs")
+        rows.append([name, f"{snaps[0]}: {fmt(a)} ms, {snaps[-1]}: {fmt(b)} ms ({b / a:.2f}×)",
+                     "**met**" if b <= 2 * a else "**missed**",
+                     "" if b <= 2 * a else "a checkpoint writes the usage table blocks that changed, more at a "
+                     "larger size when the files spread over more segments"])
     mx = med("cleanlat", "max.u85", "lfs")
     wq = med("cleanlat", "wreq_max.u85", "lfs")
     name = "4 KiB write max latency at 85% full, cleaner busy < 20 ms"
