@@ -5,8 +5,8 @@
  *
  * The superblock and both checkpoint regions always; then a line per
  * segment, or (-s) every partial segment and every block it names, the
- * segment usage table (-u) and the inode map (-i) of the newest valid
- * checkpoint.  -j prints the same as one JSON object.
+ * segment usage table (-u), the inode map (-i), and the kept checkpoints
+ * and blocks held for them (-k) of the newest valid checkpoint.  -j prints the same as one JSON object.
  *
  * A debugging tool is pointed at damaged images, so nothing read is
  * trusted: every address is checked against the geometry before it is
@@ -528,31 +528,134 @@ dump_imap(struct dump *d)
 	lfs_out_end(o);
 }
 
+/* A node of a paged table: read, or 0 after saying why not. */
+static int
+dump_table_node(struct dump *d, const char *what, uint64_t idx, uint64_t addr, uint8_t *blk)
+{
+	if (!in_log(d, addr)) {
+		complain(d, "%s: node %" PRIu64 " at %" PRIu64 " is outside the log", what, idx, addr);
+		return -EFSCORRUPTED;
+	}
+	return dump_table_block(d, what, idx, addr, blk);
+}
+
+/* Every slot of the paged table (lfs(5), SNAPSHOTS) at root with nslots
+ * slots of esize bytes, read as written: fn gets each slot in use. */
+static void
+dump_ptable(struct dump *d, const char *what, uint64_t root, uint64_t nslots, uint32_t esize,
+	    void (*fn)(struct dump *, uint64_t, const uint8_t *))
+{
+	uint32_t fan = d->bs / 8, per = d->bs / esize;
+	uint64_t npages = (nslots + per - 1) / per;
+	if (!root)
+		return;
+	if (npages > (uint64_t)fan * fan) {
+		complain(d, "%s: %" PRIu64 " slots, more than a table holds", what, nslots);
+		return;
+	}
+	uint8_t *ib = malloc(d->bs), *rb = malloc(d->bs);
+	if (!ib || !rb || dump_table_node(d, what, 0, root, rb)) {
+		free(ib);
+		free(rb);
+		return;
+	}
+	for (uint64_t k = 0; k * fan < npages; k++) {
+		uint64_t ia = lfs_get64(rb + 8 * k);
+		if (!ia || dump_table_node(d, what, k, ia, ib))
+			continue; /* no page under it written, or reported */
+		for (uint64_t j = 0; j < fan && k * fan + j < npages; j++) {
+			uint64_t pa = lfs_get64(ib + 8 * j), p = k * fan + j;
+			if (!pa || dump_table_node(d, what, p, pa, d->blk))
+				continue;
+			for (uint32_t s = 0; s < per && p * per + s < nslots; s++)
+				fn(d, p * per + s, d->blk + (size_t)s * esize);
+		}
+	}
+	free(ib);
+	free(rb);
+}
+
+static void
+dump_hist_slot(struct dump *d, uint64_t slot, const uint8_t *p)
+{
+	struct lfs_hist_entry e;
+	lfs_hist_entry_decode(&e, p);
+	if (!e.seq)
+		return;
+	lfs_out_item(&d->o, "seq", e.seq, true);
+	lfs_out_u64(&d->o, "slot", slot);
+	lfs_out_time(&d->o, "time_ns", e.time_ns);
+	lfs_out_bool(&d->o, "snapshot", e.flags & LFS_HIST_SNAPSHOT);
+	lfs_out_str(&d->o, "name", e.name);
+	lfs_out_end(&d->o);
+}
+
+static void
+dump_held_slot(struct dump *d, uint64_t slot, const uint8_t *p)
+{
+	struct lfs_held_entry e;
+	lfs_held_entry_decode(&e, p);
+	if (!e.orig)
+		return;
+	lfs_out_item(&d->o, "slot", slot, true);
+	lfs_out_u64(&d->o, "orig", e.orig);
+	lfs_out_u64(&d->o, "cur", e.cur);
+	lfs_out_u64(&d->o, "from", e.from);
+	lfs_out_u64(&d->o, "until", e.until);
+	lfs_out_str(&d->o, "kind", kind_name(e.kind));
+	lfs_out_u64(&d->o, "record", e.slot);
+	lfs_out_u64(&d->o, "charge", e.charge);
+	lfs_out_bool(&d->o, "live", e.flags & LFS_HELD_LIVE);
+	if (e.kind == LFS_BK_IMAP)
+		lfs_out_u64(&d->o, "imap_block", e.aux);
+	lfs_out_end(&d->o);
+}
+
+/* The checkpoint history and the held blocks of the newest checkpoint. */
+static void
+dump_kept(struct dump *d)
+{
+	struct lfs_out *o = &d->o;
+	const struct lfs_ckpt_hdr *h = &d->r[d->newest].h;
+	lfs_out_begin(o, "snapshots", '}');
+	lfs_out_u64(o, "checkpoint_seq", h->ckpt_seq);
+	lfs_out_u64(o, "protection_period_s", h->protect_s);
+	lfs_out_begin(o, "kept", ']');
+	dump_ptable(d, "checkpoint history", h->hist_root, h->hist_slots, LFS_HIST_ENTRY_SIZE, dump_hist_slot);
+	lfs_out_end(o);
+	lfs_out_begin(o, "held", ']');
+	dump_ptable(d, "held blocks", h->held_root, h->held_slots, LFS_HELD_ENTRY_SIZE, dump_held_slot);
+	lfs_out_end(o);
+	lfs_out_end(o);
+}
+
 /* ---------------------------------------------------------------- */
 
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: dumplfs [-j] [-s] [-i] [-u] IMAGE\n"
+	fprintf(f, "usage: dumplfs [-j] [-s] [-i] [-u] [-k] IMAGE\n"
 		   "  -s  every partial segment and the blocks it names\n"
 		   "  -u  the segment usage table of the newest checkpoint\n"
 		   "  -i  the in-use entries of the inode map of the newest checkpoint\n"
+		   "  -k  the kept checkpoints (snapshots) and the blocks held for them\n"
 		   "  -j  print one JSON object\n" LFS_TOOL_HELP_LINES);
 }
 
 int
 main(int argc, char **argv)
 {
-	bool json = false, segs = false, imap = false, sut = false;
+	bool json = false, segs = false, imap = false, sut = false, kept = false;
 	static const struct lfs_tool tool = { "dumplfs", usage, 2 };
 	static const struct option longopts[] = { LFS_TOOL_LONGOPTS, { NULL, 0, NULL, 0 } };
 	int c;
-	while ((c = getopt_long(argc, argv, "jsiu" LFS_TOOL_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jsiuk" LFS_TOOL_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
 		case 's': segs = true; break;
 		case 'i': imap = true; break;
 		case 'u': sut = true; break;
+		case 'k': kept = true; break;
 		default: return lfs_tool_opt(&tool, c);
 		}
 	}
@@ -575,8 +678,12 @@ main(int argc, char **argv)
 	lfs_out_u64(o, "image_bytes", d.dev.size_bytes);
 	dump_super(&d);
 	dump_checkpoints(&d);
-	if (segs || !(imap || sut))
+	if (segs || !(imap || sut || kept))
 		dump_segments(&d, segs);
+	if (kept && d.newest < 0)
+		complain(&d, "no checkpoint to read the kept checkpoints from");
+	if (kept && d.newest >= 0)
+		dump_kept(&d);
 	if ((imap || sut) && d.newest < 0)
 		complain(&d, "no checkpoint to read the %s from",
 			 imap && sut ? "inode map and usage table" : imap ? "inode map" : "usage table");

@@ -202,6 +202,12 @@ echo "s1 alone held $((own >> 20)) MiB; deleting it freed $((((avail1 - avail0) 
 # 7. on its own, from the unmounted image; fsck checks the kept tree
 lfs_umount
 "$FSCK" "$IMG" > "$WORK/fsck" || { cat "$WORK/fsck"; fail "fsck.lfs at the end"; }
+"$DUMP" -k -j "$IMG" | python3 -c "
+import json, sys
+k = json.load(sys.stdin)['snapshots']
+assert [c['name'] for c in k['kept']] == ['s2'] and k['kept'][0]['snapshot'], k['kept']
+assert k['held'] and all(h['from'] <= $s2 < h['until'] for h in k['held']), 'held entries not for s2'
+" || fail "dumplfs -k does not show s2 and what it holds"
 snap_mount s2
 manifest "$SNAP" | diff -q - "$WORK/m2" >/dev/null || fail "snapshot s2 mounted on its own differs"
 snap_umount
