@@ -185,6 +185,8 @@ lfs_held_set_retained(struct lfs_held *h, const uint64_t *seqs, size_t n)
 	if (n)
 		memcpy(r, seqs, n * sizeof(*r));
 	qsort(r, n, sizeof(*r), u64_cmp);
+	if (n != h->nretained || (n && memcmp(r, h->retained, n * sizeof(*r))))
+		h->release_due = true;
 	free(h->retained);
 	h->retained = r;
 	h->nretained = n;
@@ -340,6 +342,10 @@ int
 lfs_held_release(struct lfs_fs *fs, struct lfs_held *h, uint64_t *freed)
 {
 	*freed = 0;
+	/* entries are made needed (held.h): one stops being so only when a
+	 * checkpoint stops being retained, so the scan waits for that */
+	if (!h->release_due)
+		return 0;
 	for (uint64_t i = 0; i < h->tab.nslots; i++) {
 		struct lfs_held_entry e = h->ent[i];
 		if (!e.orig || lfs_held_needed(h, &e))
@@ -356,6 +362,7 @@ lfs_held_release(struct lfs_fs *fs, struct lfs_held *h, uint64_t *freed)
 			*freed += e.kind == LFS_BK_IMAP ? fs->bsize : e.charge;
 		}
 	}
+	h->release_due = false;
 	return 0;
 }
 

@@ -40,6 +40,8 @@ struct lfs_held {
 	size_t nfree, free_cap;
 	uint64_t *retained;         /* checkpoints kept, ascending */
 	size_t nretained;
+	bool release_due;           /* retained changed since the last release:
+				     * only then can an entry stop being needed */
 	uint64_t count;             /* entries in use */
 };
 
