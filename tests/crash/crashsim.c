@@ -298,7 +298,8 @@ snapshot_op(struct workload *w)
 			snprintf(sf->name, sizeof(sf->name), "%s", f->name);
 			sf->size = f->size;
 			sf->data = malloc(f->size + 1);
-			memcpy(sf->data, f->data, f->size);
+			if (f->size)
+				memcpy(sf->data, f->data, f->size);
 		}
 		s->begun = trace_len(w->trace);
 		int err = lfs_snapshot_make(w->fs, s->name, &s->seq);

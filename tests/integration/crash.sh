@@ -40,7 +40,7 @@ done
 echo "crashsim -F: $total crash states of a full filesystem checked, all consistent, all files deletable"
 # snapshots made and deleted during the workload
 total=0 views=0
-for s in $(seq 1 "$seeds"); do
+for s in $(seq 1 $(( (seeds + 1) / 2 ))); do
 	out=$("$SIM" -S -s "$s" -n 1500 -t 3 2>"$WORK/sim.err") ||
 		{ echo "$out"; grep -v '^lfs: ' "$WORK/sim.err" | tail -30; fail "crashsim -S seed $s"; }
 	n=$(echo "$out" | tail -1 | sed -n 's/.* \([0-9]*\) crash states checked.*/\1/p')
@@ -49,7 +49,7 @@ for s in $(seq 1 "$seeds"); do
 	total=$((total + n)) views=$((views + v))
 done
 for s in $(seq 1 $(( (seeds + 9) / 10 ))); do
-	out=$("$SIM" -F -S -s "$s" -n 600 -t 2 2>"$WORK/sim.err") ||
+	out=$("$SIM" -F -S -s "$s" -n 500 -t 2 2>"$WORK/sim.err") ||
 		{ echo "$out"; grep -v '^lfs: ' "$WORK/sim.err" | tail -30; fail "crashsim -F -S seed $s"; }
 	n=$(echo "$out" | tail -1 | sed -n 's/.* \([0-9]*\) crash states checked.*/\1/p')
 	total=$((total + n))
