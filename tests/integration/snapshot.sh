@@ -19,7 +19,9 @@ times=${SNAPSHOT_TIMES:-10}
 SNAP="$WORK/snap"
 mkdir -p "$SNAP"
 SNAP_PID=
-trap 'rc=$?; if [ -n "$SNAP_PID" ]; then fusermount3 -u "$SNAP" 2>/dev/null || umount -l "$SNAP"; wait "$SNAP_PID" || true; fi; (exit $rc); cleanup' EXIT INT TERM
+# the snapshot's mount goes first; errexit is off here, or "(exit $rc)"
+# would end the trap before lib.sh's cleanup unmounts the filesystem
+trap 'rc=$?; set +e; if [ -n "$SNAP_PID" ]; then fusermount3 -u "$SNAP" 2>/dev/null || umount -l "$SNAP"; wait "$SNAP_PID"; fi; (exit $rc); cleanup' EXIT INT TERM
 
 cat > "$WORK/cleaner.conf" <<CONF
 min_clean_segments 10
