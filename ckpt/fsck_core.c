@@ -274,11 +274,14 @@ check_held(struct fsck *f)
 			continue;
 		uint64_t st = (uint64_t)(uintptr_t)u64map_get(&f->summary, e->cur);
 		unsigned k = st & 0xff;
-		if (!st || !(k == e->kind || k == LFS_BK_HELD || ((e->flags & LFS_HELD_LIVE) && k == LFS_BK_DATA)))
-			problem(f, "held block %llu (kind %u, checkpoints %llu to %llu), now at %llu: %s %u",
+		if (!st || !(k == e->kind || k == LFS_BK_HELD || ((e->flags & LFS_HELD_LIVE) && k == LFS_BK_DATA))) {
+			char why[48] = "no verifying summary describes it";
+			if (st)
+				snprintf(why, sizeof(why), "its summary names kind %u", k);
+			problem(f, "held block %llu (kind %u, checkpoints %llu to %llu), now at %llu: %s",
 				(unsigned long long)e->orig, e->kind, (unsigned long long)e->from,
-				(unsigned long long)e->until - 1, (unsigned long long)e->cur,
-				st ? "its summary names kind" : "no verifying summary describes it: kind", k);
+				(unsigned long long)e->until - 1, (unsigned long long)e->cur, why);
+		}
 		uint64_t key = e->cur << 16 | e->slot;
 		if (u64map_get(&units, key))
 			continue;

@@ -193,45 +193,10 @@ kept_list(const char *path, const char *mnt, struct lfs_ckpt_info **ci, size_t *
 		fprintf(stderr, "lfs-ckpt: %s: cannot reach the lfs daemon: %s\n", mnt, lfs_ctl_strerror(err));
 		return err;
 	}
-	static struct lfs_ctl_ckpt rec[LFS_CTL_MAX_RECORDS];
-	size_t cap = 0;
-	for (uint64_t first = 0;;) {
-		struct lfs_ctl_req req = { .op = LFS_CTL_SNAP_LIST, .count = LFS_CTL_MAX_RECORDS, .arg = { first } };
-		struct lfs_ctl_resp resp;
-		size_t got;
-		err = lfs_ctl_call(&cl, &req, NULL, 0, &resp, rec, sizeof(rec), &got);
-		if (!err && got != resp.count * sizeof(rec[0]))
-			err = -EPROTO;
-		if (!err && *n + resp.count > cap) {
-			cap = *n + resp.count;
-			struct lfs_ckpt_info *g = realloc(*ci, (cap ? cap : 1) * sizeof(**ci));
-			if (!g)
-				err = -ENOMEM;
-			else
-				*ci = g;
-		}
-		if (err) {
-			fprintf(stderr, "lfs-ckpt: %s: listing the kept checkpoints: %s\n", mnt, lfs_ctl_strerror(err));
-			break;
-		}
-		for (uint32_t i = 0; i < resp.count; i++) {
-			struct lfs_ckpt_info *c = &(*ci)[(*n)++];
-			*c = (struct lfs_ckpt_info){ .seq = rec[i].seq, .time_ns = rec[i].time_ns, .flags = rec[i].flags,
-						     .own_bytes = rec[i].own_bytes };
-			memcpy(c->name, rec[i].name, sizeof(c->name));
-			c->name[sizeof(c->name) - 1] = '\0';
-		}
-		*held = resp.val[1];
-		*protect = (uint32_t)resp.val[2];
-		first += resp.count;
-		if (!resp.count || first >= resp.val[0])
-			break;
-	}
+	err = lfs_ctl_ask_snapshots(&cl, ci, n, held, protect);
+	if (err)
+		fprintf(stderr, "lfs-ckpt: %s: listing the kept checkpoints: %s\n", mnt, lfs_ctl_strerror(err));
 	lfs_ctl_close(&cl);
-	if (err) {
-		free(*ci);
-		*ci = NULL;
-	}
 	return err;
 }
 

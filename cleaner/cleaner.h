@@ -7,6 +7,7 @@
 #define LFS_CLEANER_H
 
 #include "ctl_proto.h"
+#include "lfs.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -62,5 +63,10 @@ int lfs_ctl_call(struct lfs_ctl_client *cl, struct lfs_ctl_req *req, const void 
 /* LFS_CTL_INFO: the geometry in resp->val, and the image path, which
  * must be one non-empty NUL-terminated string. */
 int lfs_ctl_ask_info(struct lfs_ctl_client *cl, struct lfs_ctl_resp *resp, char path[LFS_CTL_PATH_MAX]);
+/* LFS_CTL_SNAP_LIST, every record: the kept checkpoints and the newest,
+ * oldest first, into *out (the caller frees it), *n of them; the bytes
+ * held for them and the protection period. */
+int lfs_ctl_ask_snapshots(struct lfs_ctl_client *cl, struct lfs_ckpt_info **out, size_t *n, uint64_t *held,
+			  uint32_t *protect);
 
 #endif

@@ -214,3 +214,46 @@ lfs_ctl_ask_info(struct lfs_ctl_client *cl, struct lfs_ctl_resp *resp, char path
 		return -EPROTO;
 	return 0;
 }
+
+int
+lfs_ctl_ask_snapshots(struct lfs_ctl_client *cl, struct lfs_ckpt_info **out, size_t *n, uint64_t *held,
+		      uint32_t *protect)
+{
+	static struct lfs_ctl_ckpt rec[LFS_CTL_MAX_RECORDS];
+	struct lfs_ckpt_info *ci = NULL;
+	size_t k = 0;
+	int err = 0;
+	for (uint64_t first = 0;;) {
+		struct lfs_ctl_req req = { .op = LFS_CTL_SNAP_LIST, .count = LFS_CTL_MAX_RECORDS, .arg = { first } };
+		struct lfs_ctl_resp resp;
+		size_t got;
+		err = lfs_ctl_call(cl, &req, NULL, 0, &resp, rec, sizeof(rec), &got);
+		if (!err && got != resp.count * sizeof(rec[0]))
+			err = -EPROTO;
+		struct lfs_ckpt_info *g = err ? NULL : realloc(ci, (k + resp.count + 1) * sizeof(*ci));
+		if (!err && !g)
+			err = -ENOMEM;
+		if (err)
+			break;
+		ci = g;
+		for (uint32_t i = 0; i < resp.count; i++, k++) {
+			ci[k] = (struct lfs_ckpt_info){ .seq = rec[i].seq, .time_ns = rec[i].time_ns, .flags = rec[i].flags,
+							.own_bytes = rec[i].own_bytes };
+			memcpy(ci[k].name, rec[i].name, sizeof(ci[k].name));
+			ci[k].name[sizeof(ci[k].name) - 1] = '\0';
+		}
+		*held = resp.val[1];
+		*protect = (uint32_t)resp.val[2];
+		first += resp.count;
+		if (!resp.count || first >= resp.val[0])
+			break;
+	}
+	if (err) {
+		free(ci);
+		ci = NULL;
+		k = 0;
+	}
+	*out = ci;
+	*n = k;
+	return err;
+}

@@ -546,20 +546,17 @@ status(const char *mountpoint, bool json)
 	}
 	/* the checkpoints kept, and what they hold that the live tree does
 	 * not (counted in live_bytes: df's used space) */
-	static struct lfs_ctl_ckpt rec[LFS_CTL_MAX_RECORDS];
-	struct lfs_ctl_req sq = { .op = LFS_CTL_SNAP_LIST, .count = LFS_CTL_MAX_RECORDS };
-	struct lfs_ctl_resp sr;
-	size_t got = 0;
+	struct lfs_ckpt_info *ci = NULL;
+	size_t nci = 0;
 	unsigned snaps = 0, kept = 0;
-	uint64_t held = 0, protect = 0;
-	if (!lfs_ctl_call(&c.cl, &sq, NULL, 0, &sr, rec, sizeof(rec), &got) && got == sr.count * sizeof(rec[0])) {
-		for (uint32_t i = 0; i < sr.count; i++) {
-			snaps += (rec[i].flags & LFS_CKPT_INFO_SNAPSHOT) != 0;
-			kept += (rec[i].flags & (LFS_CKPT_INFO_KEPT | LFS_CKPT_INFO_SNAPSHOT)) == LFS_CKPT_INFO_KEPT;
+	uint64_t held = 0;
+	uint32_t protect = 0;
+	if (!lfs_ctl_ask_snapshots(&c.cl, &ci, &nci, &held, &protect))
+		for (size_t i = 0; i < nci; i++) {
+			snaps += (ci[i].flags & LFS_CKPT_INFO_SNAPSHOT) != 0;
+			kept += (ci[i].flags & (LFS_CKPT_INFO_KEPT | LFS_CKPT_INFO_SNAPSHOT)) == LFS_CKPT_INFO_KEPT;
 		}
-		held = sr.val[1];
-		protect = sr.val[2];
-	}
+	free(ci);
 	unsigned hist[LFS_CTL_BINS] = { 0 };
 	for (uint64_t s = 0; s < c.nsegs; s++)
 		if (c.usage[s].state == 1)

@@ -61,31 +61,26 @@ remote_imap(void *ctx, uint64_t seq, uint64_t *addrs, uint32_t n)
 static int
 resolve(struct lfs_remote *r, const char *spec, uint64_t *seq)
 {
-	static struct lfs_ctl_ckpt rec[LFS_CTL_MAX_RECORDS];
+	struct lfs_ckpt_info *ci;
+	size_t n;
+	uint64_t held;
+	uint32_t protect;
+	int err = lfs_ctl_ask_snapshots(&r->cl, &ci, &n, &held, &protect);
+	if (err)
+		return err;
 	char *end;
 	unsigned long long num = strtoull(spec, &end, 10);
 	bool numeric = *spec >= '0' && *spec <= '9' && !*end;
-	for (uint64_t first = 0;;) {
-		struct lfs_ctl_req req = { .op = LFS_CTL_SNAP_LIST, .count = LFS_CTL_MAX_RECORDS, .arg = { first } };
-		struct lfs_ctl_resp resp;
-		size_t got;
-		int err = lfs_ctl_call(&r->cl, &req, NULL, 0, &resp, rec, sizeof(rec), &got);
-		if (!err && got != resp.count * sizeof(rec[0]))
-			err = -EPROTO;
-		if (err)
-			return err;
-		for (uint32_t i = 0; i < resp.count; i++) {
-			bool kept = rec[i].flags & LFS_CKPT_INFO_KEPT;
-			bool named = (rec[i].flags & LFS_CKPT_INFO_SNAPSHOT) && !strncmp(rec[i].name, spec, sizeof(rec[i].name));
-			if (kept && (named || (numeric && rec[i].seq == num))) {
-				*seq = rec[i].seq;
-				return 0;
-			}
+	err = -ENOENT;
+	for (size_t i = 0; i < n && err; i++) {
+		bool named = (ci[i].flags & LFS_CKPT_INFO_SNAPSHOT) && !strcmp(ci[i].name, spec);
+		if ((ci[i].flags & LFS_CKPT_INFO_KEPT) && (named || (numeric && ci[i].seq == num))) {
+			*seq = ci[i].seq;
+			err = 0;
 		}
-		first += resp.count;
-		if (!resp.count || first >= resp.val[0])
-			return -ENOENT;
 	}
+	free(ci);
+	return err;
 }
 
 int
