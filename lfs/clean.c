@@ -442,7 +442,14 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 		batch_free(&b);
 		return -ENOMEM;
 	}
-	size_t k = 0;
+	/* afford: the longest prefix of victims whose cost the space allows.
+	 * Counting goes on past a prefix at a loss while the space could
+	 * hold more: a victim's blocks drag their files' leaves and records
+	 * along, which the next victims' blocks of the same files share, so
+	 * a batch at a loss may gain once it is longer (many small files,
+	 * nearly full: cut at the first prefix at a loss, every batch lost
+	 * and the refused writes failed) */
+	size_t k = 0, afford = 0;
 	for (; k < n; k++) {
 		/* Counting only reads: waiting requests go first between two
 		 * victims (a victim freed meanwhile ends the batch there).
@@ -469,11 +476,15 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 			break;
 		/* victim k's kept blocks are first[k] .. first[k + 1] */
 		first[k + 1] = b.n;
-		if (!lfs_clean_affordable(fs, lfs_clean_cost_blocks(&b.cost, fs), k + 1))
-			break;
+		uint64_t cost = lfs_clean_cost_blocks(&b.cost, fs);
+		if (lfs_clean_affordable(fs, cost, k + 1))
+			afford = k + 1;
+		else if (cost > lfs_space_for_cleaning(fs))
+			break; /* no longer prefix fits either */
 	}
 	/* the victims before one that failed are cleaned; it is not (its
 	 * error comes back when it leads a batch) */
+	k = afford;
 	if (k == 0) {
 		err = err ? err : -ENOSPC;
 		goto out;

@@ -85,6 +85,9 @@ lfs_file_dirty_page(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, stru
 	}
 	fs->dirty_units += pg->units;
 	lfs_inode_dirty(fs, ip);
+	/* past the first tree: the interior nodes above its leaves */
+	if (lblk >= LFS_NDIRECT + fs->nptr)
+		lfs_inode_count_interior(fs, ip);
 	return 0;
 }
 

@@ -169,6 +169,15 @@ lfs_inode_inline_buf(struct lfs_fs *fs, struct lfs_inode *ip)
 }
 
 void
+lfs_inode_count_interior(struct lfs_fs *fs, struct lfs_inode *ip)
+{
+	if (ip->units >= 3 * LFS_UNITS_PER_BLOCK)
+		return;
+	ip->units += 3 * LFS_UNITS_PER_BLOCK;
+	fs->dirty_units += 3 * LFS_UNITS_PER_BLOCK;
+}
+
+void
 lfs_inode_dirty(struct lfs_fs *fs, struct lfs_inode *ip)
 {
 	if (!ip->dirty) {
@@ -179,9 +188,13 @@ lfs_inode_dirty(struct lfs_fs *fs, struct lfs_inode *ip)
 		 * interior block-map nodes above the leaves of a large file */
 		ip->units = (ip->di.flags & LFS_DI_INLINE) ? LFS_UNITS_PER_BLOCK : 1;
 		ip->last_leaf = 0;
-		if (ip->di.size > (uint64_t)LFS_NDIRECT * fs->bsize || ip->nodes.count)
-			ip->units += 3 * LFS_UNITS_PER_BLOCK;
 		fs->dirty_units += ip->units;
+		/* a file within the first tree (a leaf under the inode) has
+		 * none: counted for all of them, cleaning's moves through many
+		 * small files looked three times their cost, and the batch
+		 * the space held was cut off at a loss */
+		if (ip->di.size > (uint64_t)(LFS_NDIRECT + fs->nptr) * fs->bsize)
+			lfs_inode_count_interior(fs, ip);
 	}
 	fs->changed_since_ckpt = true;
 }

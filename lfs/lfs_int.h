@@ -510,6 +510,9 @@ int lfs_inode_new(struct lfs_fs *fs, mode_t mode, const struct lfs_cred *cred,
 int lfs_inode_init(struct lfs_fs *fs, uint32_t ino, uint32_t version, mode_t mode,
 		   const struct lfs_cred *cred, struct lfs_inode *parent, struct lfs_inode **out);
 void lfs_inode_dirty(struct lfs_fs *fs, struct lfs_inode *ip);
+/* Count, once while it is dirty, the interior block-map nodes above a
+ * dirty inode's leaves in the log space its flush needs. */
+void lfs_inode_count_interior(struct lfs_fs *fs, struct lfs_inode *ip);
 uint32_t lfs_rdev_encode(dev_t d);
 void lfs_inode_touch(struct lfs_inode *ip, bool mtime, bool ctime);
 void lfs_inode_stat(const struct lfs_fs *fs, const struct lfs_inode *ip, struct stat *st);

@@ -131,9 +131,15 @@ lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked)
 		return -ENOSPC;
 	}
 	fs->futile = false;
-	/* at a loss: leave the rest to the next write (or the cleaner)
-	 * rather than spend the reserve here */
-	return gained ? 0 : -ENOSPC;
+	/* Progress, even at a loss: the dead space the moves left behind (or
+	 * victims a later checkpoint frees) is what the next round gains
+	 * from, so the refused request comes back for it.  Ending it with
+	 * ENOSPC here failed cached writes of pure overwrites at 90% full
+	 * (their data lost to the caller) one round before cleaning gained.
+	 * The loss is bounded: a batch at a loss stops at its floor
+	 * (lfs_clean_affordable), and a request comes back ROOM_TRIES times
+	 * at most. */
+	return 0;
 }
 
 static int

@@ -175,14 +175,16 @@ END_TEST
 /* lfs_inode_dirty charges admission control what the record will take
  * in the log, once however often it is called: a block (16 units) for
  * an inline record, 1 unit otherwise, and 3 blocks more for the
- * interior block-map nodes of a file past its direct blocks. */
+ * interior block-map nodes of a file past its first tree (the direct
+ * blocks and one leaf under the inode need none). */
 START_TEST(dirty_units)
 {
 	struct lfs_fs *fs = fresh();
 	static const struct { size_t len; unsigned units; } cases[] = {
 		{ 100, 16 },                 /* inline */
 		{ 2 * 4096, 1 },             /* direct blocks */
-		{ 13 * 4096, 1 + 3 * 16 },   /* one past the 12 direct ones */
+		{ 13 * 4096, 1 },            /* one past the 12 direct ones: a leaf */
+		{ (12 + 512 + 1) * 4096, 1 + 3 * 16 }, /* one past the first leaf */
 	};
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char name[8] = { 'f', (char)('0' + i), 0 };

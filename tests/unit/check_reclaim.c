@@ -287,26 +287,24 @@ START_TEST(round_lets_others_go_on)
 }
 END_TEST
 
-/* A cached write (the kernel's writeback) is answered whole or with an
- * error, never short: the kernel ignores the count it is answered with,
- * so the pages past a short answer would be lost as if written.  Runs of
- * eight blocks overwritten at random on a nearly full filesystem, each
- * made again after the rounds its refusals wait for: every answer is the
- * whole run (a refusal of part of it, answered short, once dropped the
- * rest in the bench), and every byte reads back after a remount. */
-START_TEST(cached_writes_are_whole)
+/* Cached writes (the kernel's writeback) of `run` blocks overwritten at
+ * random, three times the capacity, in `nfiles` files filling `pct`% of
+ * it, each made again after the rounds its refusals wait for: every
+ * answer must be the whole run, and every byte read back after a
+ * remount.  Returns the refusals. */
+static uint64_t
+overwrite_cached(unsigned nfiles, unsigned pct, unsigned run, uint64_t seed)
 {
 	testfs_make(16 << 20, SEG);
 	struct lfs_fs *fs = testfs_mount();
 	reclaimer_start(fs);
-	enum { RUN = 8 };
-	uint64_t per = lfs_space_capacity(fs) * 85 / 100 / NFILES / RUN * RUN;
-	uint8_t *model = calloc(NFILES, per * 4096);
-	ck_assert_ptr_nonnull(model);
-	uint64_t ino[NFILES];
+	uint64_t per = lfs_space_capacity(fs) * pct / 100 / nfiles / run * run;
+	uint8_t *model = calloc(nfiles, per * 4096);
+	uint64_t *ino = calloc(nfiles, sizeof(*ino));
+	ck_assert(model && ino);
 	struct counts c = { 0, 0 };
-	char name[8];
-	for (unsigned f = 0; f < NFILES; f++) {
+	char name[16];
+	for (unsigned f = 0; f < nfiles; f++) {
 		snprintf(name, sizeof(name), "f%u", f);
 		ino[f] = testfs_mkfile(fs, LFS_ROOT_INO, name);
 		uint8_t *m = model + f * per * 4096;
@@ -314,39 +312,61 @@ START_TEST(cached_writes_are_whole)
 		ck_assert_int_eq(write_with_room(fs, ino[f], m, per * 4096, 0, &c), (ssize_t)(per * 4096));
 	}
 	ck_assert_int_eq(lfs_fsync(fs, ino[0], false), 0);
-	uint64_t s = 2463534242ull, refused = 0;
-	for (uint64_t i = 0; i < 3 * lfs_space_capacity(fs) / RUN; i++) {
-		unsigned f = (unsigned)(rnd(&s) % NFILES);
-		uint64_t b = rnd(&s) % (per / RUN) * RUN;
+	uint64_t s = seed, refused = 0;
+	for (uint64_t i = 0; i < 3 * lfs_space_capacity(fs) / run; i++) {
+		unsigned f = (unsigned)(rnd(&s) % nfiles);
+		uint64_t b = rnd(&s) % (per / run) * run;
 		uint8_t *m = model + (f * per + b) * 4096;
-		fill_pattern(m, RUN * 4096, (unsigned)(i + 100));
+		fill_pattern(m, run * 4096, (unsigned)(i + 100));
 		unsigned tries = 0;
 		ssize_t n;
 		for (;;) {
-			n = lfs_write_cached(fs, ino[f], m, RUN * 4096, (off_t)(b * 4096), NULL, NULL);
+			n = lfs_write_cached(fs, ino[f], m, run * 4096, (off_t)(b * 4096), NULL, NULL);
 			if (n != -ENOSPC || !lfs_room_wait(fs, &tries))
 				break;
 			refused++;
 		}
-		ck_assert_msg(n == RUN * 4096, "cached write %llu answered %zd", (unsigned long long)i, n);
+		ck_assert_msg(n == (ssize_t)run * 4096, "cached write %llu answered %zd", (unsigned long long)i, n);
 		if (i % 8 == 7)
 			ck_assert_int_eq(lfs_fsync(fs, ino[f], false), 0);
 	}
-	ck_assert_uint_gt(refused, 0);
 	reclaimer_stop(fs);
 	ck_assert_int_eq(lfs_unmount(fs), 0);
 	fs = testfs_mount();
 	uint8_t *back = malloc(per * 4096);
 	ck_assert_ptr_nonnull(back);
-	for (unsigned f = 0; f < NFILES; f++) {
+	for (unsigned f = 0; f < nfiles; f++) {
 		ck_assert_int_eq(lfs_read(fs, ino[f], back, per * 4096, 0), (ssize_t)(per * 4096));
 		ck_assert_msg(memcmp(back, model + f * per * 4096, per * 4096) == 0, "f%u differs", f);
 	}
 	free(back);
+	free(ino);
 	free(model);
 	testfs_finish(fs);
+	return refused;
+}
+
+/* A cached write is answered whole or with an error, never short: the
+ * kernel ignores the count it is answered with, so the pages past a
+ * short answer would be lost as if written (a refusal of part of a run,
+ * answered short, once dropped the rest in the bench). */
+START_TEST(cached_writes_are_whole)
+{
+	ck_assert_uint_gt(overwrite_cached(NFILES, 85, 8, 2463534242ull), 0);
+}
+END_TEST
+
+/* Pure overwrites at 90% of the capacity never fail: with many small
+ * files every moved block drags its file's leaf and record along, so a
+ * round can end at a loss while leaving the dead space the next one
+ * gains from; such a round once ended the refused cached write with
+ * ENOSPC (the bench's 90% runs, ENOSPC at fsync). */
+START_TEST(overwrites_at_ninety_percent_never_fail)
+{
+	for (uint64_t seed = 1; seed <= 3; seed++)
+		ck_assert_uint_gt(overwrite_cached(96, 90, 1, seed * 0x9e3779b97f4a7c15ull), 0);
 }
 END_TEST
 
 CHECK_MAIN("reclaim", "core", 120, overwrites_wait_for_rounds, full_ends_in_enospc, round_lets_others_go_on,
-	   cached_writes_are_whole)
+	   cached_writes_are_whole, overwrites_at_ninety_percent_never_fail)
