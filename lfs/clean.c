@@ -442,14 +442,17 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 		batch_free(&b);
 		return -ENOMEM;
 	}
-	/* afford: the longest prefix of victims whose cost the space allows.
-	 * Counting goes on past a prefix at a loss while the space could
-	 * hold more: a victim's blocks drag their files' leaves and records
-	 * along, which the next victims' blocks of the same files share, so
-	 * a batch at a loss may gain once it is longer (many small files,
-	 * nearly full: cut at the first prefix at a loss, every batch lost
-	 * and the refused writes failed) */
-	size_t k = 0, afford = 0;
+	/* The batch: the longest prefix of victims that gains and whose
+	 * cost the space allows, else (none gains) the victims before the
+	 * first the space does not allow.  Counting goes on past a prefix
+	 * at a loss while the space could hold more: a victim's blocks drag
+	 * their files' leaves and records along, which the next victims'
+	 * blocks of the same files share, so a batch at a loss may gain once
+	 * it is longer (many small files, nearly full: cut at the first
+	 * prefix at a loss, every batch lost and the refused writes
+	 * failed). */
+	size_t k = 0, gains = 0, run = 0;
+	bool in_run = true;
 	for (; k < n; k++) {
 		/* Counting only reads: waiting requests go first between two
 		 * victims (a victim freed meanwhile ends the batch there).
@@ -477,14 +480,20 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 		/* victim k's kept blocks are first[k] .. first[k + 1] */
 		first[k + 1] = b.n;
 		uint64_t cost = lfs_clean_cost_blocks(&b.cost, fs);
-		if (lfs_clean_affordable(fs, cost, k + 1))
-			afford = k + 1;
-		else if (cost > lfs_space_for_cleaning(fs))
-			break; /* no longer prefix fits either */
+		if (lfs_clean_affordable(fs, cost, k + 1)) {
+			if (in_run)
+				run = k + 1;
+			if (cost < (k + 1) * fs->sb.seg_blocks)
+				gains = k + 1;
+		} else {
+			in_run = false;
+			if (cost > lfs_space_for_cleaning(fs))
+				break; /* no longer prefix fits either */
+		}
 	}
 	/* the victims before one that failed are cleaned; it is not (its
 	 * error comes back when it leads a batch) */
-	k = afford;
+	k = gains ? gains : run;
 	if (k == 0) {
 		err = err ? err : -ENOSPC;
 		goto out;

@@ -298,6 +298,7 @@ struct lfs_fs {
 	 * a second has passed (space.c). */
 	uint64_t freed_bytes, futile_at, futile_ns;
 	bool futile;
+	unsigned loss_rounds;       /* rounds at a loss since one gained */
 	/* The reclaimer (reclaim.c): a thread that checkpoints and cleans
 	 * for requests refused room, so that no request cleans in its own
 	 * time holding the lock.  Rounds are asked for and ended in order;

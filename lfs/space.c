@@ -109,8 +109,10 @@ lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked)
 		int err = unlocked ? lfs_ckpt_write_unlocked(fs) : lfs_ckpt_write(fs, false);
 		if (err)
 			return err;
-		if (lfs_seg_clean_blocks(fs) > before)
+		if (lfs_seg_clean_blocks(fs) > before) {
+			fs->loss_rounds = 0;
 			return 0;
+		}
 	}
 	/* after cleaning that gained nothing, try again once anything was
 	 * freed, or a second later (the cleaner may have moved) */
@@ -128,18 +130,30 @@ lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked)
 		fs->futile = true;
 		fs->futile_at = fs->freed_bytes;
 		fs->futile_ns = lfs_now_ns();
+		fs->loss_rounds = 0;
 		return -ENOSPC;
 	}
 	fs->futile = false;
-	/* Progress, even at a loss: the dead space the moves left behind (or
-	 * victims a later checkpoint frees) is what the next round gains
-	 * from, so the refused request comes back for it.  Ending it with
-	 * ENOSPC here failed cached writes of pure overwrites at 90% full
-	 * (their data lost to the caller) one round before cleaning gained.
-	 * The loss is bounded: a batch at a loss stops at its floor
-	 * (lfs_clean_affordable), and a request comes back ROOM_TRIES times
-	 * at most. */
-	return 0;
+	if (gained) {
+		fs->loss_rounds = 0;
+		return 0;
+	}
+	/* At a loss for all the reclaimer saw: but while its counting
+	 * yielded, requests admitted before it flushed into the clean space
+	 * (their overwrites made the dead space freed_bytes counts), so the
+	 * round's own gain may have gone to them; and what its moves left
+	 * behind (the old copies of the leaves and records they dragged
+	 * along) is the next round's gain.  The refused request comes back
+	 * once for it: ending it here failed cached writes of pure
+	 * overwrites at 90% full, their data lost to the caller, one round
+	 * before cleaning gained.  A second loss in a row ends it, and a
+	 * caller cleaning in its own time (no request runs meanwhile) ends
+	 * at the first: on a truly full filesystem, rounds at a loss would
+	 * go on moving the same blocks. */
+	if (unlocked && fs->loss_rounds++ == 0)
+		return 0;
+	fs->loss_rounds = 0;
+	return -ENOSPC;
 }
 
 static int
