@@ -202,6 +202,55 @@ read_node(struct lfs_fs *fs, const struct lfs_ptable *t, uint64_t addr, uint8_t 
 	return 0;
 }
 
+/* The page addresses the root and index blocks of a table name, into
+ * pa[0 .. npages), checked before anything is sized by them: slots are
+ * taken in order and each page is written with the checkpoint that
+ * first used it, so every page under the slots in use has an address of
+ * its own.  A crafted table naming one block as every page, or pages
+ * never written, would otherwise make a small image claim a gigabyte
+ * of pages and entries; now what is allocated follows the blocks that
+ * the image really holds. */
+static int
+load_page_addrs(struct lfs_fs *fs, struct lfs_ptable *t, uint64_t root, uint64_t npages, uint64_t *pa,
+		uint8_t *blk)
+{
+	uint64_t nidx = (npages + t->fan - 1) / t->fan;
+	int err = read_node(fs, t, root, blk, true);
+	for (uint64_t k = 0; k < t->fan && !err; k++) {
+		uint64_t a = lfs_get64(blk + 8 * k);
+		if (k < nidx)
+			t->idx_addr[k] = a;
+		else if (a)
+			err = corrupt(t, "the root names an index block past the slots in use", root);
+	}
+	struct u64map seen;
+	u64map_init(&seen);
+	for (uint64_t k = 0; k < nidx && !err; k++) {
+		if (!t->idx_addr[k]) {
+			err = corrupt(t, "an index block under the slots in use was never written", root);
+			break;
+		}
+		err = read_node(fs, t, t->idx_addr[k], blk, true);
+		for (uint64_t j = 0; j < t->fan && !err; j++) {
+			uint64_t p = k * t->fan + j, a = lfs_get64(blk + 8 * j);
+			if (p >= npages) {
+				if (a)
+					err = corrupt(t, "an index block names a page past the slots in use", t->idx_addr[k]);
+				continue;
+			}
+			if (!a)
+				err = corrupt(t, "a page under the slots in use was never written", t->idx_addr[k]);
+			else if (u64map_get(&seen, a))
+				err = corrupt(t, "two pages at one address", a);
+			else
+				err = u64map_put(&seen, a, (void *)1);
+			pa[p] = a;
+		}
+	}
+	u64map_free(&seen);
+	return err;
+}
+
 int
 lfs_ptable_load(struct lfs_fs *fs, struct lfs_ptable *t, uint64_t root, uint64_t nslots)
 {
@@ -214,33 +263,15 @@ lfs_ptable_load(struct lfs_fs *fs, struct lfs_ptable *t, uint64_t root, uint64_t
 	if (!root)
 		return 0;
 	uint8_t *blk = lfs_malloc(fs->bsize);
-	if (!blk)
-		return -ENOMEM;
-	int err = read_node(fs, t, root, blk, true);
+	uint64_t *pa = lfs_calloc(npages ? npages : 1, sizeof(*pa));
+	int err = blk && pa ? load_page_addrs(fs, t, root, npages, pa, blk) : -ENOMEM;
 	if (!err)
 		err = grow(fs, t, npages);
-	for (uint64_t k = 0; k < t->fan && !err; k++) {
-		uint64_t a = lfs_get64(blk + 8 * k);
-		if (k < t->nidx)
-			t->idx_addr[k] = a;
-		else if (a)
-			err = corrupt(t, "the root names an index block past the slots in use", root);
+	for (uint64_t p = 0; p < npages && !err; p++) {
+		t->page_addr[p] = pa[p];
+		err = read_node(fs, t, pa[p], t->page[p], false);
 	}
-	for (uint64_t k = 0; k < t->nidx && !err; k++) {
-		if (!t->idx_addr[k])
-			continue; /* no page under it written yet */
-		err = read_node(fs, t, t->idx_addr[k], blk, true);
-		for (uint64_t j = 0; j < t->fan && !err; j++) {
-			uint64_t p = k * t->fan + j, a = lfs_get64(blk + 8 * j);
-			if (p < t->npages)
-				t->page_addr[p] = a;
-			else if (a)
-				err = corrupt(t, "an index block names a page past the slots in use", t->idx_addr[k]);
-		}
-	}
-	for (uint64_t p = 0; p < t->npages && !err; p++)
-		if (t->page_addr[p])
-			err = read_node(fs, t, t->page_addr[p], t->page[p], false);
+	free(pa);
 	free(blk);
 	if (err)
 		return err;

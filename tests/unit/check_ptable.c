@@ -4,7 +4,8 @@
  * block; a write appends only the changed pages and the index block and
  * root above them, each counted in its segment and uncounted where it
  * was; the cleaner's liveness and re-marking of nodes; and a root,
- * index or slot count that cannot be is refused, not trusted.
+ * index or slot count that cannot be is refused, not trusted, as are
+ * pages a crafted table names more than once or never wrote.
  */
 #include "testfs.h"
 
@@ -176,4 +177,64 @@ START_TEST(refuses_what_cannot_be)
 }
 END_TEST
 
-CHECK_MAIN("ptable", "core", 60, roundtrip_two_index_blocks, write_follows_changes, refuses_what_cannot_be)
+/* Root -> one index block -> the page addresses `pages`, appended to
+ * the log as a crafted image would hold them (valid blocks, crcs and
+ * all); returns the root's address. */
+static uint64_t
+craft_table(struct lfs_fs *fs, const uint64_t *pages, unsigned n)
+{
+	uint8_t blk[4096] = { 0 };
+	for (unsigned j = 0; j < n; j++)
+		lfs_put64(blk + 8 * j, pages[j]);
+	uint64_t idx, root;
+	ck_assert_int_eq(lfs_seg_append(fs, LFS_BK_TABLE, LFS_TABLE_HELD, 0, lfs_table_node_id(1, 0), blk, &idx), 0);
+	memset(blk, 0, sizeof(blk));
+	lfs_put64(blk, idx);
+	ck_assert_int_eq(lfs_seg_append(fs, LFS_BK_TABLE, LFS_TABLE_HELD, 0, lfs_table_node_id(2, 0), blk, &root), 0);
+	ck_assert_int_eq(lfs_flush(fs), 0);
+	return root;
+}
+
+/* What a crafted table may make a mount allocate follows the blocks the
+ * image holds: one real page named as every page of the slots claimed,
+ * or pages under the slots in use never written, are refused before
+ * the pages are allocated (once, about a gigabyte for 512 x 512 pages
+ * named by one root and one index block). */
+START_TEST(refuses_pages_it_does_not_hold)
+{
+	uint64_t a;
+	struct lfs_fs *fs = testfs_with_file(64ull << 20, 1u << 20, 4, &a);
+	struct lfs_ptable t, u;
+	ck_assert_int_eq(lfs_ptable_init(&t, fs, LFS_TABLE_HELD, ESIZE), 0);
+	uint8_t e[ESIZE];
+	entry_of(1, e);
+	ck_assert_int_eq(lfs_ptable_put(fs, &t, 0, e), 0);
+	ck_assert_int_eq(lfs_ptable_write(fs, &t), 0);
+	uint64_t page = t.page_addr[0];
+	static uint64_t pages[512];
+	for (unsigned j = 0; j < 512; j++)
+		pages[j] = page;
+	uint64_t root = craft_table(fs, pages, 512);
+	ck_assert_int_eq(lfs_ptable_init(&u, fs, LFS_TABLE_HELD, ESIZE), 0);
+	ck_assert_int_eq(lfs_ptable_load(fs, &u, root, 512ull * 85), -EFSCORRUPTED);
+	ck_assert_uint_eq(u.npages, 0);
+	lfs_ptable_free(fs, &u);
+	/* the first page written, the second not */
+	pages[1] = 0;
+	root = craft_table(fs, pages, 2);
+	ck_assert_int_eq(lfs_ptable_init(&u, fs, LFS_TABLE_HELD, ESIZE), 0);
+	ck_assert_int_eq(lfs_ptable_load(fs, &u, root, 2 * 85), -EFSCORRUPTED);
+	lfs_ptable_free(fs, &u);
+	/* the same table claiming only the slots of its one page loads */
+	ck_assert_int_eq(lfs_ptable_init(&u, fs, LFS_TABLE_HELD, ESIZE), 0);
+	ck_assert_int_eq(lfs_ptable_load(fs, &u, root, 85), 0);
+	ck_assert(memcmp(lfs_ptable_get(&u, 0), e, ESIZE) == 0);
+	lfs_ptable_free(fs, &u);
+	lfs_ptable_free(fs, &t);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	testfs_finish(fs);
+}
+END_TEST
+
+CHECK_MAIN("ptable", "core", 60, roundtrip_two_index_blocks, write_follows_changes, refuses_what_cannot_be,
+	   refuses_pages_it_does_not_hold)
