@@ -34,7 +34,16 @@ struct pending {                /* one verified pseg of an open group */
 	uint8_t *buf;               /* summary + blocks */
 	uint32_t n;
 	uint64_t timestamp;
+	bool end;                   /* closes its group */
 };
+
+/* Groups are applied a window at a time, and the old blocks the window
+ * will be compared with are asked for first (rf_account.h): after
+ * random fsynced writes to a large file, a mount otherwise waits for
+ * the device once per old leaf.  The window's psegs stay in memory
+ * until it is applied: at most RF_WINDOW_BYTES, or one group. */
+#define RF_WINDOW_GROUPS 256
+#define RF_WINDOW_BYTES (8u << 20)
 
 struct account {
 	struct lfs_fs *fs;
@@ -205,6 +214,30 @@ free_pending(struct pending *g, size_t n)
 		free(g[i].buf);
 }
 
+/* Apply the n psegs of g, whole groups, in order. */
+static int
+apply_window(struct lfs_rf *rf, struct pending *g, size_t n, uint64_t *groups, uint64_t *inodes)
+{
+	uint32_t bs = rf->fs->bsize;
+	for (size_t i = 0; i < n; i++)
+		for (uint32_t j = 0; j < g[i].n; j++) {
+			struct lfs_pseg_entry e;
+			lfs_pseg_entry_decode(&e, g[i].buf, j);
+			lfs_rf_prefetch(rf, &e, g[i].buf + (size_t)(j + 1) * bs);
+		}
+	size_t first = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!g[i].end)
+			continue;
+		int err = apply_group(rf, g + first, i + 1 - first, inodes);
+		if (err)
+			return err;
+		(*groups)++;
+		first = i + 1;
+	}
+	return 0;
+}
+
 int
 lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 {
@@ -236,8 +269,10 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 		return err;
 	}
 	visited[hdr->head_seg] = visited[hdr->next_seg] = 1;
-	/* where the log continues after the last applied group */
-	uint64_t a_seq = hdr->next_pseg_seq;
+	/* where the log continues after the last applied group, and after
+	 * the last group closed in the window */
+	uint64_t a_seq = hdr->next_pseg_seq, closed_seq = a_seq;
+	size_t closed = 0, window_groups = 0, window_bytes = 0, window_max = 1;
 	for (;;) {
 		if (gn == gcap) {
 			gcap = gcap ? 2 * gcap : 16;
@@ -268,25 +303,41 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 		p->start = w.addr;
 		p->n = w.h.nblocks;
 		p->timestamp = w.h.timestamp_ns;
+		p->end = w.h.flags & LFS_PSEG_END;
 		gn++;
 		psegs++;
+		window_bytes += bytes;
 		visited[w.seg] = 1;
 		visited[w.h.next_seg] = 1;
-		if (w.h.flags & LFS_PSEG_END) {
-			err = apply_group(&rf, g, gn, &inodes);
-			free_pending(g, gn);
-			gn = 0;
-			if (err)
-				break;
-			groups++;
-			a_seq = w.seq;
-		}
+		if (!p->end)
+			continue;
+		closed = gn;
+		closed_seq = w.seq;
+		if (++window_groups < window_max && window_bytes < RF_WINDOW_BYTES)
+			continue;
+		/* the first windows are short: what leads to the old blocks
+		 * (records, upper nodes) is in memory only once a group that
+		 * read it has been applied */
+		if (window_max < RF_WINDOW_GROUPS)
+			window_max *= 2;
+		err = apply_window(&rf, g, gn, &groups, &inodes);
+		free_pending(g, gn);
+		gn = closed = window_groups = window_bytes = 0;
+		if (err)
+			break;
+		a_seq = closed_seq;
 	}
+	/* the end of the log: the groups it closed are applied, a group it
+	 * left open is not */
+	if (!err && closed && !(err = apply_window(&rf, g, closed, &groups, &inodes)))
+		a_seq = closed_seq;
 	enum lfs_logwalk_end why = w.end;
 	lfs_logwalk_free(&w);
 	free_pending(g, gn);
 	free(g);
-	uint64_t node_reads = rf.node_reads;
+	uint64_t node_reads = rf.node_reads, asked_reads = rf.asked_reads;
+	fs->rf_old_reads = node_reads;
+	fs->rf_old_reads_ahead = asked_reads;
 	lfs_rf_free(&rf);
 	if (err) {
 		lfs_log("roll-forward failed after %llu groups: %s; mount refused, the image is unchanged",
@@ -307,8 +358,9 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 	*found = psegs;
 	if (psegs || !(hdr->flags & LFS_CKPT_CLEAN))
 		lfs_log_info("recovery: rolled forward %llu groups (%llu psegs, %llu inode records, %llu older "
-			     "blocks read) in %.1f ms; log ends: %s",
+			     "blocks read, %llu of them asked for ahead) in %.1f ms; log ends: %s",
 			(unsigned long long)groups, (unsigned long long)psegs, (unsigned long long)inodes,
-			(unsigned long long)node_reads, (double)(lfs_now_ns() - t0) / 1e6, lfs_logwalk_end_name(why));
+			(unsigned long long)node_reads, (unsigned long long)asked_reads,
+			(double)(lfs_now_ns() - t0) / 1e6, lfs_logwalk_end_name(why));
 	return 0;
 }

@@ -35,6 +35,7 @@ lfs_rf_init(struct lfs_rf *rf, struct lfs_fs *fs)
 	u64map_init(&rf->group);
 	u64map_init(&rf->cached);
 	u64map_init(&rf->seen);
+	u64map_init(&rf->asked);
 	rf->cache_slots = RF_CACHE_SLOTS;
 	rf->cache = lfs_malloc((size_t)rf->cache_slots * fs->bsize);
 	rf->cache_addr = lfs_calloc(rf->cache_slots, sizeof(uint64_t));
@@ -51,6 +52,7 @@ lfs_rf_free(struct lfs_rf *rf)
 	u64map_free(&rf->group);
 	u64map_free(&rf->cached);
 	u64map_free(&rf->seen);
+	u64map_free(&rf->asked);
 	free(rf->cache);
 	free(rf->cache_addr);
 	free(rf->ops);
@@ -101,16 +103,23 @@ lfs_rf_group_done(struct lfs_rf *rf)
 
 /* The block at addr into out: from the group, the cache, or the device
  * (verified against its summary's crc by lfs_read_block). */
-static int
-rf_read(struct lfs_rf *rf, uint64_t addr, uint8_t *out)
+static const uint8_t *
+rf_peek(struct lfs_rf *rf, uint64_t addr)
 {
-	uint32_t bs = rf->fs->bsize;
 	const uint8_t *b = u64map_get(&rf->group, addr);
 	if (!b) {
 		uintptr_t s = (uintptr_t)u64map_get(&rf->cached, addr);
 		if (s)
-			b = rf->cache + (size_t)(s - 1) * bs;
+			b = rf->cache + (size_t)(s - 1) * rf->fs->bsize;
 	}
+	return b;
+}
+
+static int
+rf_read(struct lfs_rf *rf, uint64_t addr, uint8_t *out)
+{
+	uint32_t bs = rf->fs->bsize;
+	const uint8_t *b = rf_peek(rf, addr);
 	if (b) {
 		memcpy(out, b, bs);
 		return 0;
@@ -119,8 +128,85 @@ rf_read(struct lfs_rf *rf, uint64_t addr, uint8_t *out)
 	if (err)
 		return err;
 	rf->node_reads++;
+	if (u64map_get(&rf->asked, addr))
+		rf->asked_reads++;
 	cache_put(rf, addr, out);
 	return 0;
+}
+
+/* The block at addr, if in memory; if not, its read is begun (once). */
+static const uint8_t *
+rf_want(struct lfs_rf *rf, uint64_t addr)
+{
+	const uint8_t *b = rf_peek(rf, addr);
+	if (!b && !u64map_get(&rf->asked, addr) && !u64map_put(&rf->asked, addr, (void *)1)) {
+		lfs_bdev_prefetch(&rf->fs->dev, addr * rf->fs->bsize, rf->fs->bsize);
+		rf->asked_ahead++;
+	}
+	return b;
+}
+
+/* The current record of inode ino, if it is in memory (its block is
+ * asked for if not); quietly false for what is not a sound record:
+ * applying it will say so. */
+static bool
+current_record(struct lfs_rf *rf, uint32_t ino, struct lfs_dinode *di)
+{
+	struct lfs_fs *fs = rf->fs;
+	const struct lfs_imap_entry *e = lfs_imap_get(fs, ino);
+	if (!(e->flags & LFS_IMAP_INUSE) || !e->daddr || !lfs_addr_valid(fs, e->daddr))
+		return false;
+	const uint8_t *blk = rf_want(rf, e->daddr);
+	uint32_t off = (uint32_t)e->slot * LFS_INODE_ALIGN;
+	const char *why;
+	return blk && off < fs->bsize && lfs_dinode_decode(di, blk + off, fs->bsize - off) >= 0 &&
+	       !lfs_dinode_check(di, &fs->sb, &why) && di->ino == ino;
+}
+
+/* Node `id` of inode ino as the current record maps it: the nodes above
+ * it that are in memory lead to it, the first that is not is asked for. */
+static void
+want_node(struct lfs_rf *rf, uint32_t ino, uint64_t id)
+{
+	struct lfs_fs *fs = rf->fs;
+	unsigned k = lfs_node_tree(id), l = lfs_node_level(id);
+	uint64_t i = lfs_node_idx(id);
+	struct lfs_dinode di;
+	if (!(id & LFS_NODE_FLAG) || k >= LFS_NINDIRECT || l > k || !current_record(rf, ino, &di))
+		return;
+	uint64_t addr = di.ind[k];
+	for (unsigned m = 0; m < l && addr; m++) {
+		const uint8_t *node = lfs_addr_valid(fs, addr) ? rf_want(rf, addr) : NULL;
+		if (!node)
+			return;
+		/* the child on the way down is node (k, m + 1, i / nptr^(l-m-1)) */
+		uint64_t below = 1;
+		for (unsigned j = m + 1; j < l; j++)
+			below *= fs->nptr;
+		addr = lfs_get64(node + 8 * ((i / below) % fs->nptr));
+	}
+	if (addr && lfs_addr_valid(fs, addr))
+		(void)rf_want(rf, addr);
+}
+
+void
+lfs_rf_prefetch(struct lfs_rf *rf, const struct lfs_pseg_entry *e, const uint8_t *blk)
+{
+	struct lfs_fs *fs = rf->fs;
+	if (e->kind == LFS_BK_INDIR) {
+		want_node(rf, e->ino, e->lblk);
+		return;
+	}
+	if (e->kind != LFS_BK_INODE)
+		return;
+	for (uint32_t off = lfs_inode_block_next(blk, fs->bsize, 0); off < fs->bsize;) {
+		struct lfs_dinode di, cur;
+		int r = lfs_dinode_decode(&di, blk + off, fs->bsize - off);
+		if (r < 0)
+			break;
+		(void)current_record(rf, di.ino, &cur);
+		off = lfs_inode_block_next(blk, fs->bsize, off + (uint32_t)r);
+	}
 }
 
 int

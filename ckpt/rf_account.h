@@ -9,7 +9,15 @@
  * are not reused before the next one), so the cost follows what was
  * logged, not the size of the file.
  *
- * Use: lfs_rf_init; per group, lfs_rf_group_add for each of its INDIR
+ * The old blocks are read one at a time, each found in the node above
+ * it, so a mount would wait for the device once per old leaf.  Before a
+ * window of groups is applied, lfs_rf_prefetch sees each of their INDIR
+ * and INODE blocks and begins the reads of the old versions they will
+ * be compared with, as far as the blocks in memory lead (a hint to the
+ * device only: the comparison reads and checks every block itself).
+ *
+ * Use: lfs_rf_init; per window, lfs_rf_prefetch for its blocks; per
+ * group, lfs_rf_group_add for each of its INDIR
  * and INODE blocks (already verified), lfs_rf_account / lfs_rf_old_record
  * while applying it, lfs_rf_group_done after; lfs_rf_free at the end.
  */
@@ -35,7 +43,10 @@ struct lfs_rf {
 		bool unuse;
 	} *ops;
 	size_t nops, capops;
+	struct u64map asked;        /* addresses whose reads were begun ahead */
 	uint64_t node_reads;        /* blocks read from the device */
+	uint64_t asked_ahead;       /* reads begun ahead */
+	uint64_t asked_reads;       /* node_reads of blocks asked for ahead */
 };
 
 int lfs_rf_init(struct lfs_rf *rf, struct lfs_fs *fs);
@@ -43,6 +54,9 @@ void lfs_rf_free(struct lfs_rf *rf);
 /* Index a verified block of the group being applied (kept by the caller
  * until lfs_rf_group_done). */
 int lfs_rf_group_add(struct lfs_rf *rf, uint64_t addr, const uint8_t *blk);
+/* Block blk of a group about to be applied (its summary entry e): begin
+ * the reads of the old blocks it will be compared with. */
+void lfs_rf_prefetch(struct lfs_rf *rf, const struct lfs_pseg_entry *e, const uint8_t *blk);
 /* The group is applied: keep copies of its blocks in the cache. */
 void lfs_rf_group_done(struct lfs_rf *rf);
 /* Read and check the record at (daddr, slot): as lfs_inode_read_record. */

@@ -193,6 +193,14 @@ lfs_bdev_read(struct lfs_bdev *dev, uint64_t blk, uint32_t nblk, void *buf)
 	return lfs_bdev_pread(dev, blk * dev->block_size, (uint64_t)nblk * dev->block_size, buf);
 }
 
+void
+lfs_bdev_prefetch(const struct lfs_bdev *dev, uint64_t off, uint64_t len)
+{
+	/* a hint: what it cannot do, the read that follows does or reports */
+	if (off < dev->size_bytes && len <= dev->size_bytes - off)
+		(void)posix_fadvise(dev->fd, (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);
+}
+
 int
 lfs_bdev_write(struct lfs_bdev *dev, uint64_t blk, uint32_t nblk, const void *buf)
 {

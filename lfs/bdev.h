@@ -35,6 +35,11 @@ int lfs_bdev_open(struct lfs_bdev *dev, const char *path, bool readonly);
 void lfs_bdev_close(struct lfs_bdev *dev);
 int lfs_bdev_read(struct lfs_bdev *dev, uint64_t blk, uint32_t nblk, void *buf);
 int lfs_bdev_write(struct lfs_bdev *dev, uint64_t blk, uint32_t nblk, const void *buf);
+/* Start reading bytes a caller will soon read, so that reads it can
+ * only make one after another (each address found in the block before)
+ * overlap on the device.  A hint: nothing is read into the caller's
+ * memory, counted, or failed here. */
+void lfs_bdev_prefetch(const struct lfs_bdev *dev, uint64_t off, uint64_t len);
 /* Byte-granular variants, for the superblock and tools. */
 int lfs_bdev_pread(struct lfs_bdev *dev, uint64_t off, uint64_t len, void *buf);
 int lfs_bdev_pwrite(struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *buf);

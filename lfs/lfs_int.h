@@ -370,6 +370,9 @@ struct lfs_fs {
 
 	struct lfs_stats stats;
 	uint64_t base_bytes_written; /* lifetime counter at mount */
+	/* what the mount's roll-forward read of older blocks, and how many
+	 * of those reads it had begun ahead (recover.c) */
+	uint64_t rf_old_reads, rf_old_reads_ahead;
 };
 
 uint64_t lfs_now_ns(void);

@@ -49,6 +49,21 @@ lfs_logwalk_segment(struct lfs_logwalk *w, uint64_t seg)
 	w->end = LFS_LOGWALK_MORE;
 }
 
+/* Following the log, the walk reads psegs one after another, a summary
+ * and then its blocks: the segments it will read are asked for whole
+ * first, so that the device reads them in large requests while the
+ * walk's caller works (a cold mount read 1,000 small fsynced groups in
+ * 2,000 reads the kernel's read-ahead had to discover). */
+static void
+ask_segment(struct lfs_logwalk *w, uint64_t seg, uint32_t off)
+{
+	if (seg >= w->nsegs || seg == w->asked_seg || off >= w->seg_blocks)
+		return;
+	w->asked_seg = seg;
+	lfs_bdev_prefetch(w->dev, (w->seg0 + seg * w->seg_blocks + off) * w->bsize,
+			  (uint64_t)(w->seg_blocks - off) * w->bsize);
+}
+
 int
 lfs_logwalk_follow(struct lfs_logwalk *w, uint64_t seg, uint32_t off, uint64_t next_seg, uint64_t seq,
 		   uint64_t ckpt_seq)
@@ -61,6 +76,9 @@ lfs_logwalk_follow(struct lfs_logwalk *w, uint64_t seg, uint32_t off, uint64_t n
 	w->next_seg = next_seg;
 	w->seq = seq;
 	w->ckpt_seq = ckpt_seq;
+	w->asked_seg = UINT64_MAX;
+	ask_segment(w, seg, off);
+	ask_segment(w, next_seg, 0);
 	return 0;
 }
 
@@ -128,6 +146,7 @@ lfs_logwalk_next(struct lfs_logwalk *w)
 			}
 		w->seq++;
 		w->next_seg = w->h.next_seg;
+		ask_segment(w, w->next_seg, 0);
 	}
 	w->addr = addr;
 	w->pseg_off = w->off;

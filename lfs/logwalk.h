@@ -75,6 +75,7 @@ struct lfs_logwalk {
 	bool follow;                /* lfs_logwalk_follow: across segments */
 	uint64_t seq, ckpt_seq;     /* follow: the seq and epoch the next pseg must carry */
 	uint64_t next_seg;          /* follow: where the log goes on after seg */
+	uint64_t asked_seg;         /* follow: the last segment asked for ahead */
 	/* the pseg lfs_logwalk_next yielded */
 	struct lfs_pseg_hdr h;
 	uint64_t addr;              /* of its summary; its blocks follow */
