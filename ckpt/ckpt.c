@@ -264,9 +264,11 @@ lfs_ckpt_snapshot(struct lfs_fs *fs, const char *name, uint64_t *seq)
 	return ckpt_write(fs, false, true, name ? name : "", seq);
 }
 
-int
-lfs_ckpt_judge_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which, struct lfs_ckpt_hdr *hdr,
-		      uint64_t **addrs, char *why, size_t wlen)
+/* Region `which` judged, as lfs_ckpt_judge_region; a valid one is
+ * handed to the caller in *keep. */
+static int
+judge_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which, struct lfs_ckpt_hdr *hdr,
+	     uint8_t **keep, char *why, size_t wlen)
 {
 	char ignored[8];
 	if (!why) {
@@ -308,12 +310,27 @@ lfs_ckpt_judge_region(struct lfs_bdev *dev, const struct lfs_super *sb, int whic
 		snprintf(why, wlen, "valid");
 		err = 0;
 	}
+	if (!err && keep) {
+		*keep = region;
+		region = NULL;
+	}
+	free(region);
+	return err;
+}
+
+int
+lfs_ckpt_judge_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which, struct lfs_ckpt_hdr *hdr,
+		      uint64_t **addrs, char *why, size_t wlen)
+{
+	uint8_t *region = NULL;
+	int err = judge_region(dev, sb, which, hdr, addrs ? &region : NULL, why, wlen);
 	if (!err && addrs) {
-		*addrs = lfs_malloc(8 * ((size_t)nimap + nsut));
+		size_t n = (size_t)hdr->n_imap_blocks + hdr->n_sut_blocks;
+		*addrs = lfs_malloc(8 * n);
 		if (!*addrs)
 			err = -ENOMEM;
 		else
-			for (size_t i = 0; i < (size_t)nimap + nsut; i++)
+			for (size_t i = 0; i < n; i++)
 				(*addrs)[i] = lfs_ckpt_addr_get(region, i);
 	}
 	free(region);
@@ -453,10 +470,12 @@ int
 lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 {
 	struct lfs_ckpt_hdr h[2];
-	uint64_t *addrs[2] = { NULL, NULL };
 	int err[2];
-	for (int i = 0; i < 2; i++)
-		err[i] = lfs_ckpt_read_region(&fs->dev, &fs->sb, i, &h[i], &addrs[i]);
+	/* kept for lfs_region_adopt, which would otherwise read them again */
+	for (int i = 0; i < 2; i++) {
+		err[i] = judge_region(&fs->dev, &fs->sb, i, &h[i], &fs->region_read[i], NULL, 0);
+		fs->region_bad[i] = err[i] == -EINVAL || err[i] == -EFSCORRUPTED;
+	}
 	/* Only a region that was read and does not verify may be passed
 	 * over: one that could not be read may be the newer, and mounting
 	 * the older would overwrite it with a state from before it. */
@@ -464,8 +483,6 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 		if (err[i] == 0 || err[i] == -EINVAL || err[i] == -EFSCORRUPTED)
 			continue;
 		lfs_log("checkpoint region %d: %s; mount refused", i, strerror(-err[i]));
-		free(addrs[0]);
-		free(addrs[1]);
 		return err[i];
 	}
 	int pick;
@@ -482,12 +499,14 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 	}
 	if (err[!pick] && err[!pick] != -EINVAL)
 		lfs_log("checkpoint region %d is damaged (%s); using region %d", !pick, strerror(-err[!pick]), pick);
-	free(addrs[!pick]);
 	*out = h[pick];
-	uint64_t *a = addrs[pick];
-	memcpy(fs->imap_addr, a, 8 * (size_t)fs->n_imap_blocks);
-	memcpy(fs->sut_addr, a + fs->n_imap_blocks, 8 * (size_t)fs->n_sut_blocks);
-	free(a);
+	const uint8_t *a = fs->region_read[pick];
+	for (uint32_t b = 0; b < fs->n_imap_blocks; b++)
+		fs->imap_addr[b] = lfs_ckpt_addr_get(a, b);
+	for (uint32_t b = 0; b < fs->n_sut_blocks; b++)
+		fs->sut_addr[b] = lfs_ckpt_addr_get(a, (size_t)fs->n_imap_blocks + b);
+	if (fs->opts.readonly)
+		lfs_region_free(fs); /* never written: nothing to adopt */
 
 	int e = load_imap(fs);
 	uint32_t per = lfs_sut_per_block(fs->bsize);

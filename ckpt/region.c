@@ -11,9 +11,9 @@
  * crc (it covers the whole region), and the other region is used.
  *
  * lfs_region_mark() is called whenever an address in the tables changes
- * (ckpt.c).  At mount, after roll-forward, each region is read once more
- * and compared with the tables (lfs_region_adopt); a region that does not
- * verify is written whole the first time.
+ * (ckpt.c).  At mount, after roll-forward, each region as lfs_ckpt_load
+ * read it is compared with the tables (lfs_region_adopt); a region that
+ * does not verify is written whole the first time.
  */
 #include "lfs_int.h"
 
@@ -39,17 +39,19 @@ entry(const struct lfs_fs *fs, size_t i)
 	return i < fs->n_imap_blocks ? fs->imap_addr[i] : fs->sut_addr[i - fs->n_imap_blocks];
 }
 
-/* Encode the addresses that fall in block k of the region. */
+/* Encode the addresses that fall in block k of the region into blk,
+ * that block (block 0's header is left as it is). */
 static void
-encode_block(const struct lfs_fs *fs, uint8_t *buf, uint32_t k)
+encode_block(const struct lfs_fs *fs, uint8_t *blk, uint32_t k)
 {
 	size_t lo = 0, hi = ((size_t)(k + 1) * fs->bsize - LFS_CKPT_HDR_SIZE) / 8;
 	if (k > 0)
 		lo = ((size_t)k * fs->bsize - LFS_CKPT_HDR_SIZE) / 8;
 	if (hi > nentries(fs))
 		hi = nentries(fs);
-	for (size_t i = lo; i < hi; i++)
-		lfs_ckpt_addr_put(buf, i, entry(fs, i));
+	size_t at = LFS_CKPT_HDR_SIZE + 8 * lo - (size_t)k * fs->bsize;
+	for (size_t i = lo; i < hi; i++, at += 8)
+		lfs_put64(blk + at, entry(fs, i));
 }
 
 /* Forget what is known of region w: its next checkpoint writes it whole. */
@@ -69,8 +71,11 @@ region_drop(struct lfs_fs *fs, int w)
 void
 lfs_region_free(struct lfs_fs *fs)
 {
-	for (int w = 0; w < 2; w++)
+	for (int w = 0; w < 2; w++) {
 		region_drop(fs, w);
+		free(fs->region_read[w]);
+		fs->region_read[w] = NULL;
+	}
 }
 
 void
@@ -82,15 +87,18 @@ lfs_region_mark(struct lfs_fs *fs, size_t i)
 			fs->region[w]->stale[k] = 1;
 }
 
-/* A region known to hold nothing yet: everything stale. */
+/* A region known to hold nothing yet (everything stale), in buf if
+ * given (taken, whatever the outcome). */
 static int
-region_new(struct lfs_fs *fs, int w)
+region_new(struct lfs_fs *fs, int w, uint8_t *buf)
 {
 	uint32_t nb = fs->sb.ckpt_blocks;
 	struct lfs_region *r = lfs_calloc(1, sizeof(*r));
-	if (!r)
+	if (!r) {
+		free(buf);
 		return -ENOMEM;
-	r->buf = lfs_calloc(nb, fs->bsize);
+	}
+	r->buf = buf ? buf : lfs_calloc(nb, fs->bsize);
 	r->bcrc = lfs_calloc(nb, sizeof(uint32_t));
 	r->stale = lfs_malloc(nb);
 	fs->region[w] = r;
@@ -108,30 +116,36 @@ lfs_region_adopt(struct lfs_fs *fs, int w)
 {
 	uint32_t nb = fs->sb.ckpt_blocks, bs = fs->bsize;
 	size_t len = (size_t)nb * bs;
-	int err = region_new(fs, w);
+	/* as lfs_ckpt_load read it, if it did */
+	uint8_t *read = fs->region_read[w];
+	bool bad = fs->region_bad[w];
+	fs->region_read[w] = NULL;
+	fs->region_bad[w] = false;
+	int err = region_new(fs, w, read);
 	if (err)
 		return err;
 	struct lfs_region *r = fs->region[w];
-	/* the tables as a region would hold them now */
-	uint8_t *cur = lfs_calloc(nb, bs);
-	err = cur ? lfs_bdev_read(&fs->dev, fs->sb.ckpt_addr[w], nb, r->buf) : -ENOMEM;
-	if (!err && lfs_ckpt_verify(r->buf, len, fs->seed))
+	/* the tables as a region would hold them now, a block at a time */
+	uint8_t *cur = lfs_malloc(bs);
+	if (!cur)
+		err = -ENOMEM;
+	else if (bad)
 		err = -EFSCORRUPTED;
-	for (uint32_t k = 0; k < nb && !err; k++)
-		encode_block(fs, cur, k);
+	else if (read)
+		err = 0;
+	else if (!(err = lfs_bdev_read(&fs->dev, fs->sb.ckpt_addr[w], nb, r->buf)) &&
+		 lfs_ckpt_verify(r->buf, len, fs->seed))
+		err = -EFSCORRUPTED;
 	for (uint32_t k = 1; k < nb && !err; k++) {
 		/* stale where the tables now say otherwise */
-		r->stale[k] = memcmp(cur + (size_t)k * bs, r->buf + (size_t)k * bs, bs) != 0;
+		memset(cur, 0, bs);
+		encode_block(fs, cur, k);
+		r->stale[k] = memcmp(cur, r->buf + (size_t)k * bs, bs) != 0;
 		r->bcrc[k] = lfs_crc(0, r->buf + (size_t)k * bs, bs);
 	}
 	free(cur);
-	if (err) {
-		/* not known: written whole the first time */
-		struct lfs_region *other = fs->region[!w];
-		fs->region[!w] = NULL;
-		lfs_region_free(fs);
-		fs->region[!w] = other;
-	}
+	if (err)
+		region_drop(fs, w); /* not known: written whole the first time */
 	/* a region that does not verify is only written whole; a read the
 	 * device failed fails the mount, as every read of the mount does */
 	if (err == -EIO)
@@ -143,14 +157,14 @@ int
 lfs_region_write(struct lfs_fs *fs, int w, struct lfs_ckpt_hdr *h)
 {
 	int err;
-	if (!fs->region[w] && (err = region_new(fs, w)))
+	if (!fs->region[w] && (err = region_new(fs, w, NULL)))
 		return err;
 	struct lfs_region *r = fs->region[w];
 	uint32_t nb = fs->sb.ckpt_blocks, bs = fs->bsize, nstale = 0;
 	for (uint32_t k = 1; k < nb; k++) {
 		if (!r->stale[k])
 			continue;
-		encode_block(fs, r->buf, k);
+		encode_block(fs, r->buf + (size_t)k * bs, k);
 		r->bcrc[k] = lfs_crc(0, r->buf + (size_t)k * bs, bs);
 		nstale++;
 	}

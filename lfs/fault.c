@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define MAX_RULES 8
 
@@ -128,16 +129,50 @@ lfs_fault_hook(enum lfs_fault_op op)
 		hook();
 }
 
+/* Tables as large as the filesystem (a TiB has a million segments: 32
+ * MiB of segment table, and 2 MiB regions) are backed by huge pages
+ * where the kernel gives them: on a VM the first touch of each 4 KiB
+ * page is a fault of 15-20 us, and a mount at 1 TiB took 11,300 of
+ * them.  Only the 2 MiB-aligned part of an allocation can be. */
+#define HUGE_PAGE (2u << 20)
+
+static void
+advise_huge(void *p, size_t bytes)
+{
+	uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+	uintptr_t e = ((uintptr_t)p + bytes) & ~(uintptr_t)(HUGE_PAGE - 1);
+	if (e > a)
+		(void)madvise((void *)a, e - a, MADV_HUGEPAGE); /* a hint */
+}
+
 void *
 lfs_malloc(size_t size)
 {
-	return lfs_fault_check(LFS_FAULT_ALLOC) ? NULL : malloc(size);
+	if (lfs_fault_check(LFS_FAULT_ALLOC))
+		return NULL;
+	if (size < HUGE_PAGE)
+		return malloc(size);
+	/* aligned, so that all of it can be (its contents are the
+	 * caller's to write) */
+	void *p;
+	if (posix_memalign(&p, HUGE_PAGE, size))
+		return NULL;
+	advise_huge(p, size);
+	return p;
 }
 
 void *
 lfs_calloc(size_t n, size_t size)
 {
-	return lfs_fault_check(LFS_FAULT_ALLOC) ? NULL : calloc(n, size);
+	if (lfs_fault_check(LFS_FAULT_ALLOC))
+		return NULL;
+	/* calloc's own memory: a large one is fresh from the kernel, zero
+	 * without being touched, and stays untouched where the caller
+	 * leaves it so */
+	void *p = calloc(n, size);
+	if (p && size && n >= 2 * (size_t)HUGE_PAGE / size)
+		advise_huge(p, n * size);
+	return p;
 }
 
 void *

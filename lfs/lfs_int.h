@@ -265,6 +265,10 @@ struct lfs_fs {
 				       the list is compacted, ckpt.c) */
 	uint32_t sut_ndirty;
 	struct lfs_region *region[2]; /* ckpt/region.c */
+	/* the regions as lfs_ckpt_load read them, until lfs_region_adopt
+	 * takes them: verified, or NULL with region_bad set */
+	uint8_t *region_read[2];
+	bool region_bad[2];
 	/* running counts (seg.c): never a scan of the segments per operation */
 	uint64_t nclean;
 	uint64_t live_total;        /* sum of lfs_seg_live() */

@@ -91,4 +91,30 @@ START_TEST(running_counts_agree)
 }
 END_TEST
 
-CHECK_MAIN("ckpt", "checkpoint", 300, checkpoint_writes_what_changed, running_counts_agree)
+/* A mount reads each checkpoint region once: the one it judges is the
+ * one it later compares with the tables (region.c), 2 MiB each at 1 TiB,
+ * and then the usage table (16 MiB); it read both regions twice. */
+START_TEST(mount_reads_each_region_once)
+{
+	testfs_make(1ull << 40, 1 << 20);
+	struct lfs_fs *fs = testfs_mount();
+	uint64_t region = (uint64_t)fs->sb.ckpt_blocks * fs->bsize;
+	uint64_t sut = (uint64_t)fs->n_sut_blocks * fs->bsize;
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount();
+	uint64_t got = testfs_read(fs);
+	fprintf(stderr, "mount at 1 TiB read %llu bytes: regions 2 x %llu, usage table %llu\n",
+		(unsigned long long)got, (unsigned long long)region, (unsigned long long)sut);
+	ck_assert_uint_ge(region, 2u << 20);
+	ck_assert_uint_le(got, 2 * region + sut + (256u << 10));
+	/* and checkpoints still write only what changed */
+	uint64_t w0 = testfs_written(fs);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	ck_assert_uint_lt(testfs_written(fs) - w0, region / 8);
+	testfs_fsck_clean(fs);
+	testfs_finish(fs);
+}
+END_TEST
+
+CHECK_MAIN("ckpt", "checkpoint", 300, checkpoint_writes_what_changed, running_counts_agree,
+	   mount_reads_each_region_once)
