@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,6 +275,13 @@ choose_log(struct cmdline *c)
 int
 main(int argc, char *argv[])
 {
+	/* One malloc heap for all threads: each FUSE thread would get one
+	 * of its own, kept as large as its peak and faulted in anew (1 GiB
+	 * written with fsync on a 1 TiB image: 430-560 MB resident in 7
+	 * heaps, 160-220 MB in one; 2 GiB written at 136-179 MiB/s against
+	 * 239-305 in one, both measured side by side).  Most of the work
+	 * is under the filesystem's lock anyway. */
+	mallopt(M_ARENA_MAX, 1);
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct cmdline c = { .timeout = 1.0, .ckpt_interval = UINT_MAX, .ckpt_segs = UINT_MAX,
 			   .flush_ms = UINT_MAX, .dirty_mb = UINT_MAX, .max_ratio = UINT_MAX };

@@ -355,6 +355,8 @@ struct lfs_fs {
 	struct lfs_ckpt_job ckpt_job; /* ckpt.c */
 	bool changed_since_ckpt;
 	uint64_t last_flush_ns;
+	uint64_t trimmed_flush_ns;  /* last_flush_ns when lfs_tick last gave
+				       freed memory back (mount.c) */
 
 	struct lfs_sumcache *sumcache; /* verify.c */
 

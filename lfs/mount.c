@@ -6,6 +6,7 @@
 #include "lfs_int.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
@@ -497,6 +498,15 @@ lfs_unmount(struct lfs_fs *fs)
 	return err;
 }
 
+/* A burst of writes leaves the malloc heaps as large as its peak: the
+ * dirty pages of the next flush pile up while the last one's psegs are
+ * written (1 GiB written with fsync: 173 MB of heap, 13 MB in use), and
+ * free memory in the middle of a heap is not given back by free().  It
+ * is kept while writes go on (taking it back costs a page fault per
+ * 4 KiB, 15-20 us on a VM) and given back once the filesystem has been
+ * quiet for a second. */
+#define TRIM_AFTER_NS 1000000000ull
+
 void
 lfs_tick(struct lfs_fs *fs)
 {
@@ -510,7 +520,13 @@ lfs_tick(struct lfs_fs *fs)
 		    now - fs->ckpt_time_ns >= (uint64_t)fs->opts.ckpt_interval_s * 1000000000ull)
 			lfs_ckpt_write_unlocked(fs);
 	}
+	bool trim = fs->trimmed_flush_ns != fs->last_flush_ns && !fs->dirty_bytes &&
+		    now - fs->last_flush_ns >= TRIM_AFTER_NS;
+	if (trim)
+		fs->trimmed_flush_ns = fs->last_flush_ns;
 	pthread_mutex_unlock(&fs->lock);
+	if (trim)
+		malloc_trim(0);
 }
 
 /* ---------------------------------------------------------------- */
