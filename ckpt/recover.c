@@ -31,7 +31,8 @@
 
 struct pending {                /* one verified pseg of an open group */
 	uint64_t start;             /* summary address */
-	uint8_t *buf;               /* summary + blocks */
+	size_t off;                 /* of its summary + blocks in the window's buffer */
+	uint8_t *buf;               /* there, once the window is complete */
 	uint32_t n;
 	uint64_t timestamp;
 	bool end;                   /* closes its group */
@@ -207,18 +208,15 @@ apply_group(struct lfs_rf *rf, struct pending *g, size_t n, uint64_t *inodes)
 	return err;
 }
 
-static void
-free_pending(struct pending *g, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(g[i].buf);
-}
-
-/* Apply the n psegs of g, whole groups, in order. */
+/* Apply the n psegs of g, whole groups, in order; their blocks are in
+ * wbuf. */
 static int
-apply_window(struct lfs_rf *rf, struct pending *g, size_t n, uint64_t *groups, uint64_t *inodes)
+apply_window(struct lfs_rf *rf, struct pending *g, size_t n, uint8_t *wbuf, uint64_t *groups,
+	     uint64_t *inodes)
 {
 	uint32_t bs = rf->fs->bsize;
+	for (size_t i = 0; i < n; i++)
+		g[i].buf = wbuf + g[i].off;
 	for (size_t i = 0; i < n; i++)
 		for (uint32_t j = 0; j < g[i].n; j++) {
 			struct lfs_pseg_entry e;
@@ -273,6 +271,10 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 	 * the last group closed in the window */
 	uint64_t a_seq = hdr->next_pseg_seq, closed_seq = a_seq;
 	size_t closed = 0, window_groups = 0, window_bytes = 0, window_max = 1;
+	/* one buffer for every window, so that its pages are faulted in
+	 * once: it grows only for a group larger than a window */
+	uint8_t *wbuf = NULL;
+	size_t wcap = 0;
 	for (;;) {
 		if (gn == gcap) {
 			gcap = gcap ? 2 * gcap : 16;
@@ -291,15 +293,23 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 		if (err <= 0)
 			break;
 		err = 0;
-		/* kept until its group closes: the walk reuses its buffer */
+		/* kept until its window is applied: the walk reuses its buffer */
 		size_t bytes = (size_t)(1 + w.h.nblocks) * fs->bsize;
-		struct pending *p = &g[gn];
-		p->buf = lfs_malloc(bytes);
-		if (!p->buf) {
-			err = -ENOMEM;
-			break;
+		if (window_bytes + bytes > wcap) {
+			size_t cap = wcap ? 2 * wcap : RF_WINDOW_BYTES;
+			while (cap < window_bytes + bytes)
+				cap *= 2;
+			uint8_t *nb = wcap ? lfs_realloc(wbuf, cap) : lfs_malloc(cap);
+			if (!nb) {
+				err = -ENOMEM;
+				break;
+			}
+			wbuf = nb;
+			wcap = cap;
 		}
-		memcpy(p->buf, w.buf, bytes);
+		struct pending *p = &g[gn];
+		p->off = window_bytes;
+		memcpy(wbuf + p->off, w.buf, bytes);
 		p->start = w.addr;
 		p->n = w.h.nblocks;
 		p->timestamp = w.h.timestamp_ns;
@@ -320,8 +330,7 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 		 * read it has been applied */
 		if (window_max < RF_WINDOW_GROUPS)
 			window_max *= 2;
-		err = apply_window(&rf, g, gn, &groups, &inodes);
-		free_pending(g, gn);
+		err = apply_window(&rf, g, gn, wbuf, &groups, &inodes);
 		gn = closed = window_groups = window_bytes = 0;
 		if (err)
 			break;
@@ -329,11 +338,11 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 	}
 	/* the end of the log: the groups it closed are applied, a group it
 	 * left open is not */
-	if (!err && closed && !(err = apply_window(&rf, g, closed, &groups, &inodes)))
+	if (!err && closed && !(err = apply_window(&rf, g, closed, wbuf, &groups, &inodes)))
 		a_seq = closed_seq;
 	enum lfs_logwalk_end why = w.end;
 	lfs_logwalk_free(&w);
-	free_pending(g, gn);
+	free(wbuf);
 	free(g);
 	uint64_t node_reads = rf.node_reads, asked_reads = rf.asked_reads;
 	fs->rf_old_reads = node_reads;
