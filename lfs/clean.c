@@ -531,10 +531,11 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 			age = fs->segs[segs[j]].mtime_ns;
 	if (!err)
 		err = lfs_clean_flush(fs, age, &victims);
-	/* only the victims moved here: one freed while counting yielded
-	 * may hold new data already */
+	/* only the victims moved here, and not made clean since: one a
+	 * checkpoint freed after its moves may hold new data already */
 	for (size_t j = 0; j < i && !partial && !err; j++)
-		if (u64map_get(&victims, segs[j]) && fs->segs[segs[j]].live_bytes)
+		if (u64map_get(&victims, segs[j]) && fs->segs[segs[j]].reuses == reuses[j] &&
+		    fs->segs[segs[j]].live_bytes)
 			lfs_log("cleaner: segment %llu still has %u live bytes after cleaning",
 				(unsigned long long)segs[j], fs->segs[segs[j]].live_bytes);
 	u64map_free(&victims);
