@@ -59,13 +59,19 @@ rss=$(rss_kib)
 [ "$rss" -lt $((256 * 1024)) ] || fail "daemon RSS $rss KiB after recovery on a 1 TiB image"
 # a burst of writes: what it freed goes back once the filesystem is quiet
 # (one malloc heap, trimmed a second after the last flush: 430-560 MB
-# stayed resident after 1 GiB, in a heap per FUSE thread)
+# stayed resident after 1 GiB, in a heap per FUSE thread).  That is
+# glibc's allocator; a sanitizer build has its own, which keeps what was
+# freed in a quarantine, so there the bound says nothing about lfs.
 dd if=/dev/zero of="$MNT/burst" bs=4M count=256 conv=fsync status=none
 burst=$(rss_kib)
 sleep 2.5
 rss=$(rss_kib)
 echo "1 TiB: daemon RSS $burst KiB after 1 GiB written, $rss KiB 2.5 s later"
-[ "$rss" -lt $((128 * 1024)) ] || fail "daemon RSS $rss KiB a while after 1 GiB was written (right after: $burst KiB)"
+if ldd "$LFS" | grep -q libasan; then
+	echo "1 TiB: the RSS bound after the burst is not checked: this daemon is built with AddressSanitizer"
+else
+	[ "$rss" -lt $((128 * 1024)) ] || fail "daemon RSS $rss KiB a while after 1 GiB was written (right after: $burst KiB)"
+fi
 lfs_umount
 "$FSCK" "$IMG" >"$WORK/fsck.out" || { cat "$WORK/fsck.out"; fail "fsck of the 1 TiB image"; }
 echo "1 TiB: remount, crash and roll-forward of 200 fsynced writes, RSS $rss KiB; $(tail -1 "$WORK/fsck.out")"
