@@ -139,10 +139,8 @@ static const uint8_t *
 rf_want(struct lfs_rf *rf, uint64_t addr)
 {
 	const uint8_t *b = rf_peek(rf, addr);
-	if (!b && !u64map_get(&rf->asked, addr) && !u64map_put(&rf->asked, addr, (void *)1)) {
+	if (!b && !u64map_get(&rf->asked, addr) && !u64map_put(&rf->asked, addr, (void *)1))
 		lfs_bdev_prefetch(&rf->fs->dev, addr * rf->fs->bsize, rf->fs->bsize);
-		rf->asked_ahead++;
-	}
 	return b;
 }
 

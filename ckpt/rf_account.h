@@ -45,7 +45,6 @@ struct lfs_rf {
 	size_t nops, capops;
 	struct u64map asked;        /* addresses whose reads were begun ahead */
 	uint64_t node_reads;        /* blocks read from the device */
-	uint64_t asked_ahead;       /* reads begun ahead */
 	uint64_t asked_reads;       /* node_reads of blocks asked for ahead */
 };
 
