@@ -89,10 +89,19 @@ write_table_blocks(struct lfs_fs *fs, uint64_t seq, uint64_t time_ns, const char
 	for (uint32_t i = 0; i < n && !err; i++) {
 		uint32_t b = fs->sut_dirty_list[i];
 		memset(blk, 0, fs->bsize);
+		bool used = false;
 		for (uint32_t j = 0; j < per && (uint64_t)b * per + j < fs->sb.nsegs; j++) {
 			const struct lfs_seginfo *si = &fs->segs[(size_t)b * per + j];
 			struct lfs_sut_entry e = { .live_bytes = si->live_bytes, .mtime_ns = si->mtime_ns };
 			lfs_sut_entry_encode(&e, blk + j * LFS_SUT_ENTRY_SIZE);
+			used |= e.live_bytes || e.mtime_ns;
+		}
+		/* A block of segments never written stays unwritten (address 0
+		 * reads as all zero): a new 1 TiB filesystem has 4,095 such of
+		 * its 4,096, which a mount would otherwise read and check. */
+		if (!used && !fs->sut_addr[b]) {
+			fs->sut_dirty[b] = 0;
+			continue;
 		}
 		uint64_t addr;
 		err = lfs_seg_append(fs, LFS_BK_SUT, 0, 0, b, blk, &addr);
@@ -379,9 +388,10 @@ read_table_run(struct lfs_fs *fs, const uint64_t *addrs, uint32_t b, uint32_t n,
 }
 
 /* The inode map from the blocks fs->imap_addr names (read as the view,
- * if fs is one, reads them). */
+ * if fs is one, reads them): the n listed in `which`, or with which
+ * NULL, every block with an address. */
 static int
-load_imap(struct lfs_fs *fs)
+load_imap(struct lfs_fs *fs, const uint32_t *which, uint32_t n)
 {
 	uint8_t *blk = lfs_malloc(fs->bsize);
 	if (!blk)
@@ -389,7 +399,8 @@ load_imap(struct lfs_fs *fs)
 	int e = 0;
 	uint32_t per = lfs_imap_per_block(fs->bsize);
 	fs->inodes_used = 0;
-	for (uint32_t b = 0; b < fs->n_imap_blocks && !e; b++) {
+	for (uint32_t k = 0; k < (which ? n : fs->n_imap_blocks) && !e; k++) {
+		uint32_t b = which ? which[k] : k;
 		if (!fs->imap_addr[b])
 			continue;
 		if ((e = read_table_block(fs, fs->imap_addr[b], blk)))
@@ -442,7 +453,7 @@ lfs_ckpt_load_view_at(struct lfs_fs *fs, uint64_t seq, const uint64_t *addrs)
 	lfs_imap_forget(fs);
 	memcpy(fs->imap_addr, addrs, fs->n_imap_blocks * sizeof(*addrs));
 	fs->view_seq = seq;
-	int err = load_imap(fs);
+	int err = load_imap(fs, NULL, 0);
 	if (!err && !(lfs_imap_get(fs, LFS_ROOT_INO)->flags & LFS_IMAP_INUSE)) {
 		lfs_log("checkpoint %llu: the root directory is missing from its inode map", (unsigned long long)seq);
 		err = -EFSCORRUPTED;
@@ -500,23 +511,42 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 	if (err[!pick] && err[!pick] != -EINVAL)
 		lfs_log("checkpoint region %d is damaged (%s); using region %d", !pick, strerror(-err[!pick]), pick);
 	*out = h[pick];
+	/* Only the table blocks that were written are set and looked at
+	 * again: at 1 TiB most of the inode map's 262,144 never were, and
+	 * touching their zeroed entries would fault in megabytes for nothing
+	 * (the same reason as lfs_seg_load_usage's). */
+	uint32_t *written = lfs_malloc(((size_t)fs->n_imap_blocks + fs->n_sut_blocks) * sizeof(uint32_t) + 1);
+	if (!written)
+		return -ENOMEM;
+	uint32_t n_im = 0, n_sut = 0;
 	const uint8_t *a = fs->region_read[pick];
-	for (uint32_t b = 0; b < fs->n_imap_blocks; b++)
-		fs->imap_addr[b] = lfs_ckpt_addr_get(a, b);
-	for (uint32_t b = 0; b < fs->n_sut_blocks; b++)
-		fs->sut_addr[b] = lfs_ckpt_addr_get(a, (size_t)fs->n_imap_blocks + b);
+	for (uint32_t b = 0; b < fs->n_imap_blocks; b++) {
+		uint64_t addr = lfs_ckpt_addr_get(a, b);
+		if (addr) {
+			fs->imap_addr[b] = addr;
+			written[n_im++] = b;
+		}
+	}
+	uint32_t *sut_written = written + n_im;
+	for (uint32_t b = 0; b < fs->n_sut_blocks; b++) {
+		uint64_t addr = lfs_ckpt_addr_get(a, (size_t)fs->n_imap_blocks + b);
+		if (addr) {
+			fs->sut_addr[b] = addr;
+			sut_written[n_sut++] = b;
+		}
+	}
 	if (fs->opts.readonly)
 		lfs_region_free(fs); /* never written: nothing to adopt */
 
-	int e = load_imap(fs);
+	lfs_seg_load_begin(fs);
+	int e = load_imap(fs, written, n_im);
 	uint32_t per = lfs_sut_per_block(fs->bsize);
 	uint8_t *run = lfs_malloc((size_t)TABLE_RUN * fs->bsize);
 	uint32_t have = 0, first = 0; /* run holds blocks first .. first+have-1 */
 	if (!run)
 		e = -ENOMEM;
-	for (uint32_t b = 0; b < fs->n_sut_blocks && !e; b++) {
-		if (!fs->sut_addr[b])
-			continue;
+	for (uint32_t k = 0; k < n_sut && !e; k++) {
+		uint32_t b = sut_written[k];
 		if (b >= first + have) {
 			int r = read_table_run(fs, fs->sut_addr, b, fs->n_sut_blocks, run);
 			if (r < 0) {
@@ -527,41 +557,34 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 			have = (uint32_t)r;
 		}
 		const uint8_t *blk = run + (size_t)(b - first) * fs->bsize;
-		for (uint32_t i = 0; i < per && (uint64_t)b * per + i < fs->sb.nsegs; i++) {
+		for (uint32_t i = 0; i < per && (uint64_t)b * per + i < fs->sb.nsegs && !e; i++) {
 			struct lfs_sut_entry en;
 			const char *why;
 			lfs_sut_entry_decode(&en, blk + i * LFS_SUT_ENTRY_SIZE);
-			struct lfs_seginfo *si = &fs->segs[(size_t)b * per + i];
 			if ((e = lfs_sut_entry_check(&en, &fs->sb, &why))) {
 				lfs_log("usage table block %llu: segment %zu: %s", (unsigned long long)fs->sut_addr[b],
 					(size_t)b * per + i, why);
 				break;
 			}
-			si->live_bytes = en.live_bytes;
-			si->mtime_ns = en.mtime_ns;
+			lfs_seg_load_usage(fs, (uint64_t)b * per + i, en.live_bytes, en.mtime_ns);
 		}
 	}
 	free(run);
 	if (!e)
 		e = lfs_retain_load(fs, out);
+	for (uint32_t k = 0; k < n_im && !e; k++)
+		lfs_seg_meta(fs, fs->imap_addr[written[k]], +1);
+	for (uint32_t k = 0; k < n_sut && !e; k++)
+		lfs_seg_meta(fs, fs->sut_addr[sut_written[k]], +1);
+	free(written);
+	lfs_seg_load_done(fs);
 	if (e)
 		return e;
-	for (uint32_t b = 0; b < fs->n_imap_blocks; b++)
-		if (fs->imap_addr[b])
-			fs->segs[lfs_addr_seg(fs, fs->imap_addr[b])].meta_blocks++;
-	for (uint32_t b = 0; b < fs->n_sut_blocks; b++)
-		if (fs->sut_addr[b])
-			fs->segs[lfs_addr_seg(fs, fs->sut_addr[b])].meta_blocks++;
-	for (uint64_t s = 0; s < fs->sb.nsegs; s++) {
-		struct lfs_seginfo *si = &fs->segs[s];
-		si->state = (si->live_bytes || si->meta_blocks) ? LFS_SEG_DIRTY : LFS_SEG_CLEAN;
-	}
 	fs->cur_seg = out->head_seg;
 	fs->cur_off = out->head_off;
 	fs->next_seg = out->next_seg;
-	fs->segs[fs->cur_seg].state = fs->segs[fs->next_seg].state = LFS_SEG_ACTIVE;
-	lfs_seg_recount(fs);
-	lfs_seg_mark_unwritten_sut(fs);
+	lfs_seg_set_state(fs, fs->cur_seg, LFS_SEG_ACTIVE);
+	lfs_seg_set_state(fs, fs->next_seg, LFS_SEG_ACTIVE);
 	fs->pseg_seq = out->next_pseg_seq;
 	fs->ckpt_seq = out->ckpt_seq;
 	fs->ckpt_time_ns = out->timestamp_ns;

@@ -236,37 +236,50 @@ apply_window(struct lfs_rf *rf, struct pending *g, size_t n, uint8_t *wbuf, uint
 	return 0;
 }
 
+/* The log ran through segment seg (every value is 1: the map is a set). */
+static int
+visit(struct u64map *visited, uint64_t seg)
+{
+	return u64map_get(visited, seg) ? 0 : u64map_put(visited, seg, (void *)1);
+}
+
 int
 lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 {
 	struct pending *g = NULL;
 	size_t gn = 0, gcap = 0;
 	uint64_t groups = 0, psegs = 0, inodes = 0;
-	uint8_t *visited = lfs_calloc(fs->sb.nsegs, 1);
+	/* the segments the log ran through: a map, not a flag per segment,
+	 * so that a large filesystem's mount touches no memory per segment */
+	struct u64map visited;
+	u64map_init(&visited);
 	int err = 0;
 	uint64_t t0 = lfs_now_ns();
-	if (!visited)
-		return -ENOMEM;
 	struct lfs_rf rf;
 	if ((err = lfs_rf_init(&rf, fs))) {
-		free(visited);
+		u64map_free(&visited);
 		return err;
 	}
 	/* the one log reader applies every rule of where the log ends */
 	struct lfs_logwalk w;
 	if ((err = lfs_logwalk_init(&w, &fs->dev, &fs->sb, fs->seed, LFS_LOGWALK_BLOCKS))) {
 		lfs_rf_free(&rf);
-		free(visited);
+		u64map_free(&visited);
 		return err;
 	}
 	if ((err = lfs_logwalk_follow(&w, hdr->head_seg, hdr->head_off, hdr->next_seg, hdr->next_pseg_seq,
 				      fs->ckpt_seq))) {
 		lfs_logwalk_free(&w);
 		lfs_rf_free(&rf);
-		free(visited);
+		u64map_free(&visited);
 		return err;
 	}
-	visited[hdr->head_seg] = visited[hdr->next_seg] = 1;
+	if ((err = visit(&visited, hdr->head_seg)) || (err = visit(&visited, hdr->next_seg))) {
+		lfs_logwalk_free(&w);
+		lfs_rf_free(&rf);
+		u64map_free(&visited);
+		return err;
+	}
 	/* where the log continues after the last applied group, and after
 	 * the last group closed in the window */
 	uint64_t a_seq = hdr->next_pseg_seq, closed_seq = a_seq;
@@ -317,8 +330,8 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 		gn++;
 		psegs++;
 		window_bytes += bytes;
-		visited[w.seg] = 1;
-		visited[w.h.next_seg] = 1;
+		if ((err = visit(&visited, w.seg)) || (err = visit(&visited, w.h.next_seg)))
+			break;
 		if (!p->end)
 			continue;
 		closed = gn;
@@ -351,18 +364,23 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 	if (err) {
 		lfs_log("roll-forward failed after %llu groups: %s; mount refused, the image is unchanged",
 			(unsigned long long)groups, strerror(-err));
-		free(visited);
+		u64map_free(&visited);
 		return err;
 	}
 	/* Segments the log ran through hold what the old checkpoint needs
 	 * until the next one commits: none of them may be reused before. */
-	for (uint64_t s = 0; s < fs->sb.nsegs; s++) {
-		if (visited[s]) {
-			lfs_seg_set_state(fs, s, LFS_SEG_DIRTY);
-			lfs_seg_fit_usage(fs, s);
-		}
+	uint64_t *segs = lfs_malloc(visited.count * sizeof(uint64_t) + 1);
+	if (!segs) {
+		u64map_free(&visited);
+		return -ENOMEM;
 	}
-	free(visited);
+	u64map_sorted_keys(&visited, segs);
+	for (size_t i = 0; i < visited.count; i++) {
+		lfs_seg_set_state(fs, segs[i], LFS_SEG_DIRTY);
+		lfs_seg_fit_usage(fs, segs[i]);
+	}
+	free(segs);
+	u64map_free(&visited);
 	fs->pseg_seq = a_seq;
 	*found = psegs;
 	if (psegs || !(hdr->flags & LFS_CKPT_CLEAN))

@@ -33,20 +33,26 @@ lfs_imap_init(struct lfs_fs *fs)
 void
 lfs_imap_free(struct lfs_fs *fs)
 {
-	for (uint32_t b = 0; fs->imap && b < fs->n_imap_blocks; b++)
-		free(fs->imap[b]);
+	for (size_t k = 0; fs->imap && k < fs->imap_nheld; k++)
+		free(fs->imap[fs->imap_held[k]]);
 	free(fs->imap);
+	free(fs->imap_held);
 	fs->imap = NULL;
+	fs->imap_held = NULL;
+	fs->imap_nheld = fs->imap_heldcap = 0;
 }
 
 void
 lfs_imap_forget(struct lfs_fs *fs)
 {
-	for (uint32_t b = 0; fs->imap && b < fs->n_imap_blocks; b++) {
+	for (size_t k = 0; k < fs->imap_nheld; k++) {
+		uint32_t b = fs->imap_held[k];
 		free(fs->imap[b]);
 		fs->imap[b] = NULL;
-		fs->imap_dirty[b] = 0;
 	}
+	fs->imap_nheld = 0;
+	for (uint32_t i = 0; i < fs->imap_ndirty; i++)
+		fs->imap_dirty[fs->imap_dirty_list[i]] = 0;
 	fs->imap_ndirty = 0;
 	fs->inodes_used = 0;
 }
@@ -68,9 +74,14 @@ lfs_imap_get(const struct lfs_fs *fs, uint64_t ino)
 struct lfs_imap_entry *
 lfs_imap_ent(struct lfs_fs *fs, uint32_t ino)
 {
-	struct lfs_imap_entry **b = &fs->imap[ino / per_block(fs)];
-	if (!*b && !(*b = lfs_calloc(per_block(fs), sizeof(**b))))
-		return NULL;
+	uint32_t blk = ino / per_block(fs);
+	struct lfs_imap_entry **b = &fs->imap[blk];
+	if (!*b) {
+		if (lfs_array_room(&fs->imap_held, &fs->imap_heldcap, fs->imap_nheld + 1, sizeof(*fs->imap_held)) ||
+		    !(*b = lfs_calloc(per_block(fs), sizeof(**b))))
+			return NULL;
+		fs->imap_held[fs->imap_nheld++] = blk;
+	}
 	return &(*b)[ino % per_block(fs)];
 }
 

@@ -247,6 +247,8 @@ struct lfs_fs {
 	/* inode map: protected by lock */
 	struct lfs_imap_entry **imap;  /* per IMAP block: its entries, or NULL
 					  while every one is zero (imap.c) */
+	uint32_t *imap_held;        /* the blocks whose entries imap holds */
+	size_t imap_nheld, imap_heldcap;
 	uint32_t n_imap_blocks;
 	uint64_t *imap_addr;        /* current address of each imap block */
 	uint8_t *imap_dirty;
@@ -275,6 +277,10 @@ struct lfs_fs {
 	uint64_t nfreeable;         /* DIRTY, nothing live, no table block */
 	uint32_t *freeable_list;    /* segments that may be freeable, each once */
 	uint64_t nlisted;
+	bool loading;               /* mount: between lfs_seg_load_begin and _done */
+	bool load_all;              /* the list below could not grow: scan all */
+	uint32_t *load_list;        /* the segments named while loading */
+	size_t nload, load_cap;
 
 	/* log head */
 	uint64_t cur_seg, next_seg;
@@ -434,12 +440,16 @@ int lfs_seg_end_group(struct lfs_fs *fs);
  * blocks: they keep the running counts. */
 void lfs_seg_set_state(struct lfs_fs *fs, uint64_t seg, uint8_t state);
 void lfs_seg_meta(struct lfs_fs *fs, uint64_t addr, int delta);
-/* Mark usage-table block `block` to be written at the next checkpoint;
- * and every one never written (after mkfs). */
+/* Mark usage-table block `block` to be written at the next checkpoint
+ * (one whose segments were never written is not: ckpt.c). */
 void lfs_seg_sut_mark(struct lfs_fs *fs, uint32_t block);
-void lfs_seg_mark_unwritten_sut(struct lfs_fs *fs);
-/* Compute the running counts from the segments (once, at mount). */
-void lfs_seg_recount(struct lfs_fs *fs);
+/* Mount, on the zeroed table: begin; the usage (live bytes, time) each
+ * usage-table entry records, and the table blocks through lfs_seg_meta;
+ * then done sets the states and the running counts from the segments
+ * these named. */
+void lfs_seg_load_begin(struct lfs_fs *fs);
+void lfs_seg_load_usage(struct lfs_fs *fs, uint64_t seg, uint32_t live_bytes, uint64_t mtime_ns);
+void lfs_seg_load_done(struct lfs_fs *fs);
 void lfs_seg_use(struct lfs_fs *fs, uint64_t addr, uint32_t bytes);
 void lfs_seg_unuse(struct lfs_fs *fs, uint64_t addr, uint32_t bytes);
 /* A segment counted past its size (only a crafted log leaves one so,

@@ -49,6 +49,7 @@ fs_free(struct lfs_fs *fs)
 	free(fs->pbuf);
 	lfs_writeout_free(fs);
 	free(fs->freeable_list);
+	free(fs->load_list);
 	lfs_verify_free(fs);
 	lfs_retain_free(fs);
 	lfs_bdev_close(&fs->dev);
@@ -83,11 +84,9 @@ fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs 
 	if (fs->max_pseg > sb->seg_blocks - 1)
 		fs->max_pseg = sb->seg_blocks - 1;
 	fs->n_sut_blocks = lfs_sut_nblocks(sb->nsegs, fs->bsize);
-	/* every entry is written at mount: one that lfs_malloc aligns and
-	 * backs with huge pages, zeroed here, costs the fewest faults */
-	fs->segs = sb->nsegs <= SIZE_MAX / sizeof(*fs->segs) ? lfs_malloc(sb->nsegs * sizeof(*fs->segs)) : NULL;
-	if (fs->segs)
-		memset(fs->segs, 0, sb->nsegs * sizeof(*fs->segs));
+	/* zeroed and untouched: the mount sets only the segments in use
+	 * (lfs_seg_load_usage), so only their pages are ever faulted in */
+	fs->segs = lfs_calloc(sb->nsegs, sizeof(*fs->segs));
 	fs->sut_addr = lfs_calloc(fs->n_sut_blocks, sizeof(uint64_t));
 	fs->sut_dirty = lfs_calloc(fs->n_sut_blocks, 1);
 	/* twice: a block written at a checkpoint may be dirtied again (by the
@@ -117,20 +116,22 @@ fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs 
 static void
 free_orphans(struct lfs_fs *fs)
 {
-	/* only IMAP blocks in memory hold inodes in use */
+	/* only IMAP blocks in memory hold inodes in use; the list of them
+	 * may grow while inodes are freed, so it is read afresh each time */
 	uint32_t per = lfs_imap_per_block(fs->bsize);
-	for (uint32_t ino = LFS_ROOT_INO + 1; ino < fs->sb.max_inodes; ino++) {
-		if (!fs->imap[ino / per]) {
-			ino = (ino / per + 1) * per - 1;
-			continue;
-		}
-		if ((lfs_imap_get(fs, ino)->flags & (LFS_IMAP_INUSE | LFS_IMAP_ORPHAN)) !=
-		    (LFS_IMAP_INUSE | LFS_IMAP_ORPHAN))
-			continue;
-		struct lfs_inode *ip;
-		if (lfs_iget(fs, ino, &ip) == 0 && ip->di.nlink == 0) {
-			lfs_inode_maybe_free(fs, ip);
-			lfs_log("freed orphan inode %u (unlinked while open)", ino);
+	for (size_t k = 0; k < fs->imap_nheld; k++) {
+		uint32_t b = fs->imap_held[k];
+		for (uint32_t i = 0; i < per; i++) {
+			uint64_t ino = (uint64_t)b * per + i;
+			if (ino <= LFS_ROOT_INO || ino >= fs->sb.max_inodes ||
+			    (lfs_imap_get(fs, ino)->flags & (LFS_IMAP_INUSE | LFS_IMAP_ORPHAN)) !=
+				    (LFS_IMAP_INUSE | LFS_IMAP_ORPHAN))
+				continue;
+			struct lfs_inode *ip;
+			if (lfs_iget(fs, ino, &ip) == 0 && ip->di.nlink == 0) {
+				lfs_inode_maybe_free(fs, ip);
+				lfs_log("freed orphan inode %llu (unlinked while open)", (unsigned long long)ino);
+			}
 		}
 	}
 }
@@ -629,7 +630,6 @@ lfs_format(const char *path, const struct lfs_super *sb, uid_t uid, gid_t gid)
 		return err;
 	}
 	fs->nclean = sb->nsegs;
-	lfs_seg_mark_unwritten_sut(fs);
 	fs->cur_seg = sb->nsegs - 1;
 	err = lfs_seg_pick_next(fs, &fs->cur_seg);
 	if (!err)

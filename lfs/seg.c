@@ -35,14 +35,6 @@ lfs_seg_sut_mark(struct lfs_fs *fs, uint32_t block)
 	}
 }
 
-void
-lfs_seg_mark_unwritten_sut(struct lfs_fs *fs)
-{
-	for (uint32_t b = 0; b < fs->n_sut_blocks; b++)
-		if (!fs->sut_addr[b])
-			lfs_seg_sut_mark(fs, b);
-}
-
 static void
 sut_dirty(struct lfs_fs *fs, uint64_t seg)
 {
@@ -90,28 +82,88 @@ lfs_seg_set_state(struct lfs_fs *fs, uint64_t seg, uint8_t state)
 	note_change(fs, seg, was);
 }
 
+static void load_name(struct lfs_fs *fs, uint64_t seg);
+
 void
 lfs_seg_meta(struct lfs_fs *fs, uint64_t addr, int delta)
 {
 	uint64_t seg = lfs_addr_seg(fs, addr);
 	struct lfs_seginfo *si = &fs->segs[seg];
+	load_name(fs, seg);
 	bool was = freeable(si);
 	si->meta_blocks += (uint32_t)delta;
 	fs->live_total += (int64_t)delta * fs->bsize;
 	note_change(fs, seg, was);
 }
 
+/* At mount the table starts zeroed: every segment CLEAN, nothing
+ * counted, and in memory never touched (lfs_calloc).  While the
+ * checkpoint is loaded, every segment given usage, time or a table
+ * block is named once (marked by `listed`, which nothing else uses
+ * before the states are set), and lfs_seg_load_done makes the states
+ * and counts from the names alone: a 1 TiB filesystem holding a few GiB
+ * faults in a few pages of its million-entry table, not 24 MiB of it.
+ * A list that cannot grow falls back to scanning every segment. */
 void
-lfs_seg_recount(struct lfs_fs *fs)
+lfs_seg_load_begin(struct lfs_fs *fs)
 {
-	fs->nclean = fs->nfreeable = fs->nlisted = fs->live_total = 0;
-	for (uint64_t s = 0; s < fs->sb.nsegs; s++) {
-		struct lfs_seginfo *si = &fs->segs[s];
-		si->listed = 0;
-		fs->nclean += si->state == LFS_SEG_CLEAN;
-		fs->live_total += lfs_seg_live(fs, s);
-		note_change(fs, s, false);
+	fs->loading = true;
+	fs->load_all = false;
+	fs->nload = 0;
+}
+
+static void
+load_name(struct lfs_fs *fs, uint64_t seg)
+{
+	struct lfs_seginfo *si = &fs->segs[seg];
+	if (!fs->loading || si->listed || fs->load_all)
+		return;
+	if (lfs_array_room(&fs->load_list, &fs->load_cap, fs->nload + 1, sizeof(*fs->load_list))) {
+		fs->load_all = true;
+		return;
 	}
+	si->listed = 1;
+	fs->load_list[fs->nload++] = (uint32_t)seg;
+}
+
+void
+lfs_seg_load_usage(struct lfs_fs *fs, uint64_t seg, uint32_t live_bytes, uint64_t mtime_ns)
+{
+	struct lfs_seginfo *si = &fs->segs[seg];
+	if (!live_bytes && !mtime_ns)
+		return;
+	load_name(fs, seg);
+	si->live_bytes = live_bytes;
+	si->mtime_ns = mtime_ns;
+}
+
+static void
+load_count(struct lfs_fs *fs, uint64_t seg)
+{
+	struct lfs_seginfo *si = &fs->segs[seg];
+	si->listed = 0;
+	si->state = (si->live_bytes || si->meta_blocks) ? LFS_SEG_DIRTY : LFS_SEG_CLEAN;
+	fs->nclean -= si->state != LFS_SEG_CLEAN;
+	fs->live_total += lfs_seg_live(fs, seg);
+}
+
+void
+lfs_seg_load_done(struct lfs_fs *fs)
+{
+	/* nothing is freeable: a DIRTY segment has something counted */
+	fs->nclean = fs->sb.nsegs;
+	fs->nfreeable = fs->nlisted = fs->live_total = 0;
+	if (fs->load_all) {
+		for (uint64_t s = 0; s < fs->sb.nsegs; s++)
+			load_count(fs, s);
+	} else {
+		for (size_t i = 0; i < fs->nload; i++)
+			load_count(fs, fs->load_list[i]);
+	}
+	free(fs->load_list);
+	fs->load_list = NULL;
+	fs->nload = fs->load_cap = 0;
+	fs->loading = fs->load_all = false;
 }
 
 bool
@@ -344,6 +396,7 @@ change_usage(struct lfs_fs *fs, uint64_t addr, uint32_t bytes, bool use)
 		return;
 	uint64_t seg = lfs_addr_seg(fs, addr);
 	struct lfs_seginfo *s = &fs->segs[seg];
+	load_name(fs, seg);
 	bool was = freeable(s);
 	sut_dirty(fs, seg);
 	if (use) {

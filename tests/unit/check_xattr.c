@@ -261,14 +261,25 @@ START_TEST(crash)
 }
 END_TEST
 
+/* Live bytes but the usage-table blocks: one is first written when a
+ * segment it covers is, so cleaning into new segments adds some. */
+static uint64_t
+live_but_usage_table(struct lfs_fs *fs)
+{
+	struct lfs_stats st;
+	lfs_get_stats(fs, &st);
+	for (uint32_t b = 0; b < fs->n_sut_blocks; b++)
+		st.live_bytes -= fs->sut_addr[b] ? fs->bsize : 0;
+	return st.live_bytes;
+}
+
 /* Cleaning moves every XATTR block (root, leaves, values) and frees the
  * segments they were in; unlinking gives every block back. */
 START_TEST(clean_and_unlink)
 {
 	struct lfs_fs *fs = start(64 << 10); /* small segments: the blocks spread over many */
 	ck_assert_int_eq(lfs_checkpoint(fs), 0);
-	struct lfs_stats s0;
-	lfs_get_stats(fs, &s0);
+	uint64_t live0 = live_but_usage_table(fs);
 	uint64_t a = testfs_mkfile(fs, LFS_ROOT_INO, "a");
 	char name[32];
 	for (int i = 0; i < 8; i++) {
@@ -311,10 +322,8 @@ START_TEST(clean_and_unlink)
 	ck_assert_int_eq(lfs_unlink(fs, LFS_ROOT_INO, "a"), 0);
 	lfs_forget(fs, a, 1);
 	ck_assert_int_eq(lfs_checkpoint(fs), 0);
-	struct lfs_stats s1;
-	lfs_get_stats(fs, &s1);
 	/* what is left is the root directory's own change: less than a few blocks */
-	ck_assert_uint_le(s1.live_bytes, s0.live_bytes + 2 * 4096);
+	ck_assert_uint_le(live_but_usage_table(fs), live0 + 2 * 4096);
 	finish(fs);
 }
 END_TEST
