@@ -46,17 +46,10 @@ lfs_verify_init(struct lfs_fs *fs)
 		c->nslots = SUMCACHE_SLOTS;
 	if (c->nslots < SUMCACHE_MIN_SLOTS)
 		c->nslots = SUMCACHE_MIN_SLOTS;
-	for (int i = 0; i < c->nslots; i++) {
+	/* a slot's arrays come with its first segment (load): a mount
+	 * would otherwise fault in the whole megabyte before any read */
+	for (int i = 0; i < c->nslots; i++)
 		c->ent[i].seg = UINT64_MAX;
-		c->ent[i].crc = lfs_calloc(fs->sb.seg_blocks, sizeof(uint32_t));
-		c->ent[i].epoch = lfs_calloc(fs->sb.seg_blocks, sizeof(uint64_t));
-		c->ent[i].known = lfs_calloc(fs->sb.seg_blocks, 1);
-		if (!c->ent[i].crc || !c->ent[i].epoch || !c->ent[i].known) {
-			fs->sumcache = c;
-			lfs_verify_free(fs);
-			return -ENOMEM;
-		}
-	}
 	fs->sumcache = c;
 	return 0;
 }
@@ -111,6 +104,20 @@ load(struct lfs_fs *fs, uint64_t seg, struct lfs_sumcache_ent **out)
 		if (c->ent[i].used < e->used)
 			e = &c->ent[i];
 	e->seg = UINT64_MAX;
+	if (!e->known) {
+		e->crc = lfs_calloc(fs->sb.seg_blocks, sizeof(uint32_t));
+		e->epoch = lfs_calloc(fs->sb.seg_blocks, sizeof(uint64_t));
+		e->known = lfs_calloc(fs->sb.seg_blocks, 1);
+		if (!e->crc || !e->epoch || !e->known) {
+			free(e->crc);
+			free(e->epoch);
+			free(e->known);
+			e->crc = NULL;
+			e->epoch = NULL;
+			e->known = NULL;
+			return -ENOMEM;
+		}
+	}
 	memset(e->known, 0, fs->sb.seg_blocks);
 	struct lfs_logwalk w;
 	int err = lfs_logwalk_init(&w, &fs->dev, &fs->sb, fs->seed, 0);
