@@ -4,8 +4,9 @@
  *   lfs_cleanerd [-f] [-c CONFIG] MOUNTPOINT
  *   lfs_cleanerd --status [--json] MOUNTPOINT
  *
- * The main loop reads top to bottom: get the usage table -> decide
- * whether to clean -> select victims by policy -> read their summaries
+ * The main loop reads top to bottom: get the statistics -> decide
+ * whether to clean -> get the usage table -> select victims by policy ->
+ * read their summaries
  * and blocks from the image (read-only) -> ask which blocks are live ->
  * have the live ones rewritten, oldest first -> ask for the emptied
  * segments to be marked clean -> wait.  The daemon that owns the log
@@ -55,7 +56,7 @@ struct cleaner {
 	uint32_t seed;              /* checksum seed, from the superblock */
 	uint64_t nsegs, seg0, seg_bytes;
 	uint64_t reserved;          /* segments writers never get */
-	struct lfs_ctl_seg *usage;  /* nsegs entries, refreshed each pass */
+	struct lfs_ctl_seg *usage;  /* nsegs entries, refreshed before victims are chosen */
 	bool cleaning;              /* between the min and max thresholds */
 	/* A pass after which no more segments were clean than before, and
 	 * that freed less than a segment elsewhere, gained nothing; the next
@@ -325,18 +326,16 @@ run(struct cleaner *c)
 				send_checkpoint_protection(c);
 			}
 		}
-		if ((err = load_usage(c)))
-			break;
 		struct lfs_ctl_resp sr;
 		struct lfs_ctl_stats st;
 		if ((err = call(c, LFS_CTL_STATS, 0, 0, NULL, 0, &sr, &st, sizeof(st))))
 			break;
 		/* thresholds count the clean segments writers may use: with
 		 * the reserve counted, a low min_clean_segments would wait
-		 * until writers are already stalled */
-		uint64_t clean = 0;
-		for (uint64_t s = 0; s < c->nsegs; s++)
-			clean += c->usage[s].state == 0;
+		 * until writers are already stalled.  The daemon keeps the
+		 * count; the table itself (a million segments at 1 TiB, a
+		 * thousand requests) is fetched only to choose victims. */
+		uint64_t clean = st.segs_clean;
 		if (passed) {
 			passed = false;
 			/* progress: clean segments, or dead space made in other
@@ -375,6 +374,8 @@ run(struct cleaner *c)
 			say(LOG_INFO, "a pass now, as asked (%llu of %llu segments clean)",
 			    (unsigned long long)all_clean, (unsigned long long)c->nsegs);
 		if ((c->cleaning && !waiting) || now) {
+			if ((err = load_usage(c)))
+				break;
 			size_t max = c->cfg.segs_per_pass < 1024 ? c->cfg.segs_per_pass : 1024;
 			nv = lfs_policy_select(&c->cfg, c->usage, c->nsegs, c->seg_bytes, now_ns(), max, victims);
 		}
