@@ -177,6 +177,11 @@ written_ckpts() {
 	"$CLEANERD" --status --json "$MNT" |
 		python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["bytes_written"], s["checkpoints"])'
 }
+# What the kernel still holds dirty from the fill reaches the daemon
+# first: its writeback comes seconds later (by hand: 53 KiB written and a
+# checkpoint 5 s after the fill ended), and on a loaded machine it could
+# come after the quiet spell below (CI once saw 3 checkpoints in the 10 s).
+sync -f "$MNT" 2>/dev/null || true
 read -r w0 c0 < <(written_ckpts)
 quiet=0
 for i in $(seq 30); do
