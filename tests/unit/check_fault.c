@@ -358,6 +358,11 @@ mount_sweep(enum lfs_fault_op kind, const char *op, const char *err)
 				free(now);
 			}
 			fs = testfs_mount();
+		} else {
+			/* the counts the mount made agree with its segments, also
+			 * when the list of segments it names could not grow and it
+			 * scanned them all (lfs_seg_load_done) */
+			testfs_fsck_clean(fs);
 		}
 		for (int i = 0; i < CRASH_FILES; i++) {
 			char name[16];
