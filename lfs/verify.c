@@ -54,17 +54,26 @@ lfs_verify_init(struct lfs_fs *fs)
 	return 0;
 }
 
+/* A slot back to having no arrays (load allocates them again). */
+static void
+slot_release(struct lfs_sumcache_ent *e)
+{
+	free(e->crc);
+	free(e->epoch);
+	free(e->known);
+	e->crc = NULL;
+	e->epoch = NULL;
+	e->known = NULL;
+}
+
 void
 lfs_verify_free(struct lfs_fs *fs)
 {
 	struct lfs_sumcache *c = fs->sumcache;
 	if (!c)
 		return;
-	for (int i = 0; i < c->nslots; i++) {
-		free(c->ent[i].crc);
-		free(c->ent[i].epoch);
-		free(c->ent[i].known);
-	}
+	for (int i = 0; i < c->nslots; i++)
+		slot_release(&c->ent[i]);
 	free(c);
 	fs->sumcache = NULL;
 }
@@ -109,12 +118,7 @@ load(struct lfs_fs *fs, uint64_t seg, struct lfs_sumcache_ent **out)
 		e->epoch = lfs_calloc(fs->sb.seg_blocks, sizeof(uint64_t));
 		e->known = lfs_calloc(fs->sb.seg_blocks, 1);
 		if (!e->crc || !e->epoch || !e->known) {
-			free(e->crc);
-			free(e->epoch);
-			free(e->known);
-			e->crc = NULL;
-			e->epoch = NULL;
-			e->known = NULL;
+			slot_release(e);
 			return -ENOMEM;
 		}
 	}
