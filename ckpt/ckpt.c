@@ -134,6 +134,8 @@ job_end(struct lfs_fs *fs, int err)
 	} else {
 		fs->ckpt_seq = j->h.ckpt_seq;
 		fs->ckpt_time_ns = j->h.timestamp_ns;
+		fs->ckpt_end_bytes = j->upto;
+		fs->ckpt_end_sut_ndirty = fs->sut_ndirty;
 		fs->stats.checkpoints++;
 		lfs_seg_after_checkpoint(fs);
 	}
@@ -261,6 +263,20 @@ int
 lfs_ckpt_write_unlocked(struct lfs_fs *fs)
 {
 	return ckpt_write(fs, false, true, NULL, NULL);
+}
+
+/* The newest checkpoint describes the filesystem as it is, and all of
+ * it is durable: nothing changed or was written since it committed.
+ * The usage-table entry of the segment a checkpoint's own table blocks
+ * went to is always dirty after it (their pseg's time and length), so
+ * a checkpoint never finds the next one unneeded by a clean table:
+ * only blocks marked since the commit count. */
+bool
+lfs_ckpt_current(struct lfs_fs *fs)
+{
+	return !fs->changed_since_ckpt && !fs->ckpt_job.active && !fs->dirty.count && !fs->tombstones.count &&
+	       !fs->imap_ndirty && fs->sut_ndirty == fs->ckpt_end_sut_ndirty && !fs->pn && !fs->out_head &&
+	       fs->dev.bytes_written == fs->ckpt_end_bytes && fs->synced_bytes >= fs->dev.bytes_written;
 }
 
 int

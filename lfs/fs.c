@@ -974,20 +974,28 @@ lfs_is_readonly(struct lfs_fs *fs)
 	return ro;
 }
 
-int
-lfs_syncfs(struct lfs_fs *fs)
+static int
+checkpoint(struct lfs_fs *fs, bool if_changed)
 {
 	lock(fs);
-	int err = fs->dev.readonly ? 0 : lfs_ckpt_write_unlocked(fs);
+	int err = fs->dev.readonly || (if_changed && lfs_ckpt_current(fs)) ? 0 : lfs_ckpt_write_unlocked(fs);
 	if (err == -EROFS && fs->dev.readonly)
 		err = 0; /* switched while it waited: after a checkpoint of everything */
 	return unlock(fs, err);
 }
 
+/* An idle filesystem writes nothing on sync(1), which any user of the
+ * machine may run at any time. */
+int
+lfs_syncfs(struct lfs_fs *fs)
+{
+	return checkpoint(fs, true);
+}
+
 int
 lfs_checkpoint(struct lfs_fs *fs)
 {
-	return lfs_syncfs(fs);
+	return checkpoint(fs, false);
 }
 
 int

@@ -288,6 +288,8 @@ struct lfs_fs {
 	uint64_t pseg_seq;          /* of the next pseg */
 	uint64_t ckpt_seq;          /* of the last checkpoint */
 	uint64_t ckpt_time_ns;
+	uint64_t ckpt_end_bytes;    /* dev.bytes_written when it committed */
+	uint32_t ckpt_end_sut_ndirty; /* sut_ndirty then (lfs_ckpt_current) */
 	uint64_t segs_since_ckpt;
 	/* While cleaning writes moved data: the age it already has (its
 	 * victims' newest write), given to the segments it lands in, as Sprite
@@ -725,6 +727,9 @@ int lfs_ckpt_write(struct lfs_fs *fs, bool clean);
 /* The same, waiting for the disk with fs->lock released: only for a
  * caller that holds no pointer into the caches across the call. */
 int lfs_ckpt_write_unlocked(struct lfs_fs *fs);
+/* Nothing changed or was written since the last checkpoint committed:
+ * a sync has nothing to make durable (fs->lock held). */
+bool lfs_ckpt_current(struct lfs_fs *fs);
 /* Write a checkpoint that is a snapshot called name (NULL or "": none),
  * waiting for the disk with fs->lock released; *seq: its number.
  * -EOPNOTSUPP without the SNAPSHOTS feature, -EEXIST for a name taken,

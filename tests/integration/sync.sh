@@ -45,6 +45,26 @@ crash_after() { # how to sync: sync(1) or syncfs(2) through sync -f
 crash_after sync
 crash_after syncfs
 
+# sync on an idle filesystem writes nothing: any user of the machine may
+# run sync(1) at any time (a parallel test's sync once made full.sh see
+# an idle, full filesystem write 3 checkpoints in 10 s)
+written_ckpts() {
+	"$top_builddir/cleaner/lfs_cleanerd" --status --json "$MNT" |
+		python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["bytes_written"], s["checkpoints"])'
+}
+echo changed > "$MNT/idle"
+sync
+read -r w0 c0 < <(written_ckpts)
+for _ in 1 2 3; do sync; sync -f "$MNT"; done
+read -r w1 c1 < <(written_ckpts)
+[ "$w1" = "$w0" ] && [ "$c1" = "$c0" ] ||
+	fail "6 syncs of an idle filesystem wrote $((w1 - w0)) bytes, $((c1 - c0)) checkpoints"
+echo again >> "$MNT/idle"
+sync
+read -r w2 c2 < <(written_ckpts)
+[ "$c2" -gt "$c1" ] || fail "sync after a change wrote no checkpoint"
+echo "idle: 6 syncs wrote nothing; a sync after a change wrote $((c2 - c1)) checkpoint(s), $((w2 - w1)) bytes"
+
 # umount, then the image at once: complete
 head -c 64M /dev/urandom > "$WORK/big"
 cp "$WORK/big" "$MNT/big"
