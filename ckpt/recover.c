@@ -223,6 +223,7 @@ apply_window(struct lfs_rf *rf, struct pending *g, size_t n, uint8_t *wbuf, uint
 			lfs_pseg_entry_decode(&e, g[i].buf, j);
 			lfs_rf_prefetch(rf, &e, g[i].buf + (size_t)(j + 1) * bs);
 		}
+	lfs_rf_prefetch_issue(rf);
 	size_t first = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!g[i].end)
@@ -357,9 +358,10 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 	lfs_logwalk_free(&w);
 	free(wbuf);
 	free(g);
-	uint64_t node_reads = rf.node_reads, asked_reads = rf.asked_reads;
+	uint64_t node_reads = rf.node_reads, asked_reads = rf.asked_reads, sums = rf.summaries_ahead;
 	fs->rf_old_reads = node_reads;
 	fs->rf_old_reads_ahead = asked_reads;
+	fs->rf_summaries_ahead = sums;
 	lfs_rf_free(&rf);
 	if (err) {
 		lfs_log("roll-forward failed after %llu groups: %s; mount refused, the image is unchanged",
@@ -385,9 +387,10 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 	*found = psegs;
 	if (psegs || !(hdr->flags & LFS_CKPT_CLEAN))
 		lfs_log_info("recovery: rolled forward %llu groups (%llu psegs, %llu inode records, %llu older "
-			     "blocks read, %llu of them asked for ahead) in %.1f ms; log ends: %s",
+			     "blocks read, %llu of them asked for ahead, %llu summaries read ahead to check them) in "
+			     "%.1f ms; log ends: %s",
 			(unsigned long long)groups, (unsigned long long)psegs, (unsigned long long)inodes,
-			(unsigned long long)node_reads, (unsigned long long)asked_reads,
+			(unsigned long long)node_reads, (unsigned long long)asked_reads, (unsigned long long)sums,
 			(double)(lfs_now_ns() - t0) / 1e6, lfs_logwalk_end_name(why));
 	return 0;
 }

@@ -56,6 +56,8 @@ lfs_rf_free(struct lfs_rf *rf)
 	free(rf->cache);
 	free(rf->cache_addr);
 	free(rf->ops);
+	free(rf->wants);
+	rf->wants = NULL;
 	rf->cache = NULL;
 	rf->cache_addr = NULL;
 	rf->ops = NULL;
@@ -134,14 +136,38 @@ rf_read(struct lfs_rf *rf, uint64_t addr, uint8_t *out)
 	return 0;
 }
 
-/* The block at addr, if in memory; if not, its read is begun (once). */
+/* The block at addr, if in memory; if not, its read is asked for (once),
+ * to be begun by lfs_rf_prefetch_issue. */
 static const uint8_t *
 rf_want(struct lfs_rf *rf, uint64_t addr)
 {
 	const uint8_t *b = rf_peek(rf, addr);
-	if (!b && !u64map_get(&rf->asked, addr) && !u64map_put(&rf->asked, addr, (void *)1))
-		lfs_bdev_prefetch(&rf->fs->dev, addr * rf->fs->bsize, rf->fs->bsize);
+	if (b || u64map_get(&rf->asked, addr) || u64map_put(&rf->asked, addr, (void *)1))
+		return b;
+	if (lfs_array_room(&rf->wants, &rf->capwants, rf->nwants + 1, sizeof(*rf->wants)))
+		lfs_bdev_prefetch(&rf->fs->dev, addr * rf->fs->bsize, rf->fs->bsize); /* now, alone */
+	else
+		rf->wants[rf->nwants++] = addr;
 	return b;
+}
+
+static int
+by_addr(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+void
+lfs_rf_prefetch_issue(struct lfs_rf *rf)
+{
+	struct lfs_fs *fs = rf->fs;
+	for (size_t i = 0; i < rf->nwants; i++)
+		lfs_bdev_prefetch(&fs->dev, rf->wants[i] * fs->bsize, fs->bsize);
+	/* while those are read, the summaries that check them */
+	qsort(rf->wants, rf->nwants, sizeof(*rf->wants), by_addr);
+	rf->summaries_ahead += lfs_verify_prefetch(fs, rf->wants, rf->nwants);
+	rf->nwants = 0;
 }
 
 /* The current record of inode ino, if it is in memory (its block is

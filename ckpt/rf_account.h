@@ -15,6 +15,9 @@
  * and INODE blocks and begins the reads of the old versions they will
  * be compared with, as far as the blocks in memory lead (a hint to the
  * device only: the comparison reads and checks every block itself).
+ * Each block read is checked against its segment's summaries, found by
+ * walking the segment's chain of them: lfs_rf_prefetch_issue begins
+ * those walks too, all segments' in step (lfs_verify_prefetch).
  *
  * Use: lfs_rf_init; per window, lfs_rf_prefetch for its blocks; per
  * group, lfs_rf_group_add for each of its INDIR
@@ -44,8 +47,11 @@ struct lfs_rf {
 	} *ops;
 	size_t nops, capops;
 	struct u64map asked;        /* addresses whose reads were begun ahead */
+	uint64_t *wants;            /* asked for since lfs_rf_prefetch_issue */
+	size_t nwants, capwants;
 	uint64_t node_reads;        /* blocks read from the device */
 	uint64_t asked_reads;       /* node_reads of blocks asked for ahead */
+	uint64_t summaries_ahead;   /* summaries read ahead to verify them */
 };
 
 int lfs_rf_init(struct lfs_rf *rf, struct lfs_fs *fs);
@@ -56,6 +62,9 @@ int lfs_rf_group_add(struct lfs_rf *rf, uint64_t addr, const uint8_t *blk);
 /* Block blk of a group about to be applied (its summary entry e): begin
  * the reads of the old blocks it will be compared with. */
 void lfs_rf_prefetch(struct lfs_rf *rf, const struct lfs_pseg_entry *e, const uint8_t *blk);
+/* After the window's blocks were seen: begin the reads asked for, and
+ * those of the summaries that verify them. */
+void lfs_rf_prefetch_issue(struct lfs_rf *rf);
 /* The group is applied: keep copies of its blocks in the cache. */
 void lfs_rf_group_done(struct lfs_rf *rf);
 /* Read and check the record at (daddr, slot): as lfs_inode_read_record. */

@@ -202,6 +202,13 @@ lfs_bdev_prefetch(const struct lfs_bdev *dev, uint64_t off, uint64_t len)
 }
 
 int
+lfs_bdev_peek(const struct lfs_bdev *dev, uint64_t off, uint64_t len, void *buf)
+{
+	ssize_t n = off < dev->size_bytes && len <= dev->size_bytes - off ? pread(dev->fd, buf, len, (off_t)off) : 0;
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+int
 lfs_bdev_write(struct lfs_bdev *dev, uint64_t blk, uint32_t nblk, const void *buf)
 {
 	return lfs_bdev_pwrite(dev, blk * dev->block_size, (uint64_t)nblk * dev->block_size, buf);

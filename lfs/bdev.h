@@ -40,6 +40,9 @@ int lfs_bdev_write(struct lfs_bdev *dev, uint64_t blk, uint32_t nblk, const void
  * overlap on the device.  A hint: nothing is read into the caller's
  * memory, counted, or failed here. */
 void lfs_bdev_prefetch(const struct lfs_bdev *dev, uint64_t off, uint64_t len);
+/* Read for a hint only (where to ask for more ahead): not counted, no
+ * fault injected; what is used is read again through lfs_bdev_pread. */
+int lfs_bdev_peek(const struct lfs_bdev *dev, uint64_t off, uint64_t len, void *buf);
 /* Byte-granular variants, for the superblock and tools. */
 int lfs_bdev_pread(struct lfs_bdev *dev, uint64_t off, uint64_t len, void *buf);
 int lfs_bdev_pwrite(struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *buf);

@@ -386,7 +386,7 @@ struct lfs_fs {
 	uint64_t base_bytes_written; /* lifetime counter at mount */
 	/* what the mount's roll-forward read of older blocks, and how many
 	 * of those reads it had begun ahead (recover.c) */
-	uint64_t rf_old_reads, rf_old_reads_ahead;
+	uint64_t rf_old_reads, rf_old_reads_ahead, rf_summaries_ahead;
 };
 
 uint64_t lfs_now_ns(void);
@@ -503,6 +503,9 @@ int lfs_verify_blocks(struct lfs_fs *fs, uint64_t addr, uint32_t n, const uint8_
  * segment's summaries; -EIO if no valid summary describes it. */
 int lfs_verify_epoch(struct lfs_fs *fs, uint64_t addr, uint64_t *ckpt_seq);
 void lfs_verify_note_pseg(struct lfs_fs *fs, uint64_t seg, uint32_t off, const uint8_t *sum);
+/* The blocks at addrs (n, sorted) will be read soon: begin reading the
+ * summaries their verification will walk (a hint); how many were. */
+size_t lfs_verify_prefetch(struct lfs_fs *fs, const uint64_t *addrs, size_t n);
 
 /* imap.c */
 int lfs_imap_init(struct lfs_fs *fs);

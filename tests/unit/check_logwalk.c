@@ -128,22 +128,10 @@ poke_summary(struct walkimg *m, uint64_t seg, uint32_t off, uint32_t field, uint
 	write_blk(m, seg_addr(m, seg, off), sum);
 }
 
-/* Walk segment seg from its start: how many psegs it yields; *end says why
- * it stopped.  A read error fails the test. */
 static unsigned
 walk_seg(struct walkimg *m, uint64_t seg, unsigned flags, enum lfs_logwalk_end *end)
 {
-	struct lfs_logwalk w;
-	ck_assert_int_eq(lfs_logwalk_init(&w, &m->dev, &m->sb, m->seed, flags), 0);
-	lfs_logwalk_segment(&w, seg);
-	unsigned n = 0;
-	int r;
-	while ((r = lfs_logwalk_next(&w)) > 0)
-		n++;
-	ck_assert_int_eq(r, 0);
-	*end = w.end;
-	lfs_logwalk_free(&w);
-	return n;
+	return testfs_walk_seg(&m->dev, &m->sb, m->seed, seg, flags, end);
 }
 
 /* A log the filesystem wrote after its last checkpoint, followed as

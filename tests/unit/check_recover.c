@@ -78,8 +78,12 @@ START_TEST(large_file_reads_what_was_logged)
 	/* the old leaves were asked for before they were needed, all but
 	 * those of the first groups (what leads to them is not yet in
 	 * memory): the mount does not wait for the device once per leaf */
-	fprintf(stderr, "older blocks read %llu, asked for ahead %llu\n", (unsigned long long)fs->rf_old_reads,
-		(unsigned long long)fs->rf_old_reads_ahead);
+	fprintf(stderr, "older blocks read %llu, asked for ahead %llu, summaries read ahead %llu\n",
+		(unsigned long long)fs->rf_old_reads, (unsigned long long)fs->rf_old_reads_ahead,
+		(unsigned long long)fs->rf_summaries_ahead);
+	/* and the summaries that check them, each segment's chain walked
+	 * beside the others' (verify.c) */
+	ck_assert_uint_gt(fs->rf_summaries_ahead, 0);
 	ck_assert_uint_gt(fs->rf_old_reads, 100);
 	ck_assert_msg(fs->rf_old_reads_ahead * 10 >= fs->rf_old_reads * 9,
 		      "only %llu of the %llu older blocks read were asked for ahead",

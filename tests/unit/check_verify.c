@@ -251,6 +251,58 @@ START_TEST(birth_follows_checkpoints)
 }
 END_TEST
 
+static size_t
+chain_length(struct lfs_fs *fs, uint64_t seg)
+{
+	return testfs_walk_seg(&fs->dev, &fs->sb, fs->seed, seg, 0, NULL);
+}
+
+/* lfs_verify_prefetch reads ahead every summary of the chains that
+ * verifying the given blocks would walk: as many as walks of their
+ * segments find; none of a segment already cached, none for an address
+ * outside the log.  A block read and verified after it still checks. */
+START_TEST(prefetch_walks_every_chain)
+{
+	testfs_make(64ull << 20, 1 << 20);
+	struct lfs_fs *fs = testfs_mount();
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	uint64_t ino = testfs_mkfile(fs, LFS_ROOT_INO, "f");
+	enum { BIG = 300 }; /* blocks: more than a 1 MiB segment holds */
+	uint8_t *buf = malloc(BIG * 4096);
+	fill_pattern(buf, BIG * 4096, 4);
+	ck_assert_int_eq(lfs_write(fs, ino, buf, BIG * 4096, 0, NULL), (ssize_t)(BIG * 4096));
+	ck_assert_int_eq(lfs_flush(fs), 0);
+	for (int i = 0; i < 5; i++) { /* more psegs in the last segment */
+		fill_pattern(buf, 4096, 10 + i);
+		ck_assert_int_eq(lfs_write(fs, ino, buf, 4096, (off_t)(BIG + i) * 4096, NULL), 4096);
+		ck_assert_int_eq(lfs_flush(fs), 0);
+	}
+	struct lfs_inode *ip;
+	uint64_t a[2];
+	ck_assert_int_eq(lfs_iget(fs, ino, &ip), 0);
+	ck_assert_int_eq(lfs_bmap_get(fs, ip, 0, &a[0]), 0);
+	ck_assert_int_eq(lfs_bmap_get(fs, ip, BIG + 4, &a[1]), 0);
+	uint64_t s0 = lfs_addr_seg(fs, a[0]), s1 = lfs_addr_seg(fs, a[1]);
+	ck_assert_uint_ne(s0, s1);
+	size_t n0 = chain_length(fs, s0), n1 = chain_length(fs, s1);
+	ck_assert_uint_ge(n1, 6);
+	reset_cache(fs);
+	ck_assert_uint_eq(lfs_verify_prefetch(fs, a, 2), n0 + n1);
+	/* verifying a block of the first segment caches its summaries */
+	ck_assert_int_eq(lfs_bdev_read(&fs->dev, a[0], 1, buf), 0);
+	ck_assert_int_eq(lfs_verify_blocks(fs, a[0], 1, buf), 0);
+	ck_assert_uint_eq(lfs_verify_prefetch(fs, a, 2), n1);
+	ck_assert_int_eq(lfs_bdev_read(&fs->dev, a[1], 1, buf), 0);
+	ck_assert_int_eq(lfs_verify_blocks(fs, a[1], 1, buf), 0);
+	ck_assert_uint_eq(lfs_verify_prefetch(fs, a, 2), 0);
+	uint64_t outside = fs->sb.seg0 - 1;
+	reset_cache(fs);
+	ck_assert_uint_eq(lfs_verify_prefetch(fs, &outside, 1), 0);
+	free(buf);
+	testfs_finish(fs);
+}
+END_TEST
+
 CHECK_MAIN("verify", "verify", 30, logged_blocks_verify, damaged_block_is_eio,
 	   undescribed_block_is_eio, cache_reads_once_and_not_after_errors,
-	   segment_restart_forgets_old_blocks, birth_follows_checkpoints)
+	   segment_restart_forgets_old_blocks, birth_follows_checkpoints, prefetch_walks_every_chain)

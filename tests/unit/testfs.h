@@ -4,6 +4,7 @@
 
 #include "check_run.h"
 #include "lfs_int.h"
+#include "logwalk.h"
 
 #include <check.h>
 #include <fcntl.h>
@@ -160,6 +161,27 @@ testfs_image_store(const uint8_t *buf, size_t len)
 }
 
 /* Where block lblk of file ino is on disk (0: a hole). */
+/* Walk segment seg from its start, as the one log reader does: how many
+ * psegs it yields; *end (unless NULL) says why it stopped.  A read error
+ * fails the test. */
+static inline unsigned
+testfs_walk_seg(struct lfs_bdev *dev, const struct lfs_super *sb, uint32_t seed, uint64_t seg, unsigned flags,
+		enum lfs_logwalk_end *end)
+{
+	struct lfs_logwalk w;
+	ck_assert_int_eq(lfs_logwalk_init(&w, dev, sb, seed, flags), 0);
+	lfs_logwalk_segment(&w, seg);
+	unsigned n = 0;
+	int r;
+	while ((r = lfs_logwalk_next(&w)) > 0)
+		n++;
+	ck_assert_int_eq(r, 0);
+	if (end)
+		*end = w.end;
+	lfs_logwalk_free(&w);
+	return n;
+}
+
 static inline uint64_t
 testfs_addr_of(struct lfs_fs *fs, uint64_t ino, uint64_t lblk)
 {
