@@ -162,6 +162,8 @@ void
 lfs_rf_prefetch_issue(struct lfs_rf *rf)
 {
 	struct lfs_fs *fs = rf->fs;
+	if (!rf->nwants)
+		return; /* and wants may be NULL, which qsort must not see */
 	for (size_t i = 0; i < rf->nwants; i++)
 		lfs_bdev_prefetch(&fs->dev, rf->wants[i] * fs->bsize, fs->bsize);
 	/* while those are read, the summaries that check them */
