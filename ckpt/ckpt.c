@@ -70,7 +70,7 @@ write_table_blocks(struct lfs_fs *fs, uint64_t seq, uint64_t time_ns, const char
 		if (fs->imap_addr[b])
 			lfs_retain_drop(fs, fs->imap_addr[b], 0, fs->bsize, LFS_BK_IMAP, b);
 		lfs_seg_meta(fs, addr, +1);
-		fs->imap_addr[b] = addr;
+		lfs_imap_addr_set(fs, b, addr);
 		lfs_region_mark(fs, b);
 		fs->imap_dirty[b] = 0;
 	}
@@ -539,7 +539,7 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 	for (uint32_t b = 0; b < fs->n_imap_blocks; b++) {
 		uint64_t addr = lfs_ckpt_addr_get(a, b);
 		if (addr) {
-			fs->imap_addr[b] = addr;
+			lfs_imap_addr_set(fs, b, addr);
 			written[n_im++] = b;
 		}
 	}

@@ -40,8 +40,9 @@ entry(const struct lfs_fs *fs, size_t i)
 }
 
 /* Encode the addresses that fall in block k of the region into blk,
- * that block (block 0's header is left as it is). */
-static void
+ * that block (block 0's header is left as it is); whether all are 0.
+ * Runs of inode-map addresses never set are 0 without being read. */
+static bool
 encode_block(const struct lfs_fs *fs, uint8_t *blk, uint32_t k)
 {
 	size_t lo = 0, hi = ((size_t)(k + 1) * fs->bsize - LFS_CKPT_HDR_SIZE) / 8;
@@ -50,8 +51,27 @@ encode_block(const struct lfs_fs *fs, uint8_t *blk, uint32_t k)
 	if (hi > nentries(fs))
 		hi = nentries(fs);
 	size_t at = LFS_CKPT_HDR_SIZE + 8 * lo - (size_t)k * fs->bsize;
-	for (size_t i = lo; i < hi; i++, at += 8)
-		lfs_put64(blk + at, entry(fs, i));
+	uint64_t any = 0;
+	for (size_t i = lo; i < hi;) {
+		size_t run = i / LFS_IMAP_ADDR_RUN;
+		if (i < fs->n_imap_blocks && !fs->imap_addr_set[run]) {
+			size_t end = (run + 1) * LFS_IMAP_ADDR_RUN;
+			if (end > hi)
+				end = hi;
+			if (end > fs->n_imap_blocks)
+				end = fs->n_imap_blocks;
+			memset(blk + at, 0, 8 * (end - i));
+			at += 8 * (end - i);
+			i = end;
+			continue;
+		}
+		uint64_t a = entry(fs, i);
+		any |= a;
+		lfs_put64(blk + at, a);
+		i++;
+		at += 8;
+	}
+	return !any;
 }
 
 /* Forget what is known of region w: its next checkpoint writes it whole. */
@@ -126,7 +146,8 @@ lfs_region_adopt(struct lfs_fs *fs, int w)
 		return err;
 	struct lfs_region *r = fs->region[w];
 	/* the tables as a region would hold them now, a block at a time */
-	uint8_t *cur = lfs_malloc(bs);
+	uint8_t *cur = lfs_calloc(1, bs);
+	uint32_t zero_crc = cur ? lfs_crc(0, cur, bs) : 0;
 	if (!cur)
 		err = -ENOMEM;
 	else if (bad)
@@ -139,9 +160,9 @@ lfs_region_adopt(struct lfs_fs *fs, int w)
 	for (uint32_t k = 1; k < nb && !err; k++) {
 		/* stale where the tables now say otherwise */
 		memset(cur, 0, bs);
-		encode_block(fs, cur, k);
+		bool zero = encode_block(fs, cur, k);
 		r->stale[k] = memcmp(cur, r->buf + (size_t)k * bs, bs) != 0;
-		r->bcrc[k] = lfs_crc(0, r->buf + (size_t)k * bs, bs);
+		r->bcrc[k] = zero && !r->stale[k] ? zero_crc : lfs_crc(0, r->buf + (size_t)k * bs, bs);
 	}
 	free(cur);
 	if (err)

@@ -21,13 +21,21 @@ lfs_imap_init(struct lfs_fs *fs)
 	fs->n_imap_blocks = lfs_imap_nblocks(fs->sb.max_inodes, fs->bsize);
 	fs->imap = lfs_calloc(fs->n_imap_blocks, sizeof(*fs->imap));
 	fs->imap_addr = lfs_calloc(fs->n_imap_blocks, sizeof(*fs->imap_addr));
+	fs->imap_addr_set = lfs_calloc(fs->n_imap_blocks / LFS_IMAP_ADDR_RUN + 1, 1);
 	fs->imap_dirty = lfs_calloc(fs->n_imap_blocks, 1);
 	/* twice, as the SUT's list (mount.c) */
 	fs->imap_dirty_list = lfs_malloc(2 * (size_t)fs->n_imap_blocks * sizeof(uint32_t));
-	if (!fs->imap || !fs->imap_addr || !fs->imap_dirty || !fs->imap_dirty_list)
+	if (!fs->imap || !fs->imap_addr || !fs->imap_addr_set || !fs->imap_dirty || !fs->imap_dirty_list)
 		return -ENOMEM;
 	fs->ino_hint = LFS_ROOT_INO + 1;
 	return 0;
+}
+
+void
+lfs_imap_addr_set(struct lfs_fs *fs, uint32_t b, uint64_t addr)
+{
+	fs->imap_addr[b] = addr;
+	fs->imap_addr_set[b / LFS_IMAP_ADDR_RUN] = 1;
 }
 
 void

@@ -251,6 +251,9 @@ struct lfs_fs {
 	size_t imap_nheld, imap_heldcap;
 	uint32_t n_imap_blocks;
 	uint64_t *imap_addr;        /* current address of each imap block */
+	uint8_t *imap_addr_set;     /* per LFS_IMAP_ADDR_RUN of them: one was
+				       ever set (lfs_imap_addr_set); the
+				       others are 0 and need not be read */
 	uint8_t *imap_dirty;
 	uint32_t *imap_dirty_list;  /* the blocks imap_dirty marks (room for 2x) */
 	uint32_t imap_ndirty;
@@ -509,6 +512,11 @@ size_t lfs_verify_prefetch(struct lfs_fs *fs, const uint64_t *addrs, size_t n);
 
 /* imap.c */
 int lfs_imap_init(struct lfs_fs *fs);
+/* Addresses of inode-map blocks in runs of a page: at 1 TiB most runs
+ * of its 262,144 are never set, and reading them would fault in 2 MiB. */
+#define LFS_IMAP_ADDR_RUN 512
+/* Set the address of inode-map block b. */
+void lfs_imap_addr_set(struct lfs_fs *fs, uint32_t b, uint64_t addr);
 int lfs_imap_alloc(struct lfs_fs *fs, uint32_t *ino, uint32_t *version);
 int lfs_imap_alloc_at(struct lfs_fs *fs, uint32_t ino, uint32_t *version);
 int lfs_imap_set(struct lfs_fs *fs, uint32_t ino, uint64_t daddr, uint16_t slot, uint32_t version,

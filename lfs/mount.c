@@ -39,6 +39,7 @@ fs_free(struct lfs_fs *fs)
 	u64map_free(&fs->tombstones);
 	lfs_imap_free(fs);
 	free(fs->imap_addr);
+	free(fs->imap_addr_set);
 	free(fs->imap_dirty);
 	free(fs->segs);
 	free(fs->sut_addr);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static char testfs_path[64];
@@ -180,6 +181,25 @@ testfs_walk_seg(struct lfs_bdev *dev, const struct lfs_super *sb, uint32_t seed,
 		*end = w.end;
 	lfs_logwalk_free(&w);
 	return n;
+}
+
+/* How many of the pages under [p, p + len) are resident; *npages: of how
+ * many.  Memory never touched is not (a page only read maps the zero
+ * page, and is). */
+static inline size_t
+testfs_resident(const void *p, size_t len, size_t *npages)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t from = (uintptr_t)p & ~(uintptr_t)(pg - 1), to = (uintptr_t)p + len;
+	size_t n = (to - from + (size_t)pg - 1) / (size_t)pg, resident = 0;
+	unsigned char *vec = malloc(n);
+	ck_assert_ptr_nonnull(vec);
+	ck_assert_int_eq(mincore((void *)from, to - from, vec), 0);
+	for (size_t i = 0; i < n; i++)
+		resident += vec[i] & 1;
+	free(vec);
+	*npages = n;
+	return resident;
 }
 
 static inline uint64_t
