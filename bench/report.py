@@ -1000,8 +1000,11 @@ def targets_scale(res, env):
         rows.append([name, ", ".join(f"{s}: {fmt(b)} ms against {fmt(a)}" for s, a, b in pairs),
                      "**met**" if ok else "**missed**",
                      "" if ok else "roll-forward itself (the daemon's log lines in the scale section) is part; "
-                     "the large file's roll-forward reads the old block-map leaves its writes replaced "
-                     "(asked for ahead of need, rf_account.c), the small files' has none to read"])
+                     "the large file's roll-forward reads the old block-map leaves its writes replaced, "
+                     "and to check each one the chain of summaries of its segment (both asked for ahead of "
+                     "need, the chains of all segments walked in step: rf_account.c, verify.c); the small "
+                     "files' has none to read. Only the log recording what each write replaced (a format "
+                     "change) would spare those reads"])
     a = res.median("scale", f"ckpt_ms.{sizes[0]}", "lfs") if sizes else None
     b = res.median("scale", f"ckpt_ms.{sizes[-1]}", "lfs") if sizes else None
     name = "checkpoint of the same dirty metadata at the largest size within 2× of the smallest"
