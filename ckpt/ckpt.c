@@ -270,11 +270,12 @@ lfs_ckpt_write_unlocked(struct lfs_fs *fs)
  * The usage-table entry of the segment a checkpoint's own table blocks
  * went to is always dirty after it (their pseg's time and length), so
  * a checkpoint never finds the next one unneeded by a clean table:
- * only blocks marked since the commit count. */
+ * only blocks marked since the commit count.  A failed filesystem is
+ * never current: its sync says so (-EIO), idle or not. */
 bool
 lfs_ckpt_current(struct lfs_fs *fs)
 {
-	return !fs->changed_since_ckpt && !fs->ckpt_job.active && !fs->dirty.count && !fs->tombstones.count &&
+	return !fs->fatal && !fs->changed_since_ckpt && !fs->ckpt_job.active && !fs->dirty.count && !fs->tombstones.count &&
 	       !fs->imap_ndirty && fs->sut_ndirty == fs->ckpt_end_sut_ndirty && !fs->pn && !fs->out_head &&
 	       fs->dev.bytes_written == fs->ckpt_end_bytes && fs->synced_bytes >= fs->dev.bytes_written;
 }

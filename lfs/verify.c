@@ -174,10 +174,8 @@ lfs_verify_prefetch(struct lfs_fs *fs, const uint64_t *addrs, size_t n)
 		if (!lfs_addr_valid(fs, addrs[i]))
 			continue;
 		uint64_t seg = lfs_addr_seg(fs, addrs[i]);
-		bool cached = false;
-		for (int j = 0; j < c->nslots && !cached; j++)
-			cached = c->ent[j].seg == seg;
-		if (!cached && (!nc || ch[nc - 1].seg != seg))
+		/* (a cached one is about to be read: find's touch is right) */
+		if ((!nc || ch[nc - 1].seg != seg) && !find(c, seg))
 			ch[nc++] = (struct chain){ seg, 0 };
 	}
 	while (nc) {

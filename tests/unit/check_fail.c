@@ -147,5 +147,21 @@ START_TEST(failure_after_shutdown)
 }
 END_TEST
 
+/* A sync of an idle filesystem writes nothing, but once the filesystem
+ * has failed it says so: -EIO, not a success for having nothing to do. */
+START_TEST(idle_sync_after_failure_is_eio)
+{
+	uint64_t ino;
+	struct lfs_fs *fs = fs_with_file(&ino);
+	ck_assert_int_eq(lfs_syncfs(fs), 0);
+	uint64_t written = fs->dev.bytes_written;
+	ck_assert_int_eq(lfs_syncfs(fs), 0);
+	ck_assert_uint_eq(fs->dev.bytes_written, written);
+	ck_assert_int_eq(lfs_fail(fs, -EIO, "test"), -EIO);
+	ck_assert_int_eq(lfs_syncfs(fs), -EIO);
+	drop_failed(fs);
+}
+END_TEST
+
 CHECK_MAIN("fail", "fail", 30, first_failure_is_final, failed_fdatasync_is_final,
-	   writers_stop_readers_go_on, failure_after_shutdown)
+	   writers_stop_readers_go_on, failure_after_shutdown, idle_sync_after_failure_is_eio)
