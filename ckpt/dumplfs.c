@@ -338,6 +338,35 @@ dump_seg_walk(struct dump *d, uint64_t seg, uint32_t *end_off, const char **why)
 }
 
 /* The blocks a pseg's summary names, each with its crc checked. */
+/* What the group's records replaced (format.h, LFS_PSEG_REPL). */
+static void
+dump_replaced(struct dump *d, const uint8_t *sum, const struct lfs_pseg_hdr *h)
+{
+	struct lfs_out *o = &d->o;
+	uint32_t n;
+	if (lfs_pseg_repl_count(h, d->bs, &n)) {
+		lfs_out_str(o, "replaced", "more records than the block holds");
+		return;
+	}
+	if (!n)
+		return;
+	lfs_out_begin(o, "replaced", ']');
+	for (uint32_t i = 0; i < n; i++) {
+		struct lfs_repl_rec r;
+		lfs_repl_rec_decode(&r, sum, h->nblocks, i);
+		if (r.kind) {
+			lfs_out_item(o, "block", r.addr, true);
+			lfs_out_str(o, "kind", kind_name(r.kind));
+		} else {
+			lfs_out_item(o, "inode", r.ino, true);
+			lfs_out_u64(o, "version", r.version);
+			lfs_out_u64(o, "count", r.count);
+		}
+		lfs_out_end(o);
+	}
+	lfs_out_end(o);
+}
+
 static void
 dump_pseg_blocks(struct dump *d, uint64_t sum_addr, const struct pseg_rec *p)
 {
@@ -389,6 +418,7 @@ dump_pseg_blocks(struct dump *d, uint64_t sum_addr, const struct pseg_rec *p)
 		lfs_out_end(o);
 	}
 	lfs_out_end(o);
+	dump_replaced(d, sum, &h);
 	free(sum);
 }
 

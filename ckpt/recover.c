@@ -7,7 +7,8 @@
  * block matches its crc.  Psegs are collected until one marked END closes
  * the group; then the group is applied: each inode record in it replaces
  * the inode map entry, and the usage table trades the old version's blocks
- * for the new one's, reading only the parts of the two block maps that
+ * for the new one's: from the addresses the writer logged as replaced
+ * (rf_repl.c), or else reading only the parts of the two block maps that
  * differ (rf_account.c): a mount costs what was logged since the
  * checkpoint, not the size of the files it touched.  The first pseg that fails any test ends the log.
  *
@@ -98,6 +99,9 @@ account_change(struct lfs_rf *rf, const struct lfs_dinode *old, const struct lfs
 		return err;
 	if (err != -EFSCORRUPTED && err != -EIO)
 		return err;
+	/* counted in part: what a later list uncounts may not be counted */
+	if ((err = lfs_rf_lists_taint(rf, old ? old->ino : cur->ino)))
+		return err;
 	err = old ? account_inode(fs, old, -1) : 0;
 	if (!err && cur)
 		err = account_inode(fs, cur, +1);
@@ -123,7 +127,8 @@ apply_record(struct lfs_rf *rf, uint64_t addr, uint32_t off, const struct lfs_di
 	    (charge > fs->bsize - *charged && (why = "the block's records count more than a block"))) {
 		lfs_log("roll-forward: inode %u record in block %llu at %u: %s; not applied", di->ino,
 			(unsigned long long)addr, off, why);
-		return 0;
+		/* the writer's next list is against the record skipped */
+		return lfs_rf_lists_taint(rf, di->ino);
 	}
 	*charged += charge;
 	/* the version it replaces; a corrupt one was never trusted, so its
@@ -137,7 +142,10 @@ apply_record(struct lfs_rf *rf, uint64_t addr, uint32_t off, const struct lfs_di
 			return err;
 		have_old = !err;
 	}
-	int err = account_change(rf, have_old ? &old : NULL, di->mode ? di : NULL);
+	int err = 0;
+	if (!lfs_rf_lists_account(rf, di)) {
+		err = account_change(rf, have_old ? &old : NULL, di->mode ? di : NULL);
+	}
 	if (err)
 		return err;
 	if (have_old)
@@ -178,19 +186,24 @@ static int
 apply_group(struct lfs_rf *rf, struct pending *g, size_t n, uint64_t *inodes)
 {
 	struct lfs_fs *fs = rf->fs;
+	int err = lfs_rf_lists_load(rf, g[n - 1].start, g[n - 1].buf);
+	if (err)
+		return err;
 	/* the group's nodes and records are in memory, verified: the new
 	 * versions are compared from here, not read again */
 	for (size_t i = 0; i < n; i++)
 		for (uint32_t j = 0; j < g[i].n; j++) {
 			struct lfs_pseg_entry e;
 			lfs_pseg_entry_decode(&e, g[i].buf, j);
-			if (e.kind != LFS_BK_INDIR && e.kind != LFS_BK_INODE)
-				continue;
-			int err = lfs_rf_group_add(rf, g[i].start + 1 + j, g[i].buf + (size_t)(j + 1) * fs->bsize);
-			if (err)
+			uint64_t addr = g[i].start + 1 + j;
+			err = lfs_rf_lists_block(rf, &e, addr);
+			if (!err && (e.kind == LFS_BK_INDIR || e.kind == LFS_BK_INODE))
+				err = lfs_rf_group_add(rf, addr, g[i].buf + (size_t)(j + 1) * fs->bsize);
+			if (err) {
+				lfs_rf_lists_clear(rf);
 				return err;
+			}
 		}
-	int err = 0;
 	for (size_t i = 0; i < n && !err; i++) {
 		fs->segs[lfs_addr_seg(fs, g[i].start)].mtime_ns = g[i].timestamp;
 		for (uint32_t j = 0; j < g[i].n; j++) {
@@ -205,6 +218,7 @@ apply_group(struct lfs_rf *rf, struct pending *g, size_t n, uint64_t *inodes)
 		}
 	}
 	lfs_rf_group_done(rf);
+	lfs_rf_lists_clear(rf);
 	return err;
 }
 
@@ -217,12 +231,23 @@ apply_window(struct lfs_rf *rf, struct pending *g, size_t n, uint8_t *wbuf, uint
 	uint32_t bs = rf->fs->bsize;
 	for (size_t i = 0; i < n; i++)
 		g[i].buf = wbuf + g[i].off;
-	for (size_t i = 0; i < n; i++)
-		for (uint32_t j = 0; j < g[i].n; j++) {
-			struct lfs_pseg_entry e;
-			lfs_pseg_entry_decode(&e, g[i].buf, j);
-			lfs_rf_prefetch(rf, &e, g[i].buf + (size_t)(j + 1) * bs);
-		}
+	/* an inode its group lists is not compared: nothing old to ask for */
+	for (size_t first = 0, i = 0; i < n; i++) {
+		if (!g[i].end)
+			continue;
+		int err = lfs_rf_lists_load(rf, g[i].start, g[i].buf);
+		if (err)
+			return err;
+		for (size_t p = first; p <= i; p++)
+			for (uint32_t j = 0; j < g[p].n; j++) {
+				struct lfs_pseg_entry e;
+				lfs_pseg_entry_decode(&e, g[p].buf, j);
+				if (e.kind != LFS_BK_INDIR || !lfs_rf_listed(rf, e.ino))
+					lfs_rf_prefetch(rf, &e, g[p].buf + (size_t)(j + 1) * bs);
+			}
+		first = i + 1;
+	}
+	lfs_rf_lists_clear(rf);
 	lfs_rf_prefetch_issue(rf);
 	size_t first = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -261,6 +286,7 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 		u64map_free(&visited);
 		return err;
 	}
+	rf.no_lists = fs->opts.rf_compare_maps;
 	/* the one log reader applies every rule of where the log ends */
 	struct lfs_logwalk w;
 	if ((err = lfs_logwalk_init(&w, &fs->dev, &fs->sb, fs->seed, LFS_LOGWALK_BLOCKS))) {
@@ -359,9 +385,11 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 	free(wbuf);
 	free(g);
 	uint64_t node_reads = rf.node_reads, asked_reads = rf.asked_reads, sums = rf.summaries_ahead;
+	uint64_t listed = rf.listed;
 	fs->rf_old_reads = node_reads;
 	fs->rf_old_reads_ahead = asked_reads;
 	fs->rf_summaries_ahead = sums;
+	fs->rf_listed = listed;
 	lfs_rf_free(&rf);
 	if (err) {
 		lfs_log("roll-forward failed after %llu groups: %s; mount refused, the image is unchanged",
@@ -386,11 +414,12 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 	fs->pseg_seq = a_seq;
 	*found = psegs;
 	if (psegs || !(hdr->flags & LFS_CKPT_CLEAN))
-		lfs_log_info("recovery: rolled forward %llu groups (%llu psegs, %llu inode records, %llu older "
-			     "blocks read, %llu of them asked for ahead, %llu summaries read ahead to check them) in "
-			     "%.1f ms; log ends: %s",
+		lfs_log_info("recovery: rolled forward %llu groups (%llu psegs, %llu inode records, %llu of them "
+			     "counted from the addresses they replaced; %llu older blocks read, %llu of them asked "
+			     "for ahead, %llu summaries read ahead to check them) in %.1f ms; log ends: %s",
 			(unsigned long long)groups, (unsigned long long)psegs, (unsigned long long)inodes,
-			(unsigned long long)node_reads, (unsigned long long)asked_reads, (unsigned long long)sums,
+			(unsigned long long)listed, (unsigned long long)node_reads, (unsigned long long)asked_reads,
+			(unsigned long long)sums,
 			(double)(lfs_now_ns() - t0) / 1e6, lfs_logwalk_end_name(why));
 	return 0;
 }

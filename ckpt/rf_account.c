@@ -36,6 +36,8 @@ lfs_rf_init(struct lfs_rf *rf, struct lfs_fs *fs)
 	u64map_init(&rf->cached);
 	u64map_init(&rf->seen);
 	u64map_init(&rf->asked);
+	u64map_init(&rf->lists);
+	u64map_init(&rf->tainted);
 	rf->cache_slots = RF_CACHE_SLOTS;
 	rf->cache = lfs_malloc((size_t)rf->cache_slots * fs->bsize);
 	rf->cache_addr = lfs_calloc(rf->cache_slots, sizeof(uint64_t));
@@ -53,6 +55,9 @@ lfs_rf_free(struct lfs_rf *rf)
 	u64map_free(&rf->cached);
 	u64map_free(&rf->seen);
 	u64map_free(&rf->asked);
+	lfs_rf_lists_clear(rf);
+	u64map_free(&rf->lists);
+	u64map_free(&rf->tainted);
 	free(rf->cache);
 	free(rf->cache_addr);
 	free(rf->ops);

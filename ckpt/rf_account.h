@@ -19,10 +19,16 @@
  * walking the segment's chain of them: lfs_rf_prefetch_issue begins
  * those walks too, all segments' in step (lfs_verify_prefetch).
  *
- * Use: lfs_rf_init; per window, lfs_rf_prefetch for its blocks; per
- * group, lfs_rf_group_add for each of its INDIR
- * and INODE blocks (already verified), lfs_rf_account / lfs_rf_old_record
- * while applying it, lfs_rf_group_done after; lfs_rf_free at the end.
+ * An inode whose group logged what its record replaced (rf_repl.c) is
+ * not compared at all: the group's blocks of it are counted and the
+ * listed ones uncounted, and none of its old blocks is asked for.
+ *
+ * Use: lfs_rf_init; per window, per group, lfs_rf_lists_load of its
+ * last summary and lfs_rf_prefetch for its blocks; per group,
+ * lfs_rf_lists_load, lfs_rf_group_add and lfs_rf_lists_block for each
+ * of its blocks (already verified), lfs_rf_lists_account, else
+ * lfs_rf_account, and lfs_rf_old_record while applying it,
+ * lfs_rf_group_done after; lfs_rf_free at the end.
  */
 #ifndef LFS_RF_ACCOUNT_H
 #define LFS_RF_ACCOUNT_H
@@ -52,6 +58,14 @@ struct lfs_rf {
 	uint64_t node_reads;        /* blocks read from the device */
 	uint64_t asked_reads;       /* node_reads of blocks asked for ahead */
 	uint64_t summaries_ahead;   /* summaries read ahead to verify them */
+	/* the lists of replaced addresses of the group (rf_repl.c) */
+	struct u64map lists;        /* ino -> its list */
+	const uint8_t *lists_sum;   /* the summary they are in */
+	uint32_t lists_nblocks;     /* its entries */
+	uint64_t lists_bad;         /* the last summary whose lists were refused */
+	struct u64map tainted;      /* inodes compared map to map from now on */
+	bool no_lists;              /* compare every inode map to map */
+	uint64_t listed;            /* records counted from lists */
 };
 
 int lfs_rf_init(struct lfs_rf *rf, struct lfs_fs *fs);
@@ -74,5 +88,20 @@ int lfs_rf_old_record(struct lfs_rf *rf, uint64_t daddr, uint16_t slot, struct l
  * corrupt is -EFSCORRUPTED with the usage counted in part; a failed
  * read -EIO. */
 int lfs_rf_account(struct lfs_rf *rf, const struct lfs_dinode *old, const struct lfs_dinode *cur);
+
+/* rf_repl.c.  The lists in the summary at addr, the last of its group
+ * (logged, and none taken, if they are not well formed); -ENOMEM. */
+int lfs_rf_lists_load(struct lfs_rf *rf, uint64_t addr, const uint8_t *sum);
+void lfs_rf_lists_clear(struct lfs_rf *rf);
+/* Whether inode ino is listed in the group loaded. */
+bool lfs_rf_listed(const struct lfs_rf *rf, uint32_t ino);
+/* Block addr of the group (summary entry e): counted with its inode's
+ * list, if it has one. */
+int lfs_rf_lists_block(struct lfs_rf *rf, const struct lfs_pseg_entry *e, uint64_t addr);
+/* Count what applying record cur changes from its inode's list: false,
+ * nothing done, if it has none it may use (compare the maps instead). */
+bool lfs_rf_lists_account(struct lfs_rf *rf, const struct lfs_dinode *cur);
+/* Inode ino's maps are compared from now on. */
+int lfs_rf_lists_taint(struct lfs_rf *rf, uint32_t ino);
 
 #endif

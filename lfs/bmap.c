@@ -214,7 +214,7 @@ static void
 release_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, struct lfs_node *n)
 {
 	if (n->addr)
-		lfs_retain_drop(fs, n->addr, 0, fs->bsize, LFS_BK_INDIR, 0);
+		lfs_repl_drop(fs, ip, n->addr, LFS_BK_INDIR);
 	ip->di.blocks--;
 	u64map_del(&ip->nodes, id);
 	fs->cache_nodes--;
@@ -246,7 +246,7 @@ free_node(struct lfs_fs *fs, struct lfs_inode *ip, unsigned k, unsigned l, uint6
 			continue;
 		if (l == k) {
 			if (n->ptrs[s]) {
-				lfs_retain_drop(fs, n->ptrs[s], 0, fs->bsize, LFS_BK_DATA, 0);
+				lfs_repl_drop(fs, ip, n->ptrs[s], LFS_BK_DATA);
 				n->ptrs[s] = 0;
 				ip->di.blocks--;
 				n->dirty = true;
@@ -283,7 +283,7 @@ lfs_bmap_free_range(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uin
 {
 	for (uint64_t b = first; b < end && b < LFS_NDIRECT; b++) {
 		if (ip->di.direct[b]) {
-			lfs_retain_drop(fs, ip->di.direct[b], 0, fs->bsize, LFS_BK_DATA, 0);
+			lfs_repl_drop(fs, ip, ip->di.direct[b], LFS_BK_DATA);
 			ip->di.direct[b] = 0;
 			ip->di.blocks--;
 			lfs_inode_dirty(fs, ip);
@@ -349,7 +349,7 @@ lfs_bmap_flush_nodes(struct lfs_fs *fs, struct lfs_inode *ip)
 			if (err)
 				break;
 			if (n->addr)
-				lfs_retain_drop(fs, n->addr, 0, fs->bsize, LFS_BK_INDIR, 0);
+				lfs_repl_drop(fs, ip, n->addr, LFS_BK_INDIR);
 			lfs_seg_use(fs, addr, fs->bsize);
 			n->addr = addr;
 			n->dirty = false;

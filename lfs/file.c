@@ -491,10 +491,12 @@ lfs_file_flush_pages(struct lfs_fs *fs, struct lfs_inode *ip)
 			err = lfs_bmap_set(fs, ip, keys[i], addr, &old);
 		if (err)
 			break;
-		if (old && pg->moved)
+		if (old && pg->moved) {
 			lfs_retain_moved_data(fs, old, addr);
-		else if (old)
-			lfs_retain_drop(fs, old, 0, fs->bsize, LFS_BK_DATA, 0);
+			lfs_repl_note(fs, ip, old, LFS_BK_DATA);
+		} else if (old) {
+			lfs_repl_drop(fs, ip, old, LFS_BK_DATA);
+		}
 		lfs_seg_use(fs, addr, fs->bsize);
 		pg->moved = false;
 		if (pg->was_hole)

@@ -4,7 +4,8 @@
  * Order inside the group: tombstones of freed inodes, then per dirty
  * inode its data pages, xattr blocks and block-map nodes (deepest first),
  * then the inode records packed into INODE blocks.  The group's last pseg
- * carries LFS_PSEG_END; roll-forward applies a group only whole, and a
+ * carries LFS_PSEG_END, and after its summary's entries what each record
+ * replaced (repl.c); roll-forward applies a group only whole, and a
  * flush runs only between operations, so every group is a consistent
  * step.  This is also what fsync waits for.
  */
@@ -141,8 +142,10 @@ lfs_flush(struct lfs_fs *fs)
 	}
 	if (!err)
 		err = write_records(fs, inos, n);
-	if (!err)
+	if (!err) {
+		lfs_repl_emit(fs, inos, n);
 		err = lfs_seg_end_group(fs);
+	}
 	if (!err) {
 		u64map_clear(&fs->dirty); /* keeps the room inode.c reserved */
 		fs->dirty_units = 0; /* every page and record is written */

@@ -259,6 +259,7 @@ lfs_pseg_hdr_encode(const struct lfs_pseg_hdr *h, uint8_t *blk)
 	lfs_put64(blk + LFS_PS_OFF_NEXT_SEG, h->next_seg);
 	lfs_put32(blk + LFS_PS_OFF_NBLOCKS, h->nblocks);
 	lfs_put32(blk + LFS_PS_OFF_FLAGS, h->flags);
+	lfs_put32(blk + LFS_PS_OFF_REPL, h->repl);
 }
 
 void
@@ -272,6 +273,7 @@ lfs_pseg_hdr_decode(struct lfs_pseg_hdr *h, const uint8_t *blk)
 	h->next_seg = lfs_get64(blk + LFS_PS_OFF_NEXT_SEG);
 	h->nblocks = lfs_get32(blk + LFS_PS_OFF_NBLOCKS);
 	h->flags = lfs_get32(blk + LFS_PS_OFF_FLAGS);
+	h->repl = lfs_get32(blk + LFS_PS_OFF_REPL);
 }
 
 void
@@ -301,6 +303,48 @@ void
 lfs_pseg_entry_set_crc(uint8_t *blk, uint32_t i, uint32_t crc)
 {
 	lfs_put32(blk + LFS_PSEG_HDR_SIZE + (size_t)i * LFS_PSEG_ENTRY_SIZE + LFS_PE_OFF_CRC, crc);
+}
+
+void
+lfs_repl_rec_encode(const struct lfs_repl_rec *r, uint8_t *sum, uint32_t nblocks, uint32_t i)
+{
+	uint8_t *p = sum + lfs_pseg_repl_off(nblocks) + (size_t)i * LFS_REPL_REC_SIZE;
+	memset(p, 0, LFS_REPL_REC_SIZE);
+	lfs_put32(p + LFS_RP_OFF_INO, r->ino);
+	p[LFS_RP_OFF_KIND] = r->kind;
+	if (r->kind) {
+		lfs_put64(p + LFS_RP_OFF_ADDR, r->addr);
+	} else {
+		lfs_put32(p + LFS_RP_OFF_VERSION, r->version);
+		lfs_put32(p + LFS_RP_OFF_COUNT, r->count);
+	}
+}
+
+void
+lfs_repl_rec_decode(struct lfs_repl_rec *r, const uint8_t *sum, uint32_t nblocks, uint32_t i)
+{
+	const uint8_t *p = sum + lfs_pseg_repl_off(nblocks) + (size_t)i * LFS_REPL_REC_SIZE;
+	memset(r, 0, sizeof(*r));
+	r->ino = lfs_get32(p + LFS_RP_OFF_INO);
+	r->kind = p[LFS_RP_OFF_KIND];
+	if (r->kind) {
+		r->addr = lfs_get64(p + LFS_RP_OFF_ADDR);
+	} else {
+		r->version = lfs_get32(p + LFS_RP_OFF_VERSION);
+		r->count = lfs_get32(p + LFS_RP_OFF_COUNT);
+	}
+}
+
+int
+lfs_pseg_repl_count(const struct lfs_pseg_hdr *h, uint32_t block_size, uint32_t *n)
+{
+	*n = 0;
+	if (!(h->flags & LFS_PSEG_REPL))
+		return 0;
+	if (h->nblocks > lfs_pseg_max_entries(block_size) || h->repl > lfs_pseg_repl_room(block_size, h->nblocks))
+		return -EFSCORRUPTED;
+	*n = h->repl;
+	return 0;
 }
 
 void

@@ -276,6 +276,7 @@ int lfs_ckpt_verify(uint8_t *region, size_t len, uint32_t seed);
 #define LFS_PSEG_HDR_SIZE 64
 #define LFS_PSEG_ENTRY_SIZE 24
 #define LFS_PSEG_END 1u         /* last pseg of a flush group */
+#define LFS_PSEG_REPL 2u        /* its tail holds replaced addresses (below) */
 
 enum lfs_block_kind {
 	LFS_BK_DATA = 1,
@@ -299,16 +300,18 @@ struct lfs_pseg_hdr {
 	uint64_t next_seg;
 	uint32_t nblocks;           /* blocks after the summary */
 	uint32_t flags;
+	uint32_t repl;              /* with LFS_PSEG_REPL: records in the tail */
 };
 
 enum {
 	LFS_PS_OFF_MAGIC = 0, LFS_PS_OFF_CRC = 4, LFS_PS_OFF_SEQ = 8, LFS_PS_OFF_CKPT = 16,
 	LFS_PS_OFF_TIME = 24, LFS_PS_OFF_NEXT_SEG = 32, LFS_PS_OFF_NBLOCKS = 40, LFS_PS_OFF_FLAGS = 44,
+	LFS_PS_OFF_REPL = 48,
 	/* within an entry, at LFS_PSEG_HDR_SIZE + i * LFS_PSEG_ENTRY_SIZE */
 	LFS_PE_OFF_INO = 0, LFS_PE_OFF_VERSION = 4, LFS_PE_OFF_LBLK = 8, LFS_PE_OFF_CRC = 16,
 	LFS_PE_OFF_KIND = 20,
 };
-_Static_assert(LFS_PS_OFF_FLAGS + 4 <= LFS_PSEG_HDR_SIZE, "pseg header size");
+_Static_assert(LFS_PS_OFF_REPL + 4 <= LFS_PSEG_HDR_SIZE, "pseg header size");
 _Static_assert(LFS_PE_OFF_KIND + 1 <= LFS_PSEG_ENTRY_SIZE, "pseg entry size");
 
 struct lfs_pseg_entry {
@@ -329,6 +332,53 @@ void lfs_pseg_hdr_decode(struct lfs_pseg_hdr *h, const uint8_t *blk);
 void lfs_pseg_entry_encode(const struct lfs_pseg_entry *e, uint8_t *blk, uint32_t i);
 void lfs_pseg_entry_decode(struct lfs_pseg_entry *e, const uint8_t *blk, uint32_t i);
 void lfs_pseg_entry_set_crc(uint8_t *blk, uint32_t i, uint32_t crc);
+
+/*
+ * Replaced addresses (LFS_PSEG_REPL; only in the summary of a group's
+ * last pseg): after its n entries, from byte lfs_pseg_repl_off(n),
+ * `repl` records of 16 bytes.  A header record (kind 0) names an inode,
+ * its version and a count: the count block records after it (ino, kind
+ * DATA, INDIR or XATTR, address) are every block of that inode the
+ * writer stopped counting since the inode's previous record, so that
+ * roll-forward can uncount them for the inode's record in this group
+ * without reading the block map it replaces.  An inode with no header
+ * is compared map against map, as is every inode of a summary without
+ * the flag (and a reader that ignores the tail does just that).
+ */
+#define LFS_REPL_REC_SIZE 16
+
+struct lfs_repl_rec {
+	uint32_t ino;
+	uint8_t kind;               /* 0: a header */
+	uint32_t version;           /* header */
+	uint32_t count;             /* header: block records that follow */
+	uint64_t addr;              /* block record */
+};
+
+enum {
+	LFS_RP_OFF_INO = 0, LFS_RP_OFF_KIND = 4, LFS_RP_OFF_VERSION = 8, LFS_RP_OFF_COUNT = 12,
+	LFS_RP_OFF_ADDR = 8,
+};
+_Static_assert(LFS_RP_OFF_COUNT + 4 == LFS_REPL_REC_SIZE, "repl header record size");
+_Static_assert(LFS_RP_OFF_ADDR + 8 == LFS_REPL_REC_SIZE, "repl block record size");
+
+static inline uint32_t lfs_pseg_repl_off(uint32_t nblocks)
+{
+	return LFS_PSEG_HDR_SIZE + nblocks * LFS_PSEG_ENTRY_SIZE;
+}
+
+/* Records a summary with n entries has room for after them. */
+static inline uint32_t lfs_pseg_repl_room(uint32_t block_size, uint32_t nblocks)
+{
+	uint32_t off = lfs_pseg_repl_off(nblocks);
+	return off < block_size ? (block_size - off) / LFS_REPL_REC_SIZE : 0;
+}
+
+void lfs_repl_rec_encode(const struct lfs_repl_rec *r, uint8_t *sum, uint32_t nblocks, uint32_t i);
+void lfs_repl_rec_decode(struct lfs_repl_rec *r, const uint8_t *sum, uint32_t nblocks, uint32_t i);
+/* The records a verified summary carries: 0 (none without the flag), or
+ * -EFSCORRUPTED if they would not fit in its block. */
+int lfs_pseg_repl_count(const struct lfs_pseg_hdr *h, uint32_t block_size, uint32_t *n);
 /* Seal: compute and store sum_crc.  Verify: magic, crc, sane nblocks. */
 void lfs_pseg_seal(uint8_t *blk, uint32_t block_size, uint32_t seed);
 int lfs_pseg_verify(const uint8_t *blk, uint32_t block_size, uint32_t seed);

@@ -24,6 +24,7 @@ inode_destroy(struct lfs_fs *fs, struct lfs_inode *ip)
 	lfs_inode_lru_unlink(fs, ip);
 	fs->cache_inl -= ip->inl != NULL;
 	lfs_xattr_drop(ip);
+	lfs_repl_forget(ip);
 	free(ip->inl);
 	free(ip);
 }

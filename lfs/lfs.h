@@ -26,6 +26,8 @@ struct lfs_opts {
 	uint64_t cache_bytes;       /* inode cache budget (cache.c); 0: no limit */
 	const char *trace_path;     /* record block writes for crash tests */
 	const char *fault;          /* fault rules to arm at mount (fault.h), a testing aid */
+	bool rf_compare_maps;       /* roll-forward ignores the replaced addresses logged
+				     * and compares block maps, a testing aid */
 	bool readonly;
 	bool hold_lock;             /* a daemon: hold the image lock alone while mounted, read-only too */
 	bool verbose;

@@ -35,6 +35,8 @@
  *   retain.c               what the live tree lets go of: counted free
  *                          or held; the tables' part in checkpoints
  * Layer 4, inodes and their content:
+ *   repl.c                 the blocks an inode let go of since its last
+ *                          record, logged with its next one
  *   inode.c, bmap.c        inode cache, block maps
  *   file.c, dir.c, xattr.c content, directories, extended attributes
  *   acl.c                  POSIX ACLs, on top of xattr.c
@@ -42,7 +44,8 @@
  * Layer 5, writing back, checkpoints, cleaning, admission:
  *   flush.c                turn dirty state into one log group
  *   ckpt/region.c          the checkpoint regions, written by changed block
- *   ckpt/rf_account.c      roll-forward's usage accounting
+ *   ckpt/rf_account.c      roll-forward's usage accounting, map to map
+ *   ckpt/rf_repl.c         ... and from the addresses records replaced
  *   ckpt/ckpt.c, recover.c checkpoints and roll-forward
  *   cache.c                the inode cache's budget (LRU eviction)
  *   clean.c                the cleaner's mechanism (lfs_clean_*)
@@ -204,6 +207,8 @@ struct lfs_inode {
 	uint32_t xattr_nblocks;     /* while xattr_dirty: XATTR blocks the flush
 				       will leave (st_blocks counts them) */
 	struct lfs_dir *dir;        /* built on first use */
+	struct lfs_repl *repl;      /* blocks dropped since its last record (repl.c) */
+	bool repl_lost;             /* ... too many to log, or not kept */
 	struct lfs_inode *lru_prev, *lru_next; /* fs->lru_head: most recently used */
 };
 
@@ -343,6 +348,7 @@ struct lfs_fs {
 	/* the pseg being built: summary then blocks, written in one pwrite */
 	uint8_t *pbuf;
 	uint32_t pn;                /* blocks after the summary */
+	uint32_t repl_n;            /* replaced-address records in its tail (repl.c) */
 	uint64_t pstart;            /* address of the summary block */
 	uint8_t *iblk;              /* open INODE block in pbuf, or NULL */
 	uint32_t iblk_off;
@@ -388,8 +394,9 @@ struct lfs_fs {
 	struct lfs_stats stats;
 	uint64_t base_bytes_written; /* lifetime counter at mount */
 	/* what the mount's roll-forward read of older blocks, and how many
-	 * of those reads it had begun ahead (recover.c) */
-	uint64_t rf_old_reads, rf_old_reads_ahead, rf_summaries_ahead;
+	 * of those reads it had begun ahead (recover.c); the records it
+	 * counted from the replaced addresses logged with them */
+	uint64_t rf_old_reads, rf_old_reads_ahead, rf_summaries_ahead, rf_listed;
 };
 
 uint64_t lfs_now_ns(void);
@@ -696,6 +703,17 @@ uint64_t lfs_space_for_cleaning(const struct lfs_fs *fs);
 uint64_t lfs_space_used_blocks(const struct lfs_fs *fs);
 /* Whether the live data may grow by `bytes` within the capacity. */
 bool lfs_space_grows_within(const struct lfs_fs *fs, uint64_t bytes);
+
+/* repl.c: what each inode's next record replaces, for roll-forward.
+ * lfs_repl_drop: lfs_retain_drop of a block the inode names no more,
+ * noted; lfs_repl_note notes one counted free otherwise (a move).
+ * lfs_repl_emit writes the noted lists of the flushed inodes `inos`
+ * into the summary that will end the group (after the records), as far
+ * as they fit, and forgets every one of them. */
+void lfs_repl_drop(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t addr, uint8_t kind);
+void lfs_repl_note(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t addr, uint8_t kind);
+void lfs_repl_forget(struct lfs_inode *ip);
+void lfs_repl_emit(struct lfs_fs *fs, const uint64_t *inos, size_t n);
 
 /* retain.c: snapshots' part in the live tree (lfs(5), SNAPSHOTS) */
 int lfs_retain_init(struct lfs_fs *fs);

@@ -252,6 +252,13 @@ pseg_write(struct lfs_fs *fs, bool end)
 		.nblocks = fs->pn,
 		.flags = end ? LFS_PSEG_END : 0,
 	};
+	/* lfs_repl_emit wrote them for the group's last summary, after its
+	 * last entry: any other summary has none */
+	if (end && fs->repl_n) {
+		h.flags |= LFS_PSEG_REPL;
+		h.repl = fs->repl_n;
+	}
+	fs->repl_n = 0;
 	lfs_pseg_hdr_encode(&h, fs->pbuf);
 	int err = lfs_writeout_queue(fs, fs->pstart, 1 + fs->pn, fs->pbuf, fs->cur_seg, fs->cur_off);
 	if (err) {
@@ -284,6 +291,12 @@ lfs_seg_append(struct lfs_fs *fs, uint8_t kind, uint32_t ino, uint32_t version, 
 		return err;
 	if (!fs->pstart && (err = pseg_begin(fs)))
 		return err;
+	/* an entry would overwrite replaced addresses written for this
+	 * summary: they go (the group's inodes are compared map to map) */
+	if (fs->repl_n) {
+		memset(fs->pbuf + lfs_pseg_repl_off(fs->pn), 0, (size_t)fs->repl_n * LFS_REPL_REC_SIZE);
+		fs->repl_n = 0;
+	}
 	uint8_t *blk = fs->pbuf + (size_t)(1 + fs->pn) * fs->bsize;
 	if (data)
 		memcpy(blk, data, fs->bsize);

@@ -419,10 +419,10 @@ mark_changed(struct lfs_fs *fs, struct lfs_inode *ip, uint32_t blocks)
 }
 
 static void
-free_slot(struct lfs_fs *fs, struct lfs_xattrs *xa, uint32_t s)
+free_slot(struct lfs_fs *fs, struct lfs_inode *ip, struct lfs_xattrs *xa, uint32_t s)
 {
 	if (xa->addr[s])
-		lfs_retain_drop(fs, xa->addr[s], 0, fs->bsize, LFS_BK_XATTR, 0);
+		lfs_repl_drop(fs, ip, xa->addr[s], LFS_BK_XATTR);
 	free(xa->leaf[s].b);
 	free(xa->val[s]);
 	xa->leaf[s] = (struct xcont){ 0 };
@@ -436,12 +436,12 @@ free_slot(struct lfs_fs *fs, struct lfs_xattrs *xa, uint32_t s)
 /* Take the entry at p out of its container; its value blocks are freed,
  * and its leaf if that empties. */
 static void
-remove_at(struct lfs_fs *fs, struct lfs_xattrs *xa, const struct xpos *p, bool keep_leaf)
+remove_at(struct lfs_fs *fs, struct lfs_inode *ip, struct lfs_xattrs *xa, const struct xpos *p, bool keep_leaf)
 {
 	uint32_t len = ent_len(fs, &p->e);
 	if (p->e.flags & LFS_XENT_OUT)
 		for (uint32_t k = 0; k < value_blocks(fs, p->e.value_len); k++)
-			free_slot(fs, xa, lfs_xent_slot(&p->e, k));
+			free_slot(fs, ip, xa, lfs_xent_slot(&p->e, k));
 	xa->list_bytes -= p->e.name_len + 1u;
 	struct xcont *c = p->c;
 	memmove(c->b + p->off, c->b + p->off + len, c->used - p->off - len);
@@ -450,14 +450,14 @@ remove_at(struct lfs_fs *fs, struct lfs_xattrs *xa, const struct xpos *p, bool k
 	if (p->slot >= 0) {
 		xa->dirty[p->slot] = 1;
 		if (!c->count && !keep_leaf)
-			free_slot(fs, xa, (uint32_t)p->slot);
+			free_slot(fs, ip, xa, (uint32_t)p->slot);
 	}
 }
 
 /* Indexed to single, when what is left fits the root: every leaf's
  * entries into the root, the leaves freed. */
 static void
-maybe_single(struct lfs_fs *fs, struct lfs_xattrs *xa)
+maybe_single(struct lfs_fs *fs, struct lfs_inode *ip, struct lfs_xattrs *xa)
 {
 	if (!xa->nslots)
 		return;
@@ -477,7 +477,7 @@ maybe_single(struct lfs_fs *fs, struct lfs_xattrs *xa)
 		memcpy(r->b + r->used, xa->leaf[s].b, xa->leaf[s].used);
 		r->used += xa->leaf[s].used;
 		r->count += xa->leaf[s].count;
-		free_slot(fs, xa, s);
+		free_slot(fs, ip, xa, s);
 	}
 	free_arrays(xa);
 }
@@ -529,8 +529,8 @@ free_slot_index(const struct lfs_xattrs *xa, uint32_t from)
 
 /* Set in the indexed shape; `old` is the entry replaced, if any. */
 static int
-set_indexed(struct lfs_fs *fs, struct lfs_xattrs *xa, const char *name, const void *value, uint32_t size,
-	    const struct xpos *old)
+set_indexed(struct lfs_fs *fs, struct lfs_inode *ip, struct lfs_xattrs *xa, const char *name, const void *value,
+	    uint32_t size, const struct xpos *old)
 {
 	uint32_t nl = (uint32_t)strlen(name);
 	bool out = LFS_XATTR_ENT_HDR + nl + size > leaf_cap(fs);
@@ -559,7 +559,7 @@ set_indexed(struct lfs_fs *fs, struct lfs_xattrs *xa, const char *name, const vo
 	}
 	/* from here nothing fails */
 	if (old)
-		remove_at(fs, xa, old, old->slot == target);
+		remove_at(fs, ip, xa, old, old->slot == target);
 	if (target < 0) {
 		target = free_slot_index(xa, 0);
 		xa->leaf[target] = (struct xcont){ .b = leafbuf };
@@ -621,7 +621,7 @@ lfs_xattr_set(struct lfs_fs *fs, struct lfs_inode *ip, const char *name, const v
 	if (!xa->nslots && xa->root.used - (exists ? ent_len(fs, &p.e) : 0) + inl <= root_cap(fs)) {
 		struct xcont *r = &xa->root;
 		if (exists)
-			remove_at(fs, xa, &p, false);
+			remove_at(fs, ip, xa, &p, false);
 		r->used += lfs_xent_encode(r->b + r->used, name, (uint16_t)nl, 0, (uint32_t)size, value,
 					   (uint32_t)size);
 		r->count++;
@@ -635,10 +635,10 @@ lfs_xattr_set(struct lfs_fs *fs, struct lfs_inode *ip, const char *name, const v
 		/* the root's entries moved: find the old one again */
 		if (was_single && exists)
 			find(fs, xa, name, &p);
-		err = set_indexed(fs, xa, name, value, (uint32_t)size, exists ? &p : NULL);
+		err = set_indexed(fs, ip, xa, name, value, (uint32_t)size, exists ? &p : NULL);
 		if (err) {
 			if (was_single) /* back as it was: nothing was written */
-				maybe_single(fs, xa);
+				maybe_single(fs, ip, xa);
 			return err;
 		}
 	}
@@ -660,8 +660,8 @@ lfs_xattr_remove(struct lfs_fs *fs, struct lfs_inode *ip, const char *name)
 	if ((err = lfs_space_admit(fs, LFS_SPACE_DELETE, 0)))
 		return err;
 	find(fs, ip->xattr, name, &p);
-	remove_at(fs, ip->xattr, &p, false);
-	maybe_single(fs, ip->xattr);
+	remove_at(fs, ip, ip->xattr, &p, false);
+	maybe_single(fs, ip, ip->xattr);
 	mark_changed(fs, ip, 0);
 	return 0;
 }
@@ -702,7 +702,7 @@ lfs_xattr_flush(struct lfs_fs *fs, struct lfs_inode *ip)
 		if ((err = append(fs, ip, s + 1, data, &addr)))
 			break;
 		if (xa->addr[s])
-			lfs_retain_drop(fs, xa->addr[s], 0, fs->bsize, LFS_BK_XATTR, 0);
+			lfs_repl_drop(fs, ip, xa->addr[s], LFS_BK_XATTR);
 		xa->addr[s] = addr;
 		xa->dirty[s] = 0;
 		free(xa->val[s]); /* read again from disk when asked for */
@@ -728,7 +728,7 @@ lfs_xattr_flush(struct lfs_fs *fs, struct lfs_inode *ip)
 	if (err)
 		return err;
 	if (ip->di.xattr)
-		lfs_retain_drop(fs, ip->di.xattr, 0, fs->bsize, LFS_BK_XATTR, 0);
+		lfs_repl_drop(fs, ip, ip->di.xattr, LFS_BK_XATTR);
 	ip->di.xattr = addr;
 	ip->di.xattr_blocks = nblocks(xa);
 	ip->xattr_dirty = false;
@@ -782,9 +782,9 @@ lfs_xattr_release(struct lfs_fs *fs, struct lfs_inode *ip)
 	struct lfs_xattrs *xa = ip->xattr;
 	for (uint32_t s = 0; s < xa->nslots; s++)
 		if (xa->kind[s])
-			free_slot(fs, xa, s);
+			free_slot(fs, ip, xa, s);
 	if (ip->di.xattr)
-		lfs_retain_drop(fs, ip->di.xattr, 0, fs->bsize, LFS_BK_XATTR, 0);
+		lfs_repl_drop(fs, ip, ip->di.xattr, LFS_BK_XATTR);
 	ip->di.xattr = 0;
 	ip->di.xattr_blocks = 0;
 	lfs_xattr_drop(ip);

@@ -14,13 +14,9 @@
 static struct lfs_fs *
 mount_budget(uint64_t bytes)
 {
-	struct lfs_opts o;
-	lfs_opts_default(&o);
-	o.ckpt_interval_s = 0;
+	struct lfs_opts o = testfs_opts();
 	o.cache_bytes = bytes;
-	struct lfs_fs *fs = NULL;
-	ck_assert_int_eq(lfs_mount(testfs_path, &o, &fs), 0);
-	return fs;
+	return testfs_mount_opts(&o);
 }
 
 #define NFILES 3000

@@ -551,13 +551,61 @@ END_TEST
  * the inode record and the directory record at the byte the format says,
  * against literal numbers: a round trip alone passes an encoder and a
  * decoder that are wrong the same way. */
+/* Replaced addresses: 16-byte records right after the entries, a header
+ * (kind 0: ino, version, count) before each inode's block records (ino,
+ * kind, address); a count the block cannot hold is refused. */
+START_TEST(repl_records)
+{
+	uint8_t blk[4096] = { 0 };
+	struct lfs_repl_rec hr = { .ino = 0x01020304, .version = 0x11121314, .count = 0x21222324 };
+	struct lfs_repl_rec br = { .ino = 0x01020304, .kind = LFS_BK_INDIR, .addr = 0x3132333435363738ull };
+	lfs_repl_rec_encode(&hr, blk, 3, 0);
+	lfs_repl_rec_encode(&br, blk, 3, 1);
+	const uint8_t *p = blk + 64 + 3 * 24;
+	ck_assert_uint_eq(lfs_pseg_repl_off(3), 64 + 3 * 24);
+	ck_assert_uint_eq(lfs_get32(p + 0), 0x01020304);
+	ck_assert_uint_eq(p[4], 0);
+	ck_assert_uint_eq(lfs_get32(p + 8), 0x11121314);
+	ck_assert_uint_eq(lfs_get32(p + 12), 0x21222324);
+	ck_assert_uint_eq(lfs_get32(p + 16), 0x01020304);
+	ck_assert_uint_eq(p[20], LFS_BK_INDIR);
+	ck_assert_uint_eq(lfs_get64(p + 24), 0x3132333435363738ull);
+	struct lfs_repl_rec r;
+	lfs_repl_rec_decode(&r, blk, 3, 0);
+	ck_assert(r.ino == hr.ino && r.kind == 0 && r.version == hr.version && r.count == hr.count);
+	lfs_repl_rec_decode(&r, blk, 3, 1);
+	ck_assert(r.ino == br.ino && r.kind == br.kind && r.addr == br.addr);
+
+	ck_assert_uint_eq(lfs_pseg_repl_room(4096, 0), (4096 - 64) / 16);
+	ck_assert_uint_eq(lfs_pseg_repl_room(4096, 3), (4096 - 64 - 72) / 16);
+	ck_assert_uint_eq(lfs_pseg_repl_room(4096, lfs_pseg_max_entries(4096)), 0);
+	struct lfs_pseg_hdr h = { .nblocks = 3, .repl = 7 };
+	uint32_t n = 99;
+	ck_assert_int_eq(lfs_pseg_repl_count(&h, 4096, &n), 0);
+	ck_assert_uint_eq(n, 0); /* without the flag, none */
+	h.flags = LFS_PSEG_END | LFS_PSEG_REPL;
+	ck_assert_int_eq(lfs_pseg_repl_count(&h, 4096, &n), 0);
+	ck_assert_uint_eq(n, 7);
+	h.repl = lfs_pseg_repl_room(4096, 3);
+	ck_assert_int_eq(lfs_pseg_repl_count(&h, 4096, &n), 0);
+	h.repl++;
+	ck_assert_int_eq(lfs_pseg_repl_count(&h, 4096, &n), -EFSCORRUPTED);
+	h.repl = 0xffffffffu;
+	ck_assert_int_eq(lfs_pseg_repl_count(&h, 4096, &n), -EFSCORRUPTED);
+	h = (struct lfs_pseg_hdr){ .nblocks = 0xffffffffu, .flags = LFS_PSEG_REPL, .repl = 1 };
+	ck_assert_int_eq(lfs_pseg_repl_count(&h, 4096, &n), -EFSCORRUPTED);
+}
+END_TEST
+
 START_TEST(table_offsets)
 {
 	uint8_t blk[4096] = { 0 };
 	struct lfs_pseg_hdr h = { .magic = LFS_PSEG_MAGIC, .seq = 0x1112131415161718ull,
 				  .ckpt_seq = 0x2122232425262728ull, .timestamp_ns = 0x3132333435363738ull,
-				  .next_seg = 0x4142434445464748ull, .nblocks = 0x51525354, .flags = 0x61626364 };
+				  .next_seg = 0x4142434445464748ull, .nblocks = 0x51525354, .flags = 0x61626364,
+				  .repl = 0x65666768 };
 	lfs_pseg_hdr_encode(&h, blk);
+	ck_assert_uint_eq(lfs_get32(blk + 48), 0x65666768);
 	ck_assert_uint_eq(lfs_get32(blk + 0), LFS_PSEG_MAGIC);
 	ck_assert_uint_eq(lfs_get64(blk + 8), 0x1112131415161718ull);
 	ck_assert_uint_eq(lfs_get64(blk + 16), 0x2122232425262728ull);
@@ -782,4 +830,4 @@ END_TEST
 CHECK_MAIN("format", "core", 30, super_offsets, super_roundtrip_and_rejects, super_backup,
 	   super_rejects_what_mkfs_never_makes, pseg_roundtrip_and_crc, dinode_roundtrip_inline,
 	   xattr_entries, dinode_invariants, inode_charge, dirent_rules, node_ids, ckpt_and_tables,
-	   table_offsets, acl_and_xattr_layout, snapshot_records)
+	   table_offsets, repl_records, acl_and_xattr_layout, snapshot_records)

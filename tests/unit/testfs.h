@@ -32,15 +32,29 @@ testfs_make(uint64_t bytes, uint32_t segsize)
 	ck_assert_int_eq(lfs_format(testfs_path, &sb, getuid(), getgid()), 0);
 }
 
-static inline struct lfs_fs *
-testfs_mount(void)
+/* The suites' mount options: the defaults, no timed checkpoints. */
+static inline struct lfs_opts
+testfs_opts(void)
 {
 	struct lfs_opts o;
 	lfs_opts_default(&o);
 	o.ckpt_interval_s = 0;
+	return o;
+}
+
+static inline struct lfs_fs *
+testfs_mount_opts(const struct lfs_opts *o)
+{
 	struct lfs_fs *fs = NULL;
-	ck_assert_int_eq(lfs_mount(testfs_path, &o, &fs), 0);
+	ck_assert_int_eq(lfs_mount(testfs_path, o, &fs), 0);
 	return fs;
+}
+
+static inline struct lfs_fs *
+testfs_mount(void)
+{
+	struct lfs_opts o = testfs_opts();
+	return testfs_mount_opts(&o);
 }
 
 static inline struct lfs_fs *
