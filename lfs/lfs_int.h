@@ -44,8 +44,8 @@
  * Layer 5, writing back, checkpoints, cleaning, admission:
  *   flush.c                turn dirty state into one log group
  *   ckpt/region.c          the checkpoint regions, written by changed block
- *   ckpt/rf_account.c      roll-forward's usage accounting, map to map
- *   ckpt/rf_repl.c         ... and from the addresses records replaced
+ *   ckpt/rf_account.c, rf_repl.c  roll-forward's usage accounting: map
+ *                          to map, or from the addresses records replaced
  *   ckpt/ckpt.c, recover.c checkpoints and roll-forward
  *   cache.c                the inode cache's budget (LRU eviction)
  *   clean.c                the cleaner's mechanism (lfs_clean_*)
