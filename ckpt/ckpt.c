@@ -494,6 +494,33 @@ lfs_ckpt_load_view(struct lfs_fs *fs, struct lfs_fs *src, uint64_t seq)
 	return err;
 }
 
+/* The table blocks a mount reads, and the summaries that check them,
+ * asked for together.  Each usage-table block was last written by the
+ * checkpoint after its segments last changed, so after a large file was
+ * written they lie in as many segments, each found by walking its
+ * segment's chain of summaries: at 16 GiB with a 4 GiB file, 16 SUT
+ * blocks in 16 segments, about 80 cold reads one after another, 40 ms
+ * of the mount.  Walked in step, the chains cost about one wait per
+ * summary of the longest (lfs_verify_prefetch). */
+static void
+prefetch_tables(struct lfs_fs *fs, const uint32_t *im, uint32_t n_im, const uint32_t *sut, uint32_t n_sut)
+{
+	uint64_t *a = lfs_malloc(((size_t)n_im + n_sut) * sizeof(uint64_t) + 1);
+	size_t n = 0;
+	if (!a)
+		return; /* a hint: the loads read what they need anyway */
+	for (uint32_t k = 0; k < n_im; k++)
+		a[n++] = fs->imap_addr[im[k]];
+	for (uint32_t k = 0; k < n_sut; k++)
+		a[n++] = fs->sut_addr[sut[k]];
+	for (size_t i = 0; i < n; i++)
+		if (lfs_addr_valid(fs, a[i]))
+			lfs_bdev_prefetch(&fs->dev, a[i] * fs->bsize, fs->bsize);
+	qsort(a, n, sizeof(*a), u64_cmp);
+	(void)lfs_verify_prefetch(fs, a, n);
+	free(a);
+}
+
 int
 lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 {
@@ -555,6 +582,7 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 	if (fs->opts.readonly)
 		lfs_region_free(fs); /* never written: nothing to adopt */
 
+	prefetch_tables(fs, written, n_im, sut_written, n_sut);
 	lfs_seg_load_begin(fs);
 	int e = load_imap(fs, written, n_im);
 	uint32_t per = lfs_sut_per_block(fs->bsize);

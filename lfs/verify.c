@@ -159,7 +159,12 @@ lfs_verify_note_pseg(struct lfs_fs *fs, uint64_t seg, uint32_t off, const uint8_
  * chains of all of them advance together: each step asks for one
  * summary of every chain at once, then reads them (for their lengths
  * only; load reads and checks them again), so the mount waits about
- * once per step, not once per summary. */
+ * once per step, not once per summary.  A segment of small psegs would
+ * still take a step per summary, dozens: once its chain shows that, the
+ * rest of the segment is asked for in one request. */
+#define RUN_STEPS 3             /* psegs in a row ... */
+#define SMALL_PSEG 16           /* ... of fewer blocks each make a chain of small ones */
+
 size_t
 lfs_verify_prefetch(struct lfs_fs *fs, const uint64_t *addrs, size_t n)
 {
@@ -167,6 +172,7 @@ lfs_verify_prefetch(struct lfs_fs *fs, const uint64_t *addrs, size_t n)
 	struct chain {
 		uint64_t seg;
 		uint32_t off;       /* of the next summary */
+		uint32_t steps;     /* small psegs in a row */
 	} *ch = lfs_malloc((size_t)c->nslots * sizeof(*ch));
 	uint8_t *blk = lfs_malloc(fs->bsize);
 	size_t nc = 0, asked = 0;
@@ -176,7 +182,7 @@ lfs_verify_prefetch(struct lfs_fs *fs, const uint64_t *addrs, size_t n)
 		uint64_t seg = lfs_addr_seg(fs, addrs[i]);
 		/* (a cached one is about to be read: find's touch is right) */
 		if ((!nc || ch[nc - 1].seg != seg) && !find(c, seg))
-			ch[nc++] = (struct chain){ seg, 0 };
+			ch[nc++] = (struct chain){ seg, 0, 0 };
 	}
 	while (nc) {
 		for (size_t i = 0; i < nc; i++)
@@ -195,6 +201,12 @@ lfs_verify_prefetch(struct lfs_fs *fs, const uint64_t *addrs, size_t n)
 			uint64_t next = (uint64_t)ch[i].off + 1 + h.nblocks;
 			if (next >= fs->sb.seg_blocks)
 				continue;
+			/* a chain of small psegs (fsynced groups) is dozens of
+			 * steps long: the rest of its segment in one request */
+			ch[i].steps = h.nblocks < SMALL_PSEG ? ch[i].steps + 1 : 0;
+			if (ch[i].steps == RUN_STEPS)
+				lfs_bdev_prefetch(&fs->dev, (lfs_seg_first_block(fs, ch[i].seg) + next) * fs->bsize,
+						  (uint64_t)(fs->sb.seg_blocks - next) * fs->bsize);
 			ch[i].off = (uint32_t)next;
 			ch[left++] = ch[i];
 		}

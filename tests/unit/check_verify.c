@@ -303,6 +303,74 @@ START_TEST(prefetch_walks_every_chain)
 }
 END_TEST
 
+/* Resident pages of the image in blocks [from, from + n), with the
+ * image's page cache dropped first when `drop`. */
+static size_t
+image_resident(struct lfs_fs *fs, uint64_t from, uint64_t n, bool drop)
+{
+	if (drop) {
+		ck_assert_int_eq(fdatasync(fs->dev.fd), 0);
+		ck_assert_int_eq(posix_fadvise(fs->dev.fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	}
+	size_t len = (size_t)n * fs->bsize, pages;
+	uint8_t *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fs->dev.fd, (off_t)(from * fs->bsize));
+	ck_assert_ptr_ne(map, MAP_FAILED);
+	size_t r = testfs_resident(map, len, &pages);
+	munmap(map, len);
+	return r;
+}
+
+/* A segment of small psegs (a group per fsync) would take one wait per
+ * summary however many chains walk beside it: once its chain shows a
+ * few small psegs in a row, the rest of the segment is asked for in one
+ * request.  A segment of large psegs is walked summary by summary. */
+START_TEST(prefetch_reads_small_pseg_segments_whole)
+{
+	testfs_make(64ull << 20, 1 << 20);
+	struct lfs_fs *fs = testfs_mount();
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	uint64_t ino = testfs_mkfile(fs, LFS_ROOT_INO, "f");
+	uint8_t *buf = malloc(100 * 4096);
+	/* a fresh segment: two large psegs, then nothing */
+	ck_assert_int_eq(lfs_flush(fs), 0);
+	while (fs->cur_off)
+		ck_assert_int_eq(lfs_seg_append(fs, LFS_BK_INODE, 0, 0, 0, NULL, &(uint64_t){ 0 }), 0);
+	fill_pattern(buf, 100 * 4096, 1);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(lfs_write(fs, ino, buf, 100 * 4096, (off_t)i * 100 * 4096, NULL), 100 * 4096);
+		ck_assert_int_eq(lfs_flush(fs), 0);
+	}
+	uint64_t big = testfs_addr_of(fs, ino, 0), seg_big = lfs_addr_seg(fs, big);
+	/* the next segment: a dozen one-block groups */
+	while (lfs_addr_seg(fs, testfs_addr_of(fs, ino, 199)) == fs->cur_seg && fs->cur_off)
+		ck_assert_int_eq(lfs_seg_append(fs, LFS_BK_INODE, 0, 0, 0, NULL, &(uint64_t){ 0 }), 0);
+	ck_assert_int_eq(lfs_flush(fs), 0);
+	for (int i = 0; i < 12; i++) {
+		fill_pattern(buf, 4096, 20 + i);
+		ck_assert_int_eq(lfs_write(fs, ino, buf, 4096, (off_t)(300 + i) * 4096, NULL), 4096);
+		ck_assert_int_eq(lfs_flush(fs), 0);
+	}
+	uint64_t small = testfs_addr_of(fs, ino, 311), seg_small = lfs_addr_seg(fs, small);
+	ck_assert_uint_ne(seg_big, seg_small);
+	ck_assert_uint_ge(chain_length(fs, seg_small), 12);
+	uint64_t last_big = lfs_seg_first_block(fs, seg_big) + fs->sb.seg_blocks - 1;
+	uint64_t last_small = lfs_seg_first_block(fs, seg_small) + fs->sb.seg_blocks - 1;
+
+	reset_cache(fs);
+	image_resident(fs, 0, 1, true);
+	uint64_t a[2] = { big < small ? big : small, big < small ? small : big };
+	ck_assert_uint_gt(lfs_verify_prefetch(fs, a, 2), 12);
+	ck_assert_uint_eq(image_resident(fs, last_small, 1, false), 1);
+	ck_assert_uint_eq(image_resident(fs, last_big, 1, false), 0);
+	/* and what was read ahead still verifies */
+	ck_assert_int_eq(lfs_bdev_read(&fs->dev, small, 1, buf), 0);
+	ck_assert_int_eq(lfs_verify_blocks(fs, small, 1, buf), 0);
+	free(buf);
+	testfs_finish(fs);
+}
+END_TEST
+
 CHECK_MAIN("verify", "verify", 30, logged_blocks_verify, damaged_block_is_eio,
 	   undescribed_block_is_eio, cache_reads_once_and_not_after_errors,
-	   segment_restart_forgets_old_blocks, birth_follows_checkpoints, prefetch_walks_every_chain)
+	   segment_restart_forgets_old_blocks, birth_follows_checkpoints, prefetch_walks_every_chain,
+	   prefetch_reads_small_pseg_segments_whole)
