@@ -213,9 +213,11 @@ clean_verb(struct lfs_ctl_server *srv, uint64_t verb)
 			return verb == LFS_CLEAN_START ? -EOPNOTSUPP : -ESRCH;
 		err = srv->sup.verb(srv->sup.ctx, (int)verb);
 		pthread_mutex_lock(&srv->lock);
-		/* a cleaner someone else started is stopped too */
+		/* a cleaner someone else started is stopped too; one already
+		 * gone (the supervisor's, stopped just now, whose connection
+		 * is not closed yet) is what stop asks for */
 		if (!err && verb == LFS_CLEAN_STOP && srv->cleaner && srv->cleaner_pid > 0 &&
-		    kill(srv->cleaner_pid, SIGTERM) < 0)
+		    kill(srv->cleaner_pid, SIGTERM) < 0 && errno != ESRCH)
 			err = -errno;
 		pthread_mutex_unlock(&srv->lock);
 		return err;
