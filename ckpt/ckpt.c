@@ -48,6 +48,60 @@ compact(uint32_t *list, uint32_t *n, uint8_t *dirty)
 	*n = kept;
 }
 
+/* Every mount reads every table block and checks it against the
+ * summaries of its segment, a chain walk per segment (verify.c).  A
+ * checkpoint writes only the blocks that changed, so over time they
+ * spread: after a 4 GiB file was written at 16 GiB, 17 usage-table
+ * blocks lay in 17 segments, and those walks were most of loading the
+ * checkpoint.  Once more than STRAY_MAX blocks lie in segments holding
+ * fewer than GATHER_MIN table blocks, this checkpoint writes them again
+ * beside its own (at most GATHER_MAX): a few blocks now and then, and a
+ * mount walks a few chains. */
+#define STRAY_MAX 2
+#define GATHER_MIN 4
+#define GATHER_MAX 64
+
+static bool
+stray(const struct lfs_fs *fs, uint64_t addr)
+{
+	if (!addr || !lfs_addr_valid(fs, addr))
+		return false;
+	uint64_t seg = lfs_addr_seg(fs, addr);
+	return seg != fs->cur_seg && fs->segs[seg].meta_blocks < GATHER_MIN;
+}
+
+/* Mark the stray table blocks dirty (mark: false, only count them). */
+static uint32_t
+strays(struct lfs_fs *fs, bool mark)
+{
+	uint32_t n = 0;
+	for (uint32_t r = 0; r * LFS_IMAP_ADDR_RUN < fs->n_imap_blocks && n < GATHER_MAX; r++) {
+		if (!fs->imap_addr_set[r])
+			continue;
+		for (uint32_t b = r * LFS_IMAP_ADDR_RUN;
+		     b < (r + 1) * LFS_IMAP_ADDR_RUN && b < fs->n_imap_blocks && n < GATHER_MAX; b++)
+			if (stray(fs, fs->imap_addr[b]) && !fs->imap_dirty[b]) {
+				if (mark)
+					lfs_imap_mark_block(fs, b);
+				n++;
+			}
+	}
+	for (uint32_t b = 0; b < fs->n_sut_blocks && n < GATHER_MAX; b++)
+		if (stray(fs, fs->sut_addr[b]) && !fs->sut_dirty[b]) {
+			if (mark)
+				lfs_seg_sut_mark(fs, b);
+			n++;
+		}
+	return n;
+}
+
+static void
+gather_tables(struct lfs_fs *fs)
+{
+	if (strays(fs, false) > STRAY_MAX)
+		fs->stats.table_blocks_gathered += strays(fs, true);
+}
+
 /* Write the inode-map and usage-table blocks that changed, found on the
  * dirty lists (imap.c, seg.c) rather than by a scan of all the tables. */
 static int
@@ -212,6 +266,8 @@ ckpt_write(struct lfs_fs *fs, bool clean, bool unlocked, const char *snapshot, u
 	err = lfs_flush(fs);
 	uint64_t seq = fs->ckpt_seq + 1, now = lfs_now_ns();
 	struct lfs_ckpt_hdr tables = { .magic = 0 };
+	if (!err)
+		gather_tables(fs);
 	if (!err)
 		err = write_table_blocks(fs, seq, now, snapshot, &tables);
 	if (!err)

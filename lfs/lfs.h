@@ -280,6 +280,8 @@ struct lfs_stats {
 	/* the inode cache: evicted to stay within its budget (cache.c) */
 	uint64_t inodes_evicted, nodes_dropped;
 	uint64_t inodes_used;
+	/* table blocks written again to keep them in few segments (ckpt.c) */
+	uint64_t table_blocks_gathered;
 };
 void lfs_get_stats(struct lfs_fs *fs, struct lfs_stats *st);
 

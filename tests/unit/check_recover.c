@@ -106,11 +106,14 @@ large_file_crash(bool compare)
 			      "only %llu of the %llu older blocks read were asked for ahead",
 			      (unsigned long long)fs->rf_old_reads_ahead, (unsigned long long)fs->rf_old_reads);
 	} else {
-		/* what was logged, and of the older blocks the file's record */
+		/* what was logged, and of the older blocks the file's record;
+		 * checking the checkpoint's table blocks may walk the chain of
+		 * the segment they share with the first groups: a segment more */
 		ck_assert_uint_eq(fs->rf_listed, N);
 		ck_assert_uint_le(fs->rf_old_reads, 1);
-		ck_assert_msg(got <= base + logged + 64 * 1024, "mount read %llu bytes, %llu logged",
-			      (unsigned long long)(got - base), (unsigned long long)logged);
+		ck_assert_msg(got <= base + logged + (uint64_t)fs->sb.seg_blocks * fs->bsize,
+			      "mount read %llu bytes, %llu logged", (unsigned long long)(got - base),
+			      (unsigned long long)logged);
 	}
 	/* every write is there, the rest is untouched */
 	uint8_t *back = malloc(CHUNK), *want = malloc(CHUNK);
