@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -55,6 +56,7 @@ struct lfs_ctl_server {
 	/* the registered cleaner; protected by lock */
 	struct client *cleaner;     /* NULL: none */
 	pid_t cleaner_pid;          /* from SO_PEERCRED, not from what it says */
+	int cleaner_pidfd;          /* the same process, for signals (-1: none) */
 	uint32_t cleaner_state;     /* enum lfs_cleaner_state, as it last said */
 	bool suspend;               /* lfs-clean --suspend, until --resume */
 	bool pass_now;              /* lfs-clean (--now), until the cleaner reads it */
@@ -151,6 +153,27 @@ cleaner_gone(const struct client *c)
 	return poll(&pf, 1, 0) == 1 && (pf.revents & (POLLHUP | POLLRDHUP | POLLERR));
 }
 
+/* The registered cleaner is signalled through a pidfd taken while it is
+ * connected: once it has exited and been reaped, its pid may belong to
+ * any process, which a kill() by number (this daemon may run as root)
+ * would hit.  Lock held. */
+static void
+forget_pidfd(struct lfs_ctl_server *srv)
+{
+	if (srv->cleaner_pidfd >= 0)
+		close(srv->cleaner_pidfd);
+	srv->cleaner_pidfd = -1;
+}
+
+/* 0, -ESRCH once it has exited, or -errno; lock held. */
+static int
+signal_cleaner(struct lfs_ctl_server *srv, int sig)
+{
+	if (!srv->cleaner || srv->cleaner_pidfd < 0)
+		return -ESRCH;
+	return pidfd_send_signal(srv->cleaner_pidfd, sig, NULL, 0) < 0 ? -errno : 0;
+}
+
 /* LFS_CTL_CLEANER_HELLO from `c`: 0, or -EBUSY with the holder in *other. */
 static int
 cleaner_hello(struct lfs_ctl_server *srv, struct client *c, uint64_t *other)
@@ -165,6 +188,8 @@ cleaner_hello(struct lfs_ctl_server *srv, struct client *c, uint64_t *other)
 		srv->cleaner = c;
 		srv->cleaner_pid = pid;
 		srv->cleaner_state = LFS_CLEANER_IDLE;
+		forget_pidfd(srv);
+		srv->cleaner_pidfd = pid > 0 ? pidfd_open(pid, 0) : -1;
 	}
 	pthread_mutex_unlock(&srv->lock);
 	if (!err && srv->sup.registered)
@@ -197,8 +222,7 @@ cleaner_state(struct lfs_ctl_server *srv, struct client *c, uint64_t state, uint
 static void
 kick_cleaner(struct lfs_ctl_server *srv)
 {
-	if (srv->cleaner && srv->cleaner_pid > 0)
-		kill(srv->cleaner_pid, SIGUSR1);
+	(void)signal_cleaner(srv, SIGUSR1);
 }
 
 /* LFS_CTL_CLEANER_CTL: lfs-clean's verbs. */
@@ -216,9 +240,11 @@ clean_verb(struct lfs_ctl_server *srv, uint64_t verb)
 		/* a cleaner someone else started is stopped too; one already
 		 * gone (the supervisor's, stopped just now, whose connection
 		 * is not closed yet) is what stop asks for */
-		if (!err && verb == LFS_CLEAN_STOP && srv->cleaner && srv->cleaner_pid > 0 &&
-		    kill(srv->cleaner_pid, SIGTERM) < 0 && errno != ESRCH)
-			err = -errno;
+		if (!err && verb == LFS_CLEAN_STOP && srv->cleaner) {
+			err = signal_cleaner(srv, SIGTERM);
+			if (err == -ESRCH)
+				err = 0;
+		}
 		pthread_mutex_unlock(&srv->lock);
 		return err;
 	case LFS_CLEAN_SUSPEND:
@@ -437,6 +463,7 @@ client_main(void *arg)
 	if (was_cleaner) {
 		srv->cleaner = NULL;
 		srv->cleaner_pid = 0;
+		forget_pidfd(srv);
 	}
 	pthread_mutex_unlock(&srv->lock);
 	if (was_cleaner && srv->sup.unregistered)
@@ -538,6 +565,7 @@ lfs_ctl_server_start(struct lfs_fs *fs, const char *image, struct lfs_ctl_server
 	if (!srv)
 		return -ENOMEM;
 	srv->fs = fs;
+	srv->cleaner_pidfd = -1;
 	pthread_mutex_init(&srv->lock, NULL);
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		srv->clients[i].fd = -1;
@@ -614,6 +642,7 @@ lfs_ctl_server_stop(struct lfs_ctl_server *srv)
 	close(srv->listen_fd);
 	close(srv->stop_pipe[0]);
 	close(srv->stop_pipe[1]);
+	forget_pidfd(srv);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);
 }

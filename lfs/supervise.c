@@ -117,12 +117,19 @@ supervise_main(void *arg)
 		pid_t pid = sv->child;
 		uint64_t started = now_ms();
 		pthread_mutex_unlock(&sv->lock);
+		/* wait for it to end, but reap it only with the lock held and
+		 * sv->child cleared: until then its pid stays its own, so a
+		 * kill() of sv->child under the lock can reach no other process */
+		siginfo_t si;
+		int w = pid ? waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) : -1;
+		while (w < 0 && errno == EINTR)
+			w = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT);
+		pthread_mutex_lock(&sv->lock);
+		sv->child = 0;
 		int status = 0;
 		pid_t got = pid ? waitpid(pid, &status, 0) : -1;
 		while (got < 0 && errno == EINTR)
 			got = waitpid(pid, &status, 0);
-		pthread_mutex_lock(&sv->lock);
-		sv->child = 0;
 		if (got == pid)
 			sv->last_exit = (uint64_t)status;
 		if (sv->stopping || !sv->enabled)
