@@ -61,6 +61,8 @@ enum lfs_logwalk_end {
 #define LFS_LOGWALK_BLOCKS 1u   /* read each pseg's blocks too (w->buf after the summary) */
 #define LFS_LOGWALK_SHOW_STALE 2u   /* yield stale psegs, marked, rather than end at them */
 
+#define LFS_LOGWALK_ASKED 4      /* segments remembered as asked for ahead */
+
 struct lfs_logwalk {
 	/* what is read, and how: set by lfs_logwalk_init */
 	struct lfs_bdev *dev;
@@ -75,7 +77,8 @@ struct lfs_logwalk {
 	bool follow;                /* lfs_logwalk_follow: across segments */
 	uint64_t seq, ckpt_seq;     /* follow: the seq and epoch the next pseg must carry */
 	uint64_t next_seg;          /* follow: where the log goes on after seg */
-	uint64_t asked_seg;         /* follow: the last segment asked for ahead */
+	uint64_t asked[LFS_LOGWALK_ASKED]; /* follow: the last segments asked for ahead */
+	unsigned asked_next;        /* follow: the slot of asked[] to fill next */
 	/* the pseg lfs_logwalk_next yielded */
 	struct lfs_pseg_hdr h;
 	uint64_t addr;              /* of its summary; its blocks follow */

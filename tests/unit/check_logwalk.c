@@ -15,6 +15,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define SEG_BYTES (64u << 10)   /* 16 blocks a segment: a pseg holds at most 15 */
 #define SEG_BLOCKS 16u
@@ -470,5 +472,70 @@ START_TEST(follow_needs_blocks)
 }
 END_TEST
 
+/* Whether segment `seg` of the image is in the page cache, whole (or, with
+ * !whole, any of it); `drop` empties the image's cache first. */
+static bool
+seg_resident(struct walkimg *m, uint64_t seg, bool whole, bool drop)
+{
+	if (drop) {
+		ck_assert_int_eq(fdatasync(m->dev.fd), 0);
+		ck_assert_int_eq(posix_fadvise(m->dev.fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	}
+	size_t len = (size_t)SEG_BLOCKS * BS, pages;
+	uint8_t *map = mmap(NULL, len, PROT_READ, MAP_SHARED, m->dev.fd, (off_t)(seg_addr(m, seg, 0) * BS));
+	ck_assert_ptr_ne(map, MAP_FAILED);
+	size_t r = testfs_resident(map, len, &pages);
+	munmap(map, len);
+	return whole ? r == pages : r > 0;
+}
+
+/* Read-ahead lands when the device is done: wait for it, a while. */
+static bool
+seg_arrives(struct walkimg *m, uint64_t seg)
+{
+	for (int i = 0; i < 400; i++) {
+		if (seg_resident(m, seg, true, false))
+			return true;
+		usleep(5000);
+	}
+	return false;
+}
+
+/* Following the log, the segment it goes on in is asked for as soon as a
+ * summary names it, and the one after that too: the writer most often
+ * takes it next, and a segment of a few large psegs is walked faster than
+ * the device brings the next one otherwise.  Segments the log does not
+ * name, nor the one after a named one, are not read. */
+START_TEST(follow_asks_ahead)
+{
+	struct walkimg m;
+	walkimg_make(&m);
+	/* a (full) -> b (one pseg) -> c, spare segments counted down from the end */
+	uint64_t a = spare_seg(&m, 5), b = spare_seg(&m, 3), c = spare_seg(&m, 0);
+	put_pseg(&m, a, 0, (struct pspec){ .seq = 20, .ckpt_seq = 3, .next_seg = b, .nblocks = SEG_BLOCKS - 1 });
+	put_pseg(&m, b, 0, (struct pspec){ .seq = 21, .ckpt_seq = 3, .next_seg = c, .nblocks = 2 });
+	ck_assert(!seg_resident(&m, b, false, true));
+	struct lfs_logwalk w;
+	ck_assert_int_eq(lfs_logwalk_init(&w, &m.dev, &m.sb, m.seed, LFS_LOGWALK_BLOCKS), 0);
+	ck_assert_int_eq(lfs_logwalk_follow(&w, a, 0, b, 20, 3), 0);
+	ck_assert(seg_arrives(&m, a));
+	ck_assert(seg_arrives(&m, b));
+	ck_assert(seg_arrives(&m, b + 1)); /* the guess */
+	ck_assert(!seg_resident(&m, a + 1, false, false));
+	ck_assert(!seg_resident(&m, c, false, false)); /* named only by b's summary */
+	ck_assert_int_eq(lfs_logwalk_next(&w), 1);
+	ck_assert_int_eq(lfs_logwalk_next(&w), 1);
+	ck_assert_uint_eq(w.seg, b);
+	ck_assert(seg_arrives(&m, c));
+	/* c + 1 is past the last segment: nothing to ask for */
+	ck_assert_uint_eq(c + 1, m.sb.nsegs);
+	ck_assert(!seg_resident(&m, b + 2, false, false));
+	ck_assert_int_eq(lfs_logwalk_next(&w), 0);
+	ck_assert_int_eq(w.end, LFS_LOGWALK_NO_SUMMARY);
+	lfs_logwalk_free(&w);
+	walkimg_done(&m);
+}
+END_TEST
+
 CHECK_MAIN("logwalk", "logwalk", 30, follows_a_real_log, segment_back_to_back, summary_verdicts,
-	   stale_psegs, follow_rules, read_errors_are_not_the_end, follow_needs_blocks)
+	   stale_psegs, follow_rules, read_errors_are_not_the_end, follow_needs_blocks, follow_asks_ahead)
