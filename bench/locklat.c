@@ -3,7 +3,7 @@
  * while another process fsyncs 4 MiB writes in a loop (bench issue 11:
  * one request must not wait behind another's flush).
  *
- *   locklat [-t SECONDS] [-l] DIR
+ *   locklat [-t SECONDS] [-l | -L LOADDIR] DIR
  *
  * Makes DIR/locklat.r (16 MiB) and reads it once, then for SECONDS
  * (default 10) alternates a stat() of it and a 4 KiB O_DIRECT pread() at
@@ -12,7 +12,10 @@
  * system's daemon, of a block the backing store has cached; mount with
  * attribute caching off (lfs: -o cache_timeout=0) so each stat() is one
  * too.  With -l, a child process writes 4 MiB to DIR/locklat.w and
- * fsyncs it, over and over, until the measurement ends.
+ * fsyncs it, over and over, until the measurement ends; with -L, the
+ * child writes to LOADDIR/locklat.w instead, on another file system: the
+ * same load with no request to DIR's, which shows what the kernel's
+ * scheduling alone adds to DIR's latencies.
  * Prints one line: stat_p50= stat_p99= stat_max= read_p50= read_p99=
  * read_max= (ms) samples= fsyncs= (the child's, with -l).
  */
@@ -90,19 +93,24 @@ main(int argc, char **argv)
 {
 	double secs = 10;
 	int loaded = 0, c;
-	while ((c = getopt(argc, argv, "t:l")) != -1) {
+	const char *load_dir = NULL;
+	while ((c = getopt(argc, argv, "t:lL:")) != -1) {
 		if (c == 't')
 			secs = atof(optarg);
 		else if (c == 'l')
 			loaded = 1;
+		else if (c == 'L')
+			load_dir = optarg, loaded = 1;
 		else
 			return 2;
 	}
 	if (optind != argc - 1 || secs <= 0) {
-		fprintf(stderr, "usage: locklat [-t SECONDS] [-l] DIR\n");
+		fprintf(stderr, "usage: locklat [-t SECONDS] [-l | -L LOADDIR] DIR\n");
 		return 2;
 	}
 	const char *dir = argv[optind];
+	if (!load_dir)
+		load_dir = dir;
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/locklat.r", dir);
 
@@ -132,7 +140,7 @@ main(int argc, char **argv)
 		if (child < 0)
 			die("fork");
 		if (child == 0)
-			load(dir, fsyncs);
+			load(load_dir, fsyncs);
 		while (*fsyncs == 0) /* measure once the load runs */
 			usleep(1000);
 	}
@@ -169,7 +177,7 @@ main(int argc, char **argv)
 	       pct(st, n, 0.5), pct(st, n, 0.99), st[n - 1], pct(rd, n, 0.5), pct(rd, n, 0.99), rd[n - 1], n,
 	       (unsigned long long)loops);
 	close(fd);
-	snprintf(path, sizeof(path), "%s/locklat.w", dir);
+	snprintf(path, sizeof(path), "%s/locklat.w", load_dir);
 	unlink(path);
 	return 0;
 }
