@@ -1226,13 +1226,17 @@ def section_targets(res, env):
     else:
         rows.append([name, f"{fmt(mx)} ms" + (f" (the daemon's longest WRITE request {fmt(wq)} ms)" if wq is not None else ""),
                      "**met**" if mx < 20 else "**missed**",
-                     "" if mx < 20 else "kernel stacks sampled during a run: the long pwrite() waits are the "
-                     "kernel's dirty-page throttling (balance_dirty_pages) of a writer faster than cleaning at "
-                     "85% lets the log take its pages, under the mount's dirty-page bound that lfs sets so a "
-                     "full filesystem refuses writes at write() (the usable size / 64, at least 2 MiB: 2 MiB "
-                     "on this 128 MiB image); the same run with -o max_ratio=40, no such bound, measured a "
-                     "pwrite() max of 3.8 ms (by hand, not in this table). The daemon's own WRITE maximum is "
-                     "what the reclaimer's rounds and the cleaner's batches hold the lock for. By hand at "
+                     "" if mx < 20 else "kernel stacks sampled during a run (by hand, 2026-12-06): every "
+                     "pwrite() wait over 30 ms was the kernel's dirty-page throttling (balance_dirty_pages) of a "
+                     "writer faster than cleaning at 85% lets the log take its pages, under the mount's "
+                     "dirty-page bound that lfs sets so a full filesystem refuses writes at write() (the usable "
+                     "size / 64, at least 2 MiB: 2 MiB on this 128 MiB image); the run's pwrite() maximum is "
+                     "bimodal, 4-20 ms in some runs and about 100 ms in others. The daemon's own longest WRITE "
+                     "is a wait for the reclaimer's round (each WRITE over 10 ms timed by hand: all of it "
+                     "waiting for room, none for the filesystem lock); rounds of 4 MiB of live data instead of "
+                     "32 cut that to 19 ms but raised the pwrite() maximum to 110-117 ms (by hand, 2 runs "
+                     "each, not committed). Without the bound (-o max_ratio=40) a run measured 3.8 ms, but "
+                     "then the page cache holds the whole run's writes, which is no steady state. By hand at "
                      "CL_FS=1G: 1.2-1.4 s since 64 background requests are let out (24-61 s with the kernel's 12)"])
     rows.extend(targets_devmodel(res, env))
     o = ["## Targets\n",
