@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #define SEG_BYTES (64u << 10)   /* 16 blocks a segment: a pseg holds at most 15 */
@@ -477,15 +476,7 @@ END_TEST
 static bool
 seg_resident(struct walkimg *m, uint64_t seg, bool whole, bool drop)
 {
-	if (drop) {
-		ck_assert_int_eq(fdatasync(m->dev.fd), 0);
-		ck_assert_int_eq(posix_fadvise(m->dev.fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-	}
-	size_t len = (size_t)SEG_BLOCKS * BS, pages;
-	uint8_t *map = mmap(NULL, len, PROT_READ, MAP_SHARED, m->dev.fd, (off_t)(seg_addr(m, seg, 0) * BS));
-	ck_assert_ptr_ne(map, MAP_FAILED);
-	size_t r = testfs_resident(map, len, &pages);
-	munmap(map, len);
+	size_t pages, r = testfs_image_resident(m->dev.fd, BS, seg_addr(m, seg, 0), SEG_BLOCKS, drop, &pages);
 	return whole ? r == pages : r > 0;
 }
 

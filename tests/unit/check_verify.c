@@ -308,16 +308,8 @@ END_TEST
 static size_t
 image_resident(struct lfs_fs *fs, uint64_t from, uint64_t n, bool drop)
 {
-	if (drop) {
-		ck_assert_int_eq(fdatasync(fs->dev.fd), 0);
-		ck_assert_int_eq(posix_fadvise(fs->dev.fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-	}
-	size_t len = (size_t)n * fs->bsize, pages;
-	uint8_t *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fs->dev.fd, (off_t)(from * fs->bsize));
-	ck_assert_ptr_ne(map, MAP_FAILED);
-	size_t r = testfs_resident(map, len, &pages);
-	munmap(map, len);
-	return r;
+	size_t pages;
+	return testfs_image_resident(fs->dev.fd, fs->bsize, from, n, drop, &pages);
 }
 
 /* A segment of small psegs (a group per fsync) would take one wait per

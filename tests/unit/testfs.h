@@ -216,6 +216,24 @@ testfs_resident(const void *p, size_t len, size_t *npages)
 	return resident;
 }
 
+/* Resident pages of the image open at `fd` in blocks [from, from + n) of
+ * `bsize` bytes; *npages: of how many.  `drop` empties the image's page
+ * cache first. */
+static inline size_t
+testfs_image_resident(int fd, uint32_t bsize, uint64_t from, uint64_t n, bool drop, size_t *npages)
+{
+	if (drop) {
+		ck_assert_int_eq(fdatasync(fd), 0);
+		ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	}
+	size_t len = (size_t)n * bsize;
+	uint8_t *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)(from * bsize));
+	ck_assert_ptr_ne(map, MAP_FAILED);
+	size_t r = testfs_resident(map, len, npages);
+	munmap(map, len);
+	return r;
+}
+
 static inline uint64_t
 testfs_addr_of(struct lfs_fs *fs, uint64_t ino, uint64_t lblk)
 {
