@@ -438,7 +438,14 @@ fsck_run(struct fsck *f)
 			claim(f, e->daddr, LFS_BK_INODE, ino,
 			      lfs_inode_charge(&fs->sb, lfs_inode_reclen(ip->di.inline_len)));
 		struct owner_ctx o = { .f = f, .ino = ino };
-		err = lfs_bmap_walk_disk(fs, &ip->di, claim_block, &o);
+		/* on a mounted filesystem, the leaves an fsync's relink record
+		 * stands for are named by nodes still in memory (flush.c) */
+		bool live_relinks = ip->relinked && !lfs_relink_of(fs, &ip->di);
+		err = live_relinks ? lfs_relink_from_memory(fs, ip) : 0;
+		if (!err)
+			err = lfs_bmap_walk_disk(fs, &ip->di, claim_block, &o);
+		if (live_relinks)
+			lfs_relink_drop(fs, ino);
 		if (err)
 			problem(f, "inode %u%s: block map cannot be read (%s)", ino, ipath, strerror(-err));
 		/* an inode with changes in memory only (fsck on a mounted

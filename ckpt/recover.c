@@ -108,6 +108,43 @@ account_change(struct lfs_rf *rf, const struct lfs_dinode *old, const struct lfs
 	return err;
 }
 
+/* The leaves group g logged for a relink record di (format.h,
+ * LFS_DI_RELINK): relinked in the map it shares with old, each traded
+ * in the usage table for the leaf it replaces, and the data blocks the
+ * two differ in, unless the inode's list counted them (`listed`).  A
+ * leaf the old map does not have is not relinked, nor counted: the
+ * writer relinks only leaves that were written before. */
+static int
+relink_group(struct lfs_rf *rf, const struct pending *g, size_t n, const struct lfs_dinode *old,
+	     const struct lfs_dinode *di, bool listed)
+{
+	struct lfs_fs *fs = rf->fs;
+	int err = 0;
+	for (size_t i = 0; i < n && !err; i++)
+		for (uint32_t j = 0; j < g[i].n && !err; j++) {
+			struct lfs_pseg_entry e;
+			lfs_pseg_entry_decode(&e, g[i].buf, j);
+			unsigned k = lfs_node_tree(e.lblk);
+			if (e.kind != LFS_BK_INDIR || e.ino != di->ino || e.version != di->version || k == 0 ||
+			    k >= LFS_NINDIRECT || lfs_node_level(e.lblk) != k)
+				continue;
+			uint64_t addr = g[i].start + 1 + j, was = 0;
+			if (!listed) {
+				err = lfs_rf_leaf(rf, old, e.lblk, &was);
+				if (!err && was)
+					err = lfs_rf_account_leaf(rf, old, was, addr, e.lblk);
+				if (err || !was)
+					continue;
+			}
+			err = lfs_relink_put(fs, di, e.lblk, addr);
+		}
+	if (err == -EFSCORRUPTED) {
+		lfs_log("roll-forward: inode %u: block map unreadable; its relinks counted in part", di->ino);
+		err = lfs_rf_lists_taint(rf, di->ino);
+	}
+	return err;
+}
+
 /* Make the record at blk+off, `len` bytes, the inode's current version.
  * `*charged` is what the block's earlier records count in the usage
  * table: the writer closes a block before its records count more than a
@@ -115,8 +152,8 @@ account_change(struct lfs_rf *rf, const struct lfs_dinode *old, const struct lfs
  * written by it, and counting it would let a segment's usage exceed the
  * segment, which the next mount refuses. */
 static int
-apply_record(struct lfs_rf *rf, uint64_t addr, uint32_t off, const struct lfs_dinode *di, uint32_t len,
-	     uint32_t *charged)
+apply_record(struct lfs_rf *rf, const struct pending *g, size_t n, uint64_t addr, uint32_t off,
+	     const struct lfs_dinode *di, uint32_t len, uint32_t *charged)
 {
 	struct lfs_fs *fs = rf->fs;
 	/* A record that breaks an invariant is not applied: the inode keeps
@@ -130,7 +167,6 @@ apply_record(struct lfs_rf *rf, uint64_t addr, uint32_t off, const struct lfs_di
 		/* the writer's next list is against the record skipped */
 		return lfs_rf_lists_taint(rf, di->ino);
 	}
-	*charged += charge;
 	/* the version it replaces; a corrupt one was never trusted, so its
 	 * blocks were never counted */
 	const struct lfs_imap_entry *e = lfs_imap_get(fs, di->ino);
@@ -142,10 +178,25 @@ apply_record(struct lfs_rf *rf, uint64_t addr, uint32_t off, const struct lfs_di
 			return err;
 		have_old = !err;
 	}
-	int err = 0;
-	if (!lfs_rf_lists_account(rf, di)) {
-		err = account_change(rf, have_old ? &old : NULL, di->mode ? di : NULL);
+	bool relink = di->mode && (di->flags & LFS_DI_RELINK); /* a tombstone relinks nothing */
+	if (relink && (!have_old || old.version != di->version || memcmp(old.ind, di->ind, sizeof(di->ind)) != 0)) {
+		lfs_log("roll-forward: inode %u record in block %llu at %u: a relink record, but not of the "
+			"block map of the inode's record before it; not applied",
+			di->ino, (unsigned long long)addr, off);
+		return lfs_rf_lists_taint(rf, di->ino);
 	}
+	*charged += charge;
+	int err = 0;
+	bool listed = lfs_rf_lists_account(rf, di);
+	if (!listed)
+		err = account_change(rf, have_old ? &old : NULL, di->mode ? di : NULL);
+	/* the relinks the inode's map had are in the new map, or gone */
+	if (!err && relink) {
+		err = relink_group(rf, g, n, &old, di, listed);
+		rf->relinked++;
+	}
+	else if (!err)
+		lfs_relink_drop(fs, di->ino);
 	if (err)
 		return err;
 	if (have_old)
@@ -159,7 +210,8 @@ apply_record(struct lfs_rf *rf, uint64_t addr, uint32_t off, const struct lfs_di
 }
 
 static int
-apply_inode_block(struct lfs_rf *rf, uint64_t addr, const uint8_t *blk, uint64_t *count)
+apply_inode_block(struct lfs_rf *rf, const struct pending *g, size_t n, uint64_t addr, const uint8_t *blk,
+		  uint64_t *count)
 {
 	struct lfs_fs *fs = rf->fs;
 	uint32_t charged = 0;
@@ -173,7 +225,7 @@ apply_inode_block(struct lfs_rf *rf, uint64_t addr, const uint8_t *blk, uint64_t
 			off = lfs_inode_block_next(blk, fs->bsize, off + LFS_INODE_ALIGN);
 			continue;
 		}
-		int err = apply_record(rf, addr, off, &di, (uint32_t)r, &charged);
+		int err = apply_record(rf, g, n, addr, off, &di, (uint32_t)r, &charged);
 		if (err)
 			return err;
 		(*count)++;
@@ -211,8 +263,8 @@ apply_group(struct lfs_rf *rf, struct pending *g, size_t n, uint64_t *inodes)
 			lfs_pseg_entry_decode(&e, g[i].buf, j);
 			if (e.kind != LFS_BK_INODE)
 				continue;
-			err = apply_inode_block(rf, g[i].start + 1 + j, g[i].buf + (size_t)(j + 1) * fs->bsize,
-						inodes);
+			err = apply_inode_block(rf, g, n, g[i].start + 1 + j,
+						g[i].buf + (size_t)(j + 1) * fs->bsize, inodes);
 			if (err)
 				break;
 		}
@@ -385,7 +437,8 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 	free(wbuf);
 	free(g);
 	uint64_t node_reads = rf.node_reads, asked_reads = rf.asked_reads, sums = rf.summaries_ahead;
-	uint64_t listed = rf.listed;
+	uint64_t listed = rf.listed, relinked = rf.relinked;
+	fs->rf_relinked = relinked;
 	fs->rf_old_reads = node_reads;
 	fs->rf_old_reads_ahead = asked_reads;
 	fs->rf_summaries_ahead = sums;
@@ -415,10 +468,12 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 	*found = psegs;
 	if (psegs || !(hdr->flags & LFS_CKPT_CLEAN))
 		lfs_log_info("recovery: rolled forward %llu groups (%llu psegs, %llu inode records, %llu of them "
-			     "counted from the addresses they replaced; %llu older blocks read, %llu of them asked "
-			     "for ahead, %llu summaries read ahead to check them) in %.1f ms; log ends: %s",
+			     "counted from the addresses they replaced, %llu relink records; %llu older blocks read, "
+			     "%llu of them asked for ahead, %llu summaries read ahead to check them) in %.1f ms; "
+			     "log ends: %s",
 			(unsigned long long)groups, (unsigned long long)psegs, (unsigned long long)inodes,
-			(unsigned long long)listed, (unsigned long long)node_reads, (unsigned long long)asked_reads,
+			(unsigned long long)listed, (unsigned long long)relinked, (unsigned long long)node_reads,
+			(unsigned long long)asked_reads,
 			(unsigned long long)sums,
 			(double)(lfs_now_ns() - t0) / 1e6, lfs_logwalk_end_name(why));
 	return 0;

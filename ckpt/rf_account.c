@@ -297,10 +297,12 @@ load_node(struct lfs_rf *rf, uint64_t addr, unsigned side, uint64_t **out)
 	return 0;
 }
 
-/* Compare the subtrees of tree k at level l whose nodes are at a (old)
- * and b (new); 0 means none. */
+/* Compare the subtrees of tree k at level l, index i, whose nodes are
+ * at a (old) and b (new); 0 means none.  The old map is read with the
+ * relinks its records made (relink.c). */
 static int
-diff_node(struct lfs_rf *rf, uint64_t a, uint64_t b, unsigned k, unsigned l)
+diff_node(struct lfs_rf *rf, const struct lfs_dinode *old, uint64_t a, uint64_t b, unsigned k, unsigned l,
+	  uint64_t i)
 {
 	struct lfs_fs *fs = rf->fs;
 	if (a == b)
@@ -311,6 +313,8 @@ diff_node(struct lfs_rf *rf, uint64_t a, uint64_t b, unsigned k, unsigned l)
 		err = op_push(rf, b, false, LFS_BK_INDIR);
 	if (!err && a)
 		err = load_node(rf, a, 0, &pa);
+	if (!err && a)
+		lfs_relink_patch_node(fs, old, lfs_node_id(k, l, i), pa);
 	if (!err && b)
 		err = load_node(rf, b, 1, &pb);
 	for (uint32_t s = 0; s < fs->nptr && !err; s++) {
@@ -327,7 +331,7 @@ diff_node(struct lfs_rf *rf, uint64_t a, uint64_t b, unsigned k, unsigned l)
 			if (!err)
 				err = op_push(rf, y, false, LFS_BK_DATA);
 		} else {
-			err = diff_node(rf, x, y, k, l + 1);
+			err = diff_node(rf, old, x, y, k, l + 1, i * fs->nptr + s);
 		}
 	}
 	free(pa);
@@ -367,11 +371,21 @@ xattr_push(struct lfs_rf *rf, uint64_t root, bool unuse)
 	return err;
 }
 
+static void
+apply_ops(struct lfs_rf *rf)
+{
+	for (size_t i = 0; i < rf->nops; i++) {
+		if (rf->ops[i].unuse)
+			lfs_retain_drop(rf->fs, rf->ops[i].addr, 0, rf->fs->bsize, rf->ops[i].kind, 0);
+		else
+			lfs_seg_use(rf->fs, rf->ops[i].addr, rf->fs->bsize);
+	}
+}
+
 int
 lfs_rf_account(struct lfs_rf *rf, const struct lfs_dinode *old, const struct lfs_dinode *cur)
 {
 	static const struct lfs_dinode none;
-	struct lfs_fs *fs = rf->fs;
 	const struct lfs_dinode *o = old ? old : &none, *c = cur ? cur : &none;
 	/* inline content has no direct blocks, whatever the pointers say
 	 * (as lfs_bmap_walk_disk counts) */
@@ -384,18 +398,59 @@ lfs_rf_account(struct lfs_rf *rf, const struct lfs_dinode *old, const struct lfs
 			err = op_push(rf, y, false, LFS_BK_DATA);
 	}
 	for (unsigned k = 0; k < LFS_NINDIRECT && !err; k++)
-		err = diff_node(rf, o->ind[k], c->ind[k], k, 0);
+		err = diff_node(rf, o, o->ind[k], c->ind[k], k, 0, 0);
 	if (!err && o->xattr != c->xattr && !(err = xattr_push(rf, c->xattr, false)))
 		err = xattr_push(rf, o->xattr, true);
 	u64map_free(&rf->seen);
 	u64map_init(&rf->seen);
-	if (err)
-		return err;
-	for (size_t i = 0; i < rf->nops; i++) {
-		if (rf->ops[i].unuse)
-			lfs_retain_drop(fs, rf->ops[i].addr, 0, fs->bsize, rf->ops[i].kind, 0);
-		else
-			lfs_seg_use(fs, rf->ops[i].addr, fs->bsize);
+	if (!err)
+		apply_ops(rf);
+	return err;
+}
+
+int
+lfs_rf_leaf(struct lfs_rf *rf, const struct lfs_dinode *di, uint64_t id, uint64_t *out)
+{
+	struct lfs_fs *fs = rf->fs;
+	unsigned k = lfs_node_tree(id);
+	uint64_t idx = lfs_node_idx(id), a = di->ind[k];
+	*out = 0;
+	if (lfs_relink_get(lfs_relink_of(fs, di), id, out))
+		return 0;
+	uint8_t *blk = lfs_malloc(fs->bsize);
+	if (!blk)
+		return -ENOMEM;
+	int err = 0;
+	/* from the root (level 0) down to the leaf's parent */
+	for (unsigned l = 0; l < k && a && !err; l++) {
+		if (!lfs_addr_valid(fs, a)) {
+			err = -EFSCORRUPTED;
+			break;
+		}
+		if ((err = rf_read(rf, a, blk)))
+			break;
+		uint64_t child = idx;
+		for (unsigned j = l + 1; j < k; j++)
+			child /= fs->nptr;
+		a = lfs_get64(blk + 8 * (child % fs->nptr));
 	}
-	return 0;
+	free(blk);
+	if (!err && a && !lfs_addr_valid(fs, a))
+		err = -EFSCORRUPTED;
+	if (!err)
+		*out = a;
+	return err;
+}
+
+int
+lfs_rf_account_leaf(struct lfs_rf *rf, const struct lfs_dinode *old, uint64_t from, uint64_t to, uint64_t id)
+{
+	rf->nops = 0;
+	unsigned k = lfs_node_tree(id);
+	int err = diff_node(rf, old, from, to, k, k, lfs_node_idx(id));
+	u64map_free(&rf->seen);
+	u64map_init(&rf->seen);
+	if (!err)
+		apply_ops(rf);
+	return err;
 }

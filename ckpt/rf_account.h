@@ -66,6 +66,7 @@ struct lfs_rf {
 	struct u64map tainted;      /* inodes compared map to map from now on */
 	bool no_lists;              /* compare every inode map to map */
 	uint64_t listed;            /* records counted from lists */
+	uint64_t relinked;          /* relink records applied (recover.c) */
 };
 
 int lfs_rf_init(struct lfs_rf *rf, struct lfs_fs *fs);
@@ -88,6 +89,12 @@ int lfs_rf_old_record(struct lfs_rf *rf, uint64_t daddr, uint16_t slot, struct l
  * corrupt is -EFSCORRUPTED with the usage counted in part; a failed
  * read -EIO. */
 int lfs_rf_account(struct lfs_rf *rf, const struct lfs_dinode *old, const struct lfs_dinode *cur);
+/* The address of leaf `id` in the map of record di, relinks in (0 if
+ * there is none). */
+int lfs_rf_leaf(struct lfs_rf *rf, const struct lfs_dinode *di, uint64_t id, uint64_t *addr);
+/* Count what replacing leaf `id` of old's map at `from` by the one at
+ * `to` changes: the leaves and the data blocks they differ in. */
+int lfs_rf_account_leaf(struct lfs_rf *rf, const struct lfs_dinode *old, uint64_t from, uint64_t to, uint64_t id);
 
 /* rf_repl.c.  The lists in the summary at addr, the last of its group
  * (logged, and none taken, if they are not well formed); -ENOMEM. */

@@ -43,6 +43,12 @@ tree_base(const struct lfs_fs *fs, unsigned k)
 }
 
 uint64_t
+lfs_bmap_leaf_first(const struct lfs_fs *fs, unsigned k, uint64_t idx)
+{
+	return tree_base(fs, k) + idx * fs->nptr;
+}
+
+uint64_t
 lfs_bmap_max_blocks(const struct lfs_fs *fs)
 {
 	return tree_base(fs, LFS_NINDIRECT);
@@ -126,6 +132,9 @@ lfs_bmap_get_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool cre
 			free(n);
 			return err;
 		}
+		/* as the disk holds it, and as roll-forward's relink records
+		 * changed it (relink.c) */
+		lfs_relink_patch_node(fs, &ip->di, id, n->ptrs);
 		n->addr = addr;
 	} else {
 		n->dirty = true;
@@ -136,6 +145,7 @@ lfs_bmap_get_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool cre
 	}
 	/* counted only once it is held: a failed put must leave the count */
 	if (!addr) {
+		ip->reshaped = true;
 		ip->di.blocks++;
 		lfs_inode_dirty(fs, ip);
 	}
@@ -206,6 +216,8 @@ lfs_bmap_set(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, uint64_t ad
 		ip->di.blocks++;
 	else if (*old && !addr)
 		ip->di.blocks--;
+	if (!*old != !addr)
+		ip->reshaped = true;
 	lfs_inode_dirty(fs, ip);
 	return 0;
 }
@@ -216,6 +228,7 @@ release_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, struct lfs_no
 	if (n->addr)
 		lfs_repl_drop(fs, ip, n->addr, LFS_BK_INDIR);
 	ip->di.blocks--;
+	ip->reshaped = true;
 	u64map_del(&ip->nodes, id);
 	fs->cache_nodes--;
 	free(n);
@@ -249,6 +262,7 @@ free_node(struct lfs_fs *fs, struct lfs_inode *ip, unsigned k, unsigned l, uint6
 				lfs_repl_drop(fs, ip, n->ptrs[s], LFS_BK_DATA);
 				n->ptrs[s] = 0;
 				ip->di.blocks--;
+				ip->reshaped = true;
 				n->dirty = true;
 			}
 			continue;
@@ -308,6 +322,7 @@ struct idlist {
 	uint64_t *ids;
 	size_t n;
 	unsigned level;
+	bool leaves;                /* only leaves past the first tree */
 };
 
 static void
@@ -315,17 +330,18 @@ collect_dirty(uint64_t id, void *val, void *ctx)
 {
 	struct idlist *l = ctx;
 	struct lfs_node *n = val;
-	if (n->dirty && lfs_node_level(id) == l->level)
+	if (n->dirty && lfs_node_level(id) == l->level &&
+	    (!l->leaves || (lfs_node_tree(id) == l->level && l->level > 0)))
 		l->ids[l->n++] = id;
 }
 
 int
-lfs_bmap_flush_nodes(struct lfs_fs *fs, struct lfs_inode *ip)
+lfs_bmap_flush_nodes(struct lfs_fs *fs, struct lfs_inode *ip, bool leaves)
 {
 	if (!ip->nodes.count)
 		return 0;
 	uint8_t *blk = lfs_malloc(fs->bsize);
-	struct idlist l = { .ids = NULL };
+	struct idlist l = { .ids = NULL, .leaves = leaves };
 	int err = 0;
 	if (!blk)
 		return -ENOMEM;
@@ -408,6 +424,7 @@ struct walk {
 	struct lfs_fs *fs;
 	int (*fn)(void *, uint64_t, uint8_t, uint64_t);
 	void *ctx;
+	const struct lfs_dinode *di;
 	struct u64map nodes;        /* addresses walked: a crafted map that
 				       names one node many times would
 				       otherwise be read nptr^3 times */
@@ -435,8 +452,10 @@ walk_node(struct walk *w, uint64_t addr, unsigned k, unsigned l, uint64_t i)
 		return -ENOMEM;
 	}
 	err = lfs_read_block(fs, addr, blk);
-	if (!err)
+	if (!err) {
 		lfs_node_decode(ptrs, fs->nptr, blk);
+		lfs_relink_patch_node(fs, w->di, id, ptrs);
+	}
 	free(blk);
 	uint64_t sp = span(fs, k, l), base = tree_base(fs, k) + i * fs->nptr * sp;
 	for (uint32_t s = 0; s < fs->nptr && !err; s++) {
@@ -485,7 +504,7 @@ int
 lfs_bmap_walk_disk(struct lfs_fs *fs, const struct lfs_dinode *di,
 		   int (*fn)(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk), void *ctx)
 {
-	struct walk w = { .fs = fs, .fn = fn, .ctx = ctx };
+	struct walk w = { .fs = fs, .fn = fn, .ctx = ctx, .di = di };
 	u64map_init(&w.nodes);
 	const char *why;
 	/* what fn is given lies inside the log, as walk_node checks below */

@@ -78,10 +78,12 @@ lfs_cache_trim(struct lfs_fs *fs)
 		return;
 	trim_pass(fs, budget);
 	/* What is left over may be inodes waiting to be written (a read
-	 * dirties atime): when they could make up the excess, write them, as
+	 * dirties atime), or nodes relink records left (flush.c): when they
+	 * could make up the excess, write them, as
 	 * a kernel writes back under memory pressure, and walk again. */
 	uint64_t have = lfs_cache_bytes(fs);
 	if (have > budget && !fs->dev.readonly && !fs->fatal &&
-	    fs->dirty.count * (sizeof(struct lfs_inode) + 64) >= have - budget && lfs_flush(fs) == 0)
+	    fs->dirty.count * (sizeof(struct lfs_inode) + 64) + fs->relink_nodes * node_bytes(fs) >= have - budget &&
+	    lfs_flush(fs) == 0)
 		trim_pass(fs, budget);
 }

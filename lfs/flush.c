@@ -8,6 +8,14 @@
  * replaced (repl.c); roll-forward applies a group only whole, and a
  * flush runs only between operations, so every group is a consistent
  * step.  This is also what fsync waits for.
+ *
+ * An fsync's flush leaves out the nodes above the leaves of a file whose
+ * map changed in set pointers only (overwrites): its record is a relink
+ * record (format.h), and the group holds its data, their leaves and its
+ * record, where a random write to a 4 GiB file would also log the two
+ * nodes above the leaf.  Such an inode stays in fs->dirty with those
+ * nodes dirty, and the next flush that is not an fsync's (the tick, a
+ * checkpoint, cleaning, memory) writes them with a plain record.
  */
 #include "lfs_int.h"
 
@@ -40,7 +48,12 @@ write_record(struct lfs_fs *fs, struct lfs_inode *ip)
 	int err = lfs_seg_inode_slot(fs, reclen, &p, &addr, &slot);
 	if (err)
 		return err;
-	lfs_dinode_encode(&ip->di, ip->inl, p);
+	struct lfs_dinode di = ip->di;
+	if (ip->relinked) {
+		di.flags |= LFS_DI_RELINK;
+		fs->stats.relink_records++;
+	}
+	lfs_dinode_encode(&di, ip->inl, p);
 	const struct lfs_imap_entry *e = lfs_imap_get(fs, ip->ino);
 	uint64_t old = e->daddr;
 	uint16_t old_slot = e->slot;
@@ -94,6 +107,43 @@ write_records(struct lfs_fs *fs, const uint64_t *inos, size_t n)
 	return err;
 }
 
+/* Whether the inode's record may be a relink record (format.h): its
+ * map changed in set pointers only since its nodes were last written,
+ * so its roots stay those of its last record, and only leaves of trees
+ * past the first (whose leaf is a root) and the nodes above them are
+ * dirty.  The leaves are written; the nodes above wait for a plain
+ * flush, a bounded number of them. */
+static bool
+may_relink(const struct lfs_fs *fs, const struct lfs_inode *ip)
+{
+	if (fs->cleaning || !(fs->sb.feature_incompat & LFS_FEATURE_RELINK) ||
+	    !S_ISREG(ip->di.mode) || (ip->di.flags & LFS_DI_INLINE) || !ip->di.nlink || ip->reshaped ||
+	    ip->repl_lost || !ip->disk_charge || ip->ndirty_pages)
+		return false;
+	uint64_t dirty = 0;
+	for (size_t b = 0; b < ip->nodes.nbuckets; b++)
+		for (const struct u64map_ent *e = ip->nodes.tab[b]; e; e = e->next) {
+			const struct lfs_node *nd = e->val;
+			if (!nd->dirty)
+				continue;
+			if (!nd->addr || lfs_node_tree(e->key) == 0)
+				return false;
+			dirty++;
+		}
+	/* its leaves' parents, at most one each, wait in memory */
+	return dirty && fs->relink_nodes - ip->relink_nodes + dirty <= LFS_RELINK_MAX_NODES;
+}
+
+static uint32_t
+count_dirty_nodes(const struct lfs_inode *ip)
+{
+	uint32_t n = 0;
+	for (size_t b = 0; b < ip->nodes.nbuckets; b++)
+		for (const struct u64map_ent *e = ip->nodes.tab[b]; e; e = e->next)
+			n += ((const struct lfs_node *)e->val)->dirty;
+	return n;
+}
+
 static void
 collect_tomb(uint64_t key, void *val, void *ctx)
 {
@@ -102,8 +152,8 @@ collect_tomb(uint64_t key, void *val, void *ctx)
 	*(*p)++ = (uint64_t)(uintptr_t)val;
 }
 
-int
-lfs_flush(struct lfs_fs *fs)
+static int
+flush(struct lfs_fs *fs, bool fsync)
 {
 	if (fs->fatal)
 		return fs->fatal;
@@ -115,7 +165,8 @@ lfs_flush(struct lfs_fs *fs)
 	int err = lfs_ckpt_settle(fs, false);
 	if (err)
 		return err;
-	if (fs->tombstones.count) {
+	bool tombs = fs->tombstones.count != 0;
+	if (tombs) {
 		uint64_t *t = lfs_malloc(2 * fs->tombstones.count * sizeof(uint64_t)), *w = t;
 		if (!t)
 			return -ENOMEM;
@@ -127,33 +178,59 @@ lfs_flush(struct lfs_fs *fs)
 			return err;
 		u64map_free(&fs->tombstones);
 	}
-	size_t n = fs->dirty.count;
-	uint64_t *inos = lfs_malloc((n + 1) * sizeof(uint64_t));
+	size_t n = fs->dirty.count, nw = 0;
+	uint64_t *inos = lfs_malloc((2 * n + 1) * sizeof(uint64_t)), *written = inos + n;
 	if (!inos)
 		return -ENOMEM;
 	u64map_sorted_keys(&fs->dirty, inos);
 	for (size_t i = 0; i < n && !err; i++) {
 		struct lfs_inode *ip = u64map_get(&fs->dirty, inos[i]);
+		/* a relink record's inode that nothing changed since: its
+		 * leaves wait for a plain flush */
+		if (fsync && ip->relinked && !ip->dirty && !ip->ndirty_pages && !ip->xattr_dirty)
+			continue;
 		err = lfs_file_flush_pages(fs, ip);
 		if (!err)
 			err = lfs_xattr_flush(fs, ip);
-		if (!err)
-			err = lfs_bmap_flush_nodes(fs, ip);
+		bool relink = !err && fsync && may_relink(fs, ip);
+		if (relink)
+			err = lfs_bmap_flush_nodes(fs, ip, true);
+		else if (!err && !(err = lfs_bmap_flush_nodes(fs, ip, false)))
+			ip->reshaped = false;
+		fs->relink_nodes -= ip->relink_nodes;
+		ip->relink_nodes = relink ? count_dirty_nodes(ip) : 0;
+		fs->relink_nodes += ip->relink_nodes;
+		ip->relinked = relink;
+		written[nw++] = inos[i];
+	}
+	if (!err && !nw && !tombs) {
+		free(inos);
+		return 0;
 	}
 	if (!err)
-		err = write_records(fs, inos, n);
+		err = write_records(fs, written, nw);
 	if (!err) {
-		lfs_repl_emit(fs, inos, n);
+		lfs_repl_emit(fs, written, nw);
 		err = lfs_seg_end_group(fs);
 	}
 	if (!err) {
-		u64map_clear(&fs->dirty); /* keeps the room inode.c reserved */
-		fs->dirty_units = 0; /* every page and record is written */
+		/* keeps the room inode.c reserved; what stays is what a plain
+		 * flush will write: the leaves, the nodes above, a record */
+		u64map_clear(&fs->dirty);
+		fs->dirty_units = 0;
+		for (size_t i = 0; i < n; i++) {
+			struct lfs_inode *ip = u64map_get(&fs->icache, inos[i]);
+			if (ip && ip->relinked) {
+				u64map_put(&fs->dirty, ip->ino, ip); /* within the room kept */
+				ip->units = 0;
+				fs->dirty_units += lfs_relink_units(ip);
+			}
+		}
 		/* keep memory bounded: forget what nobody holds, except while
 		 * an operation that holds inodes makes room (space.c) */
-		for (size_t i = 0; i < n && !fs->admitting; i++) {
-			struct lfs_inode *ip = u64map_get(&fs->icache, inos[i]);
-			if (!ip)
+		for (size_t i = 0; i < nw && !fs->admitting; i++) {
+			struct lfs_inode *ip = u64map_get(&fs->icache, written[i]);
+			if (!ip || ip->relinked)
 				continue;
 			if (!ip->nlookup && !ip->nopen && ip->ino != LFS_ROOT_INO && ip->di.nlink)
 				lfs_inode_evict(fs, ip);
@@ -167,7 +244,13 @@ lfs_flush(struct lfs_fs *fs)
 }
 
 int
-lfs_flush_unlocked(struct lfs_fs *fs)
+lfs_flush(struct lfs_fs *fs)
+{
+	return flush(fs, false);
+}
+
+int
+lfs_flush_unlocked(struct lfs_fs *fs, bool fsync)
 {
 	int err = 0;
 	if (!fs->dirty.count && !fs->tombstones.count)
@@ -175,7 +258,7 @@ lfs_flush_unlocked(struct lfs_fs *fs)
 	err = lfs_ckpt_settle(fs, true);
 	if (!err) {
 		fs->defer_writeout = true;
-		err = lfs_flush(fs);
+		err = flush(fs, fsync);
 		fs->defer_writeout = false;
 	}
 	/* what the flush queued goes out even if it stopped half way */

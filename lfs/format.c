@@ -623,6 +623,9 @@ dinode_problem(const struct lfs_dinode *di, const struct lfs_super *sb)
 		return "unknown file type or mode bits";
 	if (di->flags & ~LFS_DI_KNOWN)
 		return "unknown flags";
+	if ((di->flags & LFS_DI_RELINK) && (!(sb->feature_incompat & LFS_FEATURE_RELINK) || !S_ISREG(di->mode) ||
+					   (di->flags & LFS_DI_INLINE) || !di->nlink))
+		return "a relink record where none can be";
 	if (di->inline_len > lfs_inline_max(sb->block_size))
 		return "inline content longer than a record can hold";
 	for (int i = 0; i < LFS_NDIRECT; i++)

@@ -143,8 +143,15 @@ static inline uint64_t lfs_get64(const uint8_t *p) { return (uint64_t)lfs_get32(
 				     * HELD blocks are in the log.  Set by
 				     * mkfs.lfs; images without it take no
 				     * snapshots */
+#define LFS_FEATURE_RELINK 16u     /* an fsync may log the leaves of a file's
+				     * block map and its record without the
+				     * nodes above them: roll-forward relinks
+				     * them (LFS_DI_RELINK below).  Set by
+				     * mkfs.lfs; images without it log the
+				     * nodes with every record */
 #define LFS_FEATURE_INCOMPAT_KNOWN                                                                  \
-	(LFS_FEATURE_CSUM_SEED | LFS_FEATURE_XATTR_BLOCKS | LFS_FEATURE_RECORD_CHARGE | LFS_FEATURE_SNAPSHOTS)
+	(LFS_FEATURE_CSUM_SEED | LFS_FEATURE_XATTR_BLOCKS | LFS_FEATURE_RECORD_CHARGE | LFS_FEATURE_SNAPSHOTS | \
+	 LFS_FEATURE_RELINK)
 
 struct lfs_super {
 	uint32_t magic;
@@ -523,7 +530,19 @@ struct lfs_dinode {
 #define LFS_DI_NODUMP 4u        /* d: dump(8) skips the file; lfs only keeps it */
 #define LFS_DI_NOATIME 8u       /* A: reads leave its atime alone */
 #define LFS_DI_USER (LFS_DI_NODUMP | LFS_DI_NOATIME)
-#define LFS_DI_KNOWN (LFS_DI_INLINE | LFS_DI_PREALLOC | LFS_DI_USER)
+/* A relink record (LFS_FEATURE_RELINK), of a regular file with links:
+ * its block map is the one of the inode's previous record (the same
+ * version and the same ind[] roots), with newer leaves.  In a tree k >= 1
+ * the pointer to leaf (k, k, i) is replaced by the newest INDIR block of
+ * the same file and node id that a group with a relink record of the
+ * file logged since its last other record.  Only pointers that are set
+ * are replaced: a relinked leaf was written before.  Written by an
+ * fsync that changed set pointers only, so that the group holds the data
+ * blocks, their leaves and the record, and not the nodes above the
+ * leaves as well (4 blocks for a random write to a 4 GiB file, not 6).
+ * The flag belongs to the record; in memory it is never set. */
+#define LFS_DI_RELINK 16u
+#define LFS_DI_KNOWN (LFS_DI_INLINE | LFS_DI_PREALLOC | LFS_DI_USER | LFS_DI_RELINK)
 
 enum {
 	LFS_DI_OFF_INO = 0, LFS_DI_OFF_VERSION = 4, LFS_DI_OFF_MODE = 8, LFS_DI_OFF_UID = 12,

@@ -49,7 +49,8 @@ unlock_n(struct lfs_fs *fs, ssize_t ret)
 static int
 sync_now(struct lfs_fs *fs)
 {
-	int err = lfs_flush_unlocked(fs);
+	/* overwrites may leave nodes to a later flush (flush.c) */
+	int err = lfs_flush_unlocked(fs, true);
 	if (!err)
 		err = lfs_sync_unlocked(fs, fs->dev.bytes_written);
 	return err;
@@ -121,7 +122,7 @@ static void
 after_write(struct lfs_fs *fs)
 {
 	if (fs->dirty_bytes >= fs->opts.dirty_limit)
-		lfs_flush_unlocked(fs);
+		lfs_flush_unlocked(fs, false);
 	if (fs->opts.ckpt_segs && fs->segs_since_ckpt >= fs->opts.ckpt_segs)
 		lfs_ckpt_write_unlocked(fs);
 }
@@ -194,7 +195,7 @@ lfs_forget(struct lfs_fs *fs, uint64_t ino, uint64_t nlookup)
 		if (ip->di.nlink == 0)
 			lfs_inode_maybe_free(fs, ip);
 		else if (!ip->nlookup && !ip->nopen && !ip->dirty && ip->ino != LFS_ROOT_INO &&
-			 !ip->ndirty_pages && !ip->xattr_dirty)
+			 !ip->ndirty_pages && !ip->xattr_dirty && !ip->relinked)
 			lfs_inode_evict(fs, ip);
 	} else {
 		/* evicted while referenced (cache.c): only its count is kept */

@@ -38,6 +38,8 @@ lfs_inode_decode_record(struct lfs_fs *fs, const uint8_t *blk, uint64_t daddr, u
 			else
 				err = -ENOMEM;
 		}
+		/* the flag says what the record holds, not what the inode is */
+		di->flags &= ~LFS_DI_RELINK;
 	}
 	if (problem)
 		lfs_log("inode record at block %llu slot %u (inode %u): %s", (unsigned long long)daddr, slot,

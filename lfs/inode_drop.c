@@ -20,7 +20,8 @@ inode_destroy(struct lfs_fs *fs, struct lfs_inode *ip)
 	lfs_bmap_free_nodes(fs, ip);
 	lfs_dir_free_index(ip);
 	if (u64map_del(&fs->dirty, ip->ino))
-		fs->dirty_units -= ip->units;
+		fs->dirty_units -= ip->units + lfs_relink_units(ip);
+	fs->relink_nodes -= ip->relink_nodes;
 	lfs_inode_lru_unlink(fs, ip);
 	fs->cache_inl -= ip->inl != NULL;
 	lfs_xattr_drop(ip);

@@ -282,6 +282,8 @@ struct lfs_stats {
 	uint64_t inodes_used;
 	/* table blocks written again to keep them in few segments (ckpt.c) */
 	uint64_t table_blocks_gathered;
+	/* records fsyncs wrote as relink records (flush.c) */
+	uint64_t relink_records;
 };
 void lfs_get_stats(struct lfs_fs *fs, struct lfs_stats *st);
 

@@ -157,6 +157,9 @@ struct lfs_page {
 /* Admission control counts what dirty state will take in the log in
  * units of 1/16 block (see flush.c). */
 #define LFS_UNITS_PER_BLOCK 16
+/* The most dirty nodes relink records may leave for a later flush, all
+ * inodes (flush.c): 16 MiB of nodes at 4 KiB blocks. */
+#define LFS_RELINK_MAX_NODES 4096u
 
 struct lfs_node {
 	uint64_t addr;              /* on disk; 0 for a node not yet written */
@@ -209,8 +212,24 @@ struct lfs_inode {
 	struct lfs_dir *dir;        /* built on first use */
 	struct lfs_repl *repl;      /* blocks dropped since its last record (repl.c) */
 	bool repl_lost;             /* ... too many to log, or not kept */
+	bool reshaped;              /* a node or a set pointer came or went since
+				       its nodes were last written: its next
+				       record must carry them (flush.c) */
+	bool relinked;              /* its last record is a relink record: the
+				       nodes above the leaves it relinked are
+				       still to be written, and it stays in
+				       fs->dirty until they are */
+	uint32_t relink_nodes;      /* its dirty nodes then, in fs->relink_nodes */
 	struct lfs_inode *lru_prev, *lru_next; /* fs->lru_head: most recently used */
 };
+
+/* What the nodes relink records left out will take in the log: they,
+ * those above them that the flush dirties (as lfs_inode_count_interior),
+ * and a record. */
+static inline uint64_t lfs_relink_units(const struct lfs_inode *ip)
+{
+	return ip->relinked ? ((uint64_t)ip->relink_nodes + 4) * LFS_UNITS_PER_BLOCK : 0;
+}
 
 enum lfs_seg_state { LFS_SEG_CLEAN = 0, LFS_SEG_DIRTY = 1, LFS_SEG_ACTIVE = 2 };
 
@@ -366,6 +385,12 @@ struct lfs_fs {
 	struct u64map tombstones;   /* ino -> version of freed inodes to log */
 	uint64_t dirty_bytes;
 	uint64_t dirty_units;       /* log space the dirty state needs, 1/16 blocks */
+	uint64_t relink_nodes;      /* dirty nodes behind relink records */
+	/* Roll-forward's relinks (relink.c): ino -> the data blocks its
+	 * relink records put in place of pointers of their block map.  Kept
+	 * while the mount is read-only; a writable mount writes them into
+	 * the map and forgets them before it is used. */
+	struct u64map relink;
 	uint64_t synced_bytes;      /* dev.bytes_written when the last fdatasync
 				       began: what is durable */
 	bool syncing;               /* a flush runs with fs->lock released */
@@ -397,9 +422,32 @@ struct lfs_fs {
 	 * of those reads it had begun ahead (recover.c); the records it
 	 * counted from the replaced addresses logged with them */
 	uint64_t rf_old_reads, rf_old_reads_ahead, rf_summaries_ahead, rf_listed;
+	uint64_t rf_relinked;       /* relink records it applied */
 };
 
 uint64_t lfs_now_ns(void);
+
+/* relink.c: roll-forward's relinks (format.h, LFS_DI_RELINK).  A set of
+ * them belongs to one record's block map: lfs_relink_of returns it for
+ * a record with that version and those roots, else NULL. */
+struct lfs_relink;
+struct lfs_relink *lfs_relink_of(const struct lfs_fs *fs, const struct lfs_dinode *di);
+/* The address in place of leaf `id`'s, if it was relinked. */
+bool lfs_relink_get(const struct lfs_relink *r, uint64_t id, uint64_t *addr);
+/* Relink leaf `id` of di's block map to addr; 0 or -ENOMEM. */
+int lfs_relink_put(struct lfs_fs *fs, const struct lfs_dinode *di, uint64_t id, uint64_t addr);
+void lfs_relink_drop(struct lfs_fs *fs, uint32_t ino);
+/* Put the relinks into the nptr pointers of node `id` of di's map, as
+ * read from disk, if its children are leaves; holes stay holes. */
+void lfs_relink_patch_node(const struct lfs_fs *fs, const struct lfs_dinode *di, uint64_t id, uint64_t *ptrs);
+/* Writable mount: mark the nodes above relinked leaves dirty, so the
+ * next flush writes them; then the relinks can be forgotten. */
+int lfs_relink_materialize(struct lfs_fs *fs);
+void lfs_relink_free(struct lfs_fs *fs);
+/* The relinks that stand for what ip's relink records left in memory
+ * (the pointers to leaves in its dirty nodes), for a check of the disk
+ * (fsck on a mounted filesystem); lfs_relink_drop after. */
+int lfs_relink_from_memory(struct lfs_fs *fs, struct lfs_inode *ip);
 
 /* fail.c: the first failed write or flush of the image fails the
  * filesystem for good; logs what happened once, returns -EIO. */
@@ -588,17 +636,21 @@ int lfs_bmap_get(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, uint64_
 int lfs_bmap_set(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, uint64_t addr,
 		 uint64_t *old);
 int lfs_bmap_free_range(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uint64_t end);
-int lfs_bmap_flush_nodes(struct lfs_fs *fs, struct lfs_inode *ip);
+/* Write the dirty nodes, deepest first; or only the leaves of trees
+ * past the first (`leaves`), leaving the nodes above them dirty. */
+int lfs_bmap_flush_nodes(struct lfs_fs *fs, struct lfs_inode *ip, bool leaves);
 int lfs_bmap_get_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool create,
 		      struct lfs_node **out);
 void lfs_bmap_drop_clean_nodes(struct lfs_fs *fs, struct lfs_inode *ip);
 /* Free every cached node, dirty or not (the inode is going away). */
 void lfs_bmap_free_nodes(struct lfs_fs *fs, struct lfs_inode *ip);
 uint64_t lfs_bmap_max_blocks(const struct lfs_fs *fs);
+/* The logical block leaf idx of tree k maps first. */
+uint64_t lfs_bmap_leaf_first(const struct lfs_fs *fs, unsigned k, uint64_t idx);
 /* The nodes that map lblk, leaf first; 0 for a direct block. */
 unsigned lfs_bmap_path(const struct lfs_fs *fs, uint64_t lblk, uint64_t ids[LFS_NINDIRECT]);
 /* Calls fn for every block the on-disk inode references (data, nodes, the
- * xattr root and the blocks its slots name). */
+ * xattr root and the blocks its slots name), relinks put in (relink.c). */
 int lfs_bmap_walk_disk(struct lfs_fs *fs, const struct lfs_dinode *di,
 		       int (*fn)(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk), void *ctx);
 
@@ -663,8 +715,10 @@ int lfs_acl_set(struct lfs_fs *fs, struct lfs_inode *ip, const char *name, const
 /* flush.c */
 int lfs_flush(struct lfs_fs *fs);
 /* The same, its log written with fs->lock released (writeout.c): only
- * for a caller that holds no pointer into the caches. */
-int lfs_flush_unlocked(struct lfs_fs *fs);
+ * for a caller that holds no pointer into the caches.  An fsync's
+ * (`fsync`) may leave nodes above leaves for a later flush (relink
+ * records). */
+int lfs_flush_unlocked(struct lfs_fs *fs, bool fsync);
 
 /* space.c: admission control against the reserve */
 /* 0 when `bytes` more of content (and the dirty state) fit, after

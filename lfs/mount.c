@@ -37,6 +37,7 @@ fs_free(struct lfs_fs *fs)
 	u64map_free(&fs->irefs);
 	u64map_free(&fs->dirty);
 	u64map_free(&fs->tombstones);
+	lfs_relink_free(fs);
 	lfs_imap_free(fs);
 	free(fs->imap_addr);
 	free(fs->imap_addr_set);
@@ -97,6 +98,7 @@ fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs 
 	u64map_init(&fs->irefs);
 	u64map_init(&fs->dirty);
 	u64map_init(&fs->tombstones);
+	u64map_init(&fs->relink);
 	int err = (!fs->segs || !fs->sut_addr || !fs->sut_dirty || !fs->sut_dirty_list) ? -ENOMEM : 0;
 	if (!err)
 		err = lfs_imap_init(fs);
@@ -349,12 +351,18 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 			lfs_seg_set_state(fs, fs->cur_seg, LFS_SEG_ACTIVE);
 			lfs_seg_set_state(fs, fs->next_seg, LFS_SEG_ACTIVE);
 		}
+		/* the leaves relink records left out are written by the
+		 * checkpoint below; a read-only mount keeps the relinks */
+		if (!err)
+			err = lfs_relink_materialize(fs);
 		if (!err)
 			free_orphans(fs);
 		/* A new epoch: psegs of this mount are told apart from any
 		 * left behind by earlier ones. */
 		if (!err)
 			err = lfs_ckpt_write(fs, false);
+		if (!err)
+			lfs_relink_free(fs);
 	}
 	if (err) {
 		fs_free(fs);
@@ -517,7 +525,7 @@ lfs_tick(struct lfs_fs *fs)
 	if (!fs->dev.readonly && !fs->fatal) {
 		if ((fs->dirty.count || fs->tombstones.count) &&
 		    now - fs->last_flush_ns >= (uint64_t)fs->opts.flush_interval_ms * 1000000ull)
-			lfs_flush_unlocked(fs);
+			lfs_flush_unlocked(fs, false);
 		if (fs->changed_since_ckpt && fs->opts.ckpt_interval_s &&
 		    now - fs->ckpt_time_ns >= (uint64_t)fs->opts.ckpt_interval_s * 1000000000ull)
 			lfs_ckpt_write_unlocked(fs);
@@ -563,7 +571,8 @@ lfs_plan_geometry(struct lfs_super *sb, uint64_t bytes, uint32_t bs, uint32_t se
 	/* the last block holds the backup superblock: segments end before it */
 	sb->backup_sb = lfs_super_backup_block(bytes, bs);
 	sb->feature_compat |= LFS_FEATURE_BACKUP_SB;
-	sb->feature_incompat |= LFS_FEATURE_XATTR_BLOCKS | LFS_FEATURE_RECORD_CHARGE | LFS_FEATURE_SNAPSHOTS;
+	sb->feature_incompat |=
+		LFS_FEATURE_XATTR_BLOCKS | LFS_FEATURE_RECORD_CHARGE | LFS_FEATURE_SNAPSHOTS | LFS_FEATURE_RELINK;
 	if (nblocks < 2)
 		return -ENOSPC;
 	nblocks = sb->backup_sb;

@@ -1,7 +1,7 @@
 /*
  * crashsim.c — crash-state testing.
  *
- *   crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-v]
+ *   crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-R] [-v]
  *
  * 1. Make a small image, mount it through the real code with the block
  *    trace on (bdev.c records every write and every flush), and run a
@@ -28,6 +28,13 @@
  * making returned is there, and reads exactly its files, until its
  * deletion began; one not begun yet, or deleted, is not there; one in
  * between is there whole or not at all.
+ * With -R the workload is another: two files past their first tree of
+ * block map (over 2 MiB), overwritten at random and fsynced again and
+ * again, extended and cut now and then: the fsyncs whose records are
+ * relink records (format.h, LFS_DI_RELINK), chained, and plain flushes
+ * and checkpoints between them.  Every state must hold each file as it
+ * was at some moment between its last fsync before the state and the
+ * state: never older, never a mix.
  * Exit 0 when every state passes; otherwise the first failures are
  * described (seed, state, what was wrong) and the exit status is 1.
  */
@@ -89,7 +96,33 @@ struct snap {
 	int n;
 };
 
+/* -R: a large file overwritten after its fsyncs, and its history: its
+ * content at version v is `init` with ops[0..v-1] applied; versions
+ * sealed[] were fsynced (op count, trace length then). */
+#define BIG_FILES 2
+#define BIG_BYTES (2560u << 10)
+struct big {
+	char name[16];
+	uint64_t ino;
+	uint8_t *init;
+	size_t init_size;
+	struct big_op {
+		size_t off, len;        /* a write; len 0: the size set to off */
+		uint8_t *data;
+		off_t t;                /* trace length when it returned */
+	} *ops;
+	size_t nops;
+	struct big_seal {
+		size_t v;
+		off_t at;
+	} *seals;
+	size_t nseals;
+};
+
 struct workload {
+	struct big big[BIG_FILES];
+	bool relink;                /* -R */
+	uint64_t relink_records;    /* -R: that the workload wrote */
 	struct snap snaps[MAX_SNAPS];
 	int nsnaps;
 	bool snapshots;             /* -S */
@@ -439,6 +472,121 @@ workload_run(struct workload *w)
 	return 0;
 }
 
+static int
+big_write(struct workload *w, struct big *b, size_t off, size_t len)
+{
+	uint8_t *buf = malloc(len);
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)rnd();
+	ssize_t n = lfs_write(w->fs, b->ino, buf, len, (off_t)off, NULL);
+	if (n != (ssize_t)len) {
+		free(buf);
+		return n < 0 ? (int)n : -EIO;
+	}
+	b->ops = realloc(b->ops, (b->nops + 1) * sizeof(*b->ops));
+	b->ops[b->nops++] = (struct big_op){ off, len, buf, trace_len(w->trace) };
+	return 0;
+}
+
+static int
+big_seal(struct workload *w, struct big *b)
+{
+	int err = lfs_fsync(w->fs, b->ino, rnd_below(2));
+	if (!err) {
+		b->seals = realloc(b->seals, (b->nseals + 1) * sizeof(*b->seals));
+		b->seals[b->nseals++] = (struct big_seal){ b->nops, trace_len(w->trace) };
+	}
+	return err;
+}
+
+/* The content of version v (size in *size), in buf. */
+static void
+big_version(const struct big *b, size_t v, uint8_t *buf, size_t *size)
+{
+	memcpy(buf, b->init, b->init_size);
+	*size = b->init_size;
+	for (size_t i = 0; i < v; i++) {
+		const struct big_op *o = &b->ops[i];
+		if (o->len) {
+			if (o->off + o->len > *size) {
+				memset(buf + *size, 0, o->off > *size ? o->off - *size : 0);
+				*size = o->off + o->len;
+			}
+			memcpy(buf + o->off, o->data, o->len);
+		} else {
+			if (o->off > *size)
+				memset(buf + *size, 0, o->off - *size);
+			*size = o->off;
+		}
+	}
+}
+
+static int
+relink_workload(struct workload *w)
+{
+	struct stat st;
+	for (int i = 0; i < BIG_FILES; i++) {
+		struct big *b = &w->big[i];
+		snprintf(b->name, sizeof(b->name), "big%d", i);
+		int err = lfs_create(w->fs, LFS_ROOT_INO, b->name, 0644, true, &cred, &st);
+		if (err)
+			return err;
+		b->ino = st.st_ino;
+		lfs_release(w->fs, b->ino);
+		b->init = malloc(BIG_BYTES);
+		for (size_t k = 0; k < BIG_BYTES; k++)
+			b->init[k] = (uint8_t)rnd();
+		for (size_t off = 0; off < BIG_BYTES && !err; off += 256u << 10)
+			if (lfs_write(w->fs, b->ino, b->init + off, 256u << 10, (off_t)off, NULL) != 256 << 10)
+				err = -EIO;
+		b->init_size = BIG_BYTES;
+		if (err || (err = big_seal(w, b)))
+			return err;
+	}
+	/* past the direct blocks and the first tree's one leaf */
+	const size_t tree1 = (12u + 512u) * 4096u;
+	for (unsigned op = 0; op < w->ops; op++) {
+		struct big *b = &w->big[rnd_below(BIG_FILES)];
+		size_t size;
+		size_t maxsz = BIG_BYTES + (256u << 10);
+		uint8_t *cur = malloc(maxsz + (64u << 10));
+		big_version(b, b->nops, cur, &size);
+		free(cur);
+		unsigned kind = (unsigned)rnd_below(100);
+		int err = 0;
+		if (kind < 60 && size > tree1 + 4096) {
+			size_t off = tree1 + rnd_below(size - tree1 - 4096), len = 1 + rnd_below(3 * 4096);
+			if (off + len > size)
+				len = size - off;
+			err = big_write(w, b, off, len);
+			if (!err && rnd_below(2))
+				err = big_seal(w, b);
+		} else if (kind < 70) {
+			size_t off = rnd_below(size), len = 1 + rnd_below(8192);
+			if (off + len > size)
+				len = size - off;
+			err = big_write(w, b, off, len);
+		} else if (kind < 77 && size + 16384 < maxsz) {
+			err = big_write(w, b, size, 1 + rnd_below(16384));
+		} else if (kind < 81 && size > tree1 + (64u << 10)) {
+			size_t ns = size - rnd_below(64u << 10);
+			struct stat a = { .st_size = (off_t)ns };
+			err = lfs_setattr(w->fs, b->ino, &a, LFS_SET_SIZE, &st);
+			if (!err) {
+				b->ops = realloc(b->ops, (b->nops + 1) * sizeof(*b->ops));
+				b->ops[b->nops++] = (struct big_op){ ns, 0, NULL, trace_len(w->trace) };
+			}
+		} else {
+			err = big_seal(w, b);
+		}
+		if (err) {
+			fprintf(stderr, "crashsim: -R op %u (kind %u) on %s: %s\n", op, kind, b->name, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 /* ---------------------------------------------------------------- */
 
 struct rec {
@@ -479,7 +627,56 @@ struct checker {
 	uint8_t *img;
 	uint64_t states, failures;
 	uint64_t views;             /* -S: snapshots read back */
+	uint64_t big_versions;      /* -R: versions a state was compared with */
+	uint64_t relinked_states;   /* -R: states whose roll-forward applied relink records */
 };
+
+/* -R: each large file as it was at a moment between its last fsync
+ * before the state (durable) and the state. */
+static void
+check_big(struct checker *c, struct lfs_fs *fs, off_t durable, const char *what)
+{
+	size_t cap = BIG_BYTES + (320u << 10);
+	uint8_t *got = malloc(cap), *want = malloc(cap);
+	for (int i = 0; i < BIG_FILES; i++) {
+		const struct big *b = &c->w->big[i];
+		size_t s = b->nseals;
+		while (s > 0 && b->seals[s - 1].at > durable)
+			s--;
+		if (!s)
+			continue;
+		struct stat st;
+		int err = lfs_lookup(fs, LFS_ROOT_INO, b->name, &st);
+		ssize_t n = err ? err : lfs_read(fs, st.st_ino, got, cap, 0);
+		if (n < 0) {
+			printf("crashsim: %s: fsynced file %s: %s\n", what, b->name, strerror((int)-n));
+			c->failures++;
+			break;
+		}
+		size_t size, v = b->seals[s - 1].v;
+		big_version(b, v, want, &size);
+		bool found = false;
+		for (;;) {
+			c->big_versions++;
+			if ((size_t)n == size && memcmp(got, want, size) == 0) {
+				found = true;
+				break;
+			}
+			if (v == b->nops || b->ops[v].t > durable)
+				break;
+			big_version(b, ++v, want, &size);
+		}
+		lfs_forget(fs, st.st_ino, 1);
+		if (!found) {
+			printf("crashsim: %s: file %s (%zd bytes) is none of its versions since its fsync %zu\n", what,
+			       b->name, n, s - 1);
+			c->failures++;
+			break;
+		}
+	}
+	free(got);
+	free(want);
+}
 
 static int
 lookup_path(struct lfs_fs *fs, const struct file *f, struct stat *st)
@@ -548,6 +745,7 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 	int err = lfs_mount(c->path, &o, &fs);
 	uint64_t problems = 0;
 	if (!err) {
+		c->relinked_states += fs->rf_relinked > 0;
 		err = lfs_fsck(fs, &problems);
 		if (!err && !problems)
 			check_snaps(c, fs, durable_upto, what);
@@ -605,6 +803,8 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 		lfs_forget(fs, st.st_ino, 1);
 	}
 	free(buf);
+	if (c->w->relink)
+		check_big(c, fs, durable_upto, what);
 	/* on a full filesystem, right after the crash, deleting works: the
 	 * snapshots first (deleting a file they hold frees nothing), which
 	 * must always be possible */
@@ -636,6 +836,27 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 		printf("crashsim: %s: unmount after recovery failed: %s\n", what, strerror(-err));
 		c->failures++;
 	}
+	/* -R: what the recovering mount wrote holds the relinks by itself */
+	if (!err && c->w->relink) {
+		o.readonly = true;
+		if ((err = lfs_mount(c->path, &o, &fs))) {
+			printf("crashsim: %s: mount after the recovering one failed: %s\n", what, strerror(-err));
+			c->failures++;
+			return 0;
+		}
+		if (fs->rf_relinked) {
+			printf("crashsim: %s: relink records rolled forward again after a clean unmount\n", what);
+			c->failures++;
+		}
+		err = lfs_fsck(fs, &problems);
+		if (err || problems) {
+			printf("crashsim: %s: after the recovering mount: %s, %llu fsck problems\n", what,
+			       err ? strerror(-err) : "mounted", (unsigned long long)problems);
+			c->failures++;
+		}
+		check_big(c, fs, durable_upto, what);
+		lfs_abandon(fs);
+	}
 	return 0;
 }
 
@@ -646,8 +867,8 @@ main(int argc, char **argv)
 	bool verbose = false;
 	int opt;
 	bool full = false;
-	bool snapshots = false;
-	while ((opt = getopt(argc, argv, "s:n:t:FSv")) != -1) {
+	bool snapshots = false, relink = false;
+	while ((opt = getopt(argc, argv, "s:n:t:FSRv")) != -1) {
 		switch (opt) {
 		case 's': seed = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'n': ops = (unsigned)strtoul(optarg, NULL, 0); break;
@@ -655,8 +876,9 @@ main(int argc, char **argv)
 		case 'v': verbose = true; break;
 		case 'F': full = true; break;
 		case 'S': snapshots = true; break;
+		case 'R': relink = true; break;
 		default:
-			fprintf(stderr, "usage: crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-v]\n");
+			fprintf(stderr, "usage: crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-R] [-v]\n");
 			return 2;
 		}
 	}
@@ -685,7 +907,7 @@ main(int argc, char **argv)
 
 	static struct workload w;
 	w = (struct workload){ .trace = trace, .ops = ops, .verbose = verbose, .full = full, .max_size = 400000,
-			       .snapshots = snapshots };
+			       .snapshots = snapshots, .relink = relink };
 	struct lfs_opts o;
 	lfs_opts_default(&o);
 	o.ckpt_interval_s = 0;
@@ -693,11 +915,14 @@ main(int argc, char **argv)
 	o.trace_path = trace;
 	int err = lfs_mount(img, &o, &w.fs);
 	if (!err)
-		err = workload_run(&w);
+		err = relink ? relink_workload(&w) : workload_run(&w);
 	if (err) {
 		fprintf(stderr, "crashsim: seed %u: workload failed: %s\n", seed, strerror(-err));
 		return 1;
 	}
+	struct lfs_stats ws;
+	lfs_get_stats(w.fs, &ws);
+	w.relink_records = ws.relink_records;
 	lfs_abandon(w.fs); /* the crash */
 
 	fd = open(trace, O_RDONLY);
@@ -763,6 +988,17 @@ main(int argc, char **argv)
 		printf("crashsim: seed %u: %d snapshots made, %d deleted; %llu snapshot views read in the states\n", seed,
 		       w.nsnaps, deleted, (unsigned long long)c.views);
 	}
+	if (relink) {
+		printf("crashsim: seed %u: %llu relink records written, %llu states rolled some forward, %llu versions "
+		       "of the large files compared\n",
+		       seed, (unsigned long long)w.relink_records, (unsigned long long)c.relinked_states,
+		       (unsigned long long)c.big_versions);
+		/* the workload is there to make them: a run without is no test */
+		if (!w.relink_records || !c.relinked_states) {
+			printf("crashsim: seed %u: -R exercised no relink record\n", seed);
+			c.failures++;
+		}
+	}
 	printf("crashsim: seed %u: %u ops, %zu trace records, %u flush points, %llu crash states checked, %llu failures\n",
 	       seed, ops, nrecs, points, (unsigned long long)c.states, (unsigned long long)c.failures);
 	munmap(t, (size_t)st.st_size + 1);
@@ -774,6 +1010,13 @@ main(int argc, char **argv)
 	for (int i = 0; i < MAX_FILES; i++) {
 		free(w.files[i].data);
 		free(w.files[i].xv);
+	}
+	for (int i = 0; i < BIG_FILES; i++) {
+		for (size_t k = 0; k < w.big[i].nops; k++)
+			free(w.big[i].ops[k].data);
+		free(w.big[i].ops);
+		free(w.big[i].seals);
+		free(w.big[i].init);
 	}
 	unlink(trace);
 	unlink(img);

@@ -7,7 +7,9 @@
 #     also let every file be deleted; and both with snapshots made and
 #     deleted (crashsim -S): a snapshot made is whole in every later state
 #     until its deletion, one not made or deleted is absent, and on a full
-#     filesystem every snapshot can be deleted after the crash.
+#     filesystem every snapshot can be deleted after the crash; and large
+#     files overwritten after their fsyncs (crashsim -R), whose relink
+#     records roll forward and are written by the recovering mount.
 #  2. kill -9 of the daemon at random moments during a workload on a real
 #     mount; remount; every file whose fsync returned is there, intact,
 #     and fsck.lfs finds nothing wrong.
@@ -20,41 +22,41 @@
 SIM="$top_builddir/tests/crash/crashsim"
 FSCK="$top_builddir/ckpt/fsck.lfs"
 seeds=${CRASH_SEEDS:-10}
-total=0
-for s in $(seq 1 "$seeds"); do
-	out=$("$SIM" -s "$s" -n 1500 -t 4 2>"$WORK/sim.err") ||
-		{ echo "$out"; grep -v '^lfs: ' "$WORK/sim.err" | tail -30; fail "crashsim seed $s"; }
-	n=$(echo "$out" | tail -1 | sed -n 's/.* \([0-9]*\) crash states checked.*/\1/p')
-	total=$((total + n))
-done
+# sim NSEEDS ARGS...: crashsim with ARGS for seeds 1..NSEEDS; adds the
+# states checked to total and the snapshot views read to views; out is
+# the last run's output
+sim() {
+	local n=$1 s k
+	shift
+	for s in $(seq 1 "$n"); do
+		out=$("$SIM" "$@" -s "$s" 2>"$WORK/sim.err") ||
+			{ echo "$out"; grep -v '^lfs: ' "$WORK/sim.err" | tail -30; fail "crashsim $* seed $s"; }
+		k=$(echo "$out" | tail -1 | sed -n 's/.* \([0-9]*\) crash states checked.*/\1/p')
+		total=$((total + k))
+		k=$(echo "$out" | sed -n 's/.* \([0-9]*\) snapshot views read.*/\1/p')
+		[ "$1" != -S ] || [ "${k:-0}" -gt 0 ] || fail "crashsim $* seed $s read no snapshot"
+		views=$((views + ${k:-0}))
+	done
+}
+total=0 views=0
+sim "$seeds" -n 1500 -t 4
 echo "crashsim: $total crash states checked over $seeds seeds, all consistent with every fsynced file"
 # near full: the workload starts at ENOSPC and deletes its way on; every
 # state must also let every file be deleted
 total=0
-for s in $(seq 1 $(( (seeds + 2) / 3 ))); do
-	out=$("$SIM" -F -s "$s" -n 1500 -t 3 2>"$WORK/sim.err") ||
-		{ echo "$out"; grep -v '^lfs: ' "$WORK/sim.err" | tail -30; fail "crashsim -F seed $s"; }
-	n=$(echo "$out" | tail -1 | sed -n 's/.* \([0-9]*\) crash states checked.*/\1/p')
-	total=$((total + n))
-done
+sim $(( (seeds + 2) / 3 )) -F -n 1500 -t 3
 echo "crashsim -F: $total crash states of a full filesystem checked, all consistent, all files deletable"
 # snapshots made and deleted during the workload
 total=0 views=0
-for s in $(seq 1 $(( (seeds + 1) / 2 ))); do
-	out=$("$SIM" -S -s "$s" -n 1500 -t 3 2>"$WORK/sim.err") ||
-		{ echo "$out"; grep -v '^lfs: ' "$WORK/sim.err" | tail -30; fail "crashsim -S seed $s"; }
-	n=$(echo "$out" | tail -1 | sed -n 's/.* \([0-9]*\) crash states checked.*/\1/p')
-	v=$(echo "$out" | sed -n 's/.* \([0-9]*\) snapshot views read.*/\1/p')
-	[ "${v:-0}" -gt 0 ] || fail "crashsim -S seed $s read no snapshot"
-	total=$((total + n)) views=$((views + v))
-done
-for s in $(seq 1 $(( (seeds + 9) / 10 ))); do
-	out=$("$SIM" -F -S -s "$s" -n 500 -t 2 2>"$WORK/sim.err") ||
-		{ echo "$out"; grep -v '^lfs: ' "$WORK/sim.err" | tail -30; fail "crashsim -F -S seed $s"; }
-	n=$(echo "$out" | tail -1 | sed -n 's/.* \([0-9]*\) crash states checked.*/\1/p')
-	total=$((total + n))
-done
+sim $(( (seeds + 1) / 2 )) -S -n 1500 -t 3
+sim $(( (seeds + 9) / 10 )) -F -S -n 500 -t 2
 echo "crashsim -S: $total crash states with snapshots checked, $views snapshot trees read back, all whole or absent as they must be"
+# large files overwritten after their fsyncs: relink records, chained,
+# between plain flushes and checkpoints (crashsim -R fails a run that
+# wrote or rolled forward none)
+total=0
+sim $(( (seeds + 2) / 3 )) -R -n 300 -t 2
+echo "crashsim -R: $total crash states after fsynced overwrites of large files checked, each file as it was at or after its last fsync"
 
 # every file LIST names (path md5) is there with that content; counts in n
 check_synced() {

@@ -235,7 +235,7 @@ START_TEST(flush_writes_children_first)
 	ck_assert(leaf1->dirty);
 	ck_assert_uint_eq(root->ptrs[1], 0);
 	uint64_t live = fs->live_total;
-	ck_assert_int_eq(lfs_bmap_flush_nodes(fs, ip), 0);
+	ck_assert_int_eq(lfs_bmap_flush_nodes(fs, ip, false), 0);
 	ck_assert(!leaf1->dirty && !root->dirty);
 	ck_assert(lfs_addr_valid(fs, leaf1->addr));
 	ck_assert_uint_eq(root->ptrs[1], leaf1->addr);
@@ -453,7 +453,7 @@ START_TEST(walk_refuses_crafted_maps)
 	/* a leaf naming a checkpoint block, logged (in the open pseg) */
 	uint64_t old;
 	ck_assert_int_eq(lfs_bmap_set(fs, ip, 13, fs->sb.ckpt_addr[0], &old), 0);
-	ck_assert_int_eq(lfs_bmap_flush_nodes(fs, ip), 0);
+	ck_assert_int_eq(lfs_bmap_flush_nodes(fs, ip, false), 0);
 	ck_assert_int_eq(walk(fs, &ip->di, &s, 0), -EFSCORRUPTED);
 	ck_assert_uint_eq(s.n, 3); /* block 0, the leaf, block 12 */
 	lfs_abandon(fs);

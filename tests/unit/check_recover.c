@@ -505,7 +505,154 @@ START_TEST(double_counted_log_mounts)
 }
 END_TEST
 
+/* An 8 MiB file: blocks 524.. are in tree 1, three of its leaves, under
+ * one node.  `relink`: the image has LFS_FEATURE_RELINK. */
+static struct lfs_fs *
+relink_fs(bool relink, uint64_t *ino)
+{
+	testfs_make_without(64 << 20, 1 << 20, relink ? 0 : LFS_FEATURE_RELINK);
+	struct lfs_fs *fs = testfs_mount();
+	*ino = testfs_mkfile(fs, LFS_ROOT_INO, "db");
+	fill_file(fs, *ino, 8u << 20, 3);
+	ck_assert_int_eq(lfs_fsync(fs, *ino, false), 0);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	return fs;
+}
+
+static const uint64_t relink_offs[] = { 600 * 4096 + 100, 1200 * 4096, 1201 * 4096 + 7, 1700 * 4096 };
+
+/* Blocks in two leaves of tree 1 overwritten, and each fsync's group:
+ * returns the bytes the fsync wrote. */
+static uint64_t
+overwrite_fsync(struct lfs_fs *fs, uint64_t ino, int from, int to, uint8_t c)
+{
+	uint64_t w0 = testfs_written(fs);
+	for (int i = from; i < to; i++)
+		ck_assert_int_eq(lfs_write(fs, ino, &c, 1, (off_t)relink_offs[i], NULL), 1);
+	ck_assert_int_eq(lfs_fsync(fs, ino, false), 0);
+	return testfs_written(fs) - w0;
+}
+
+static void
+relink_check(struct lfs_fs *fs, uint64_t ino, const uint8_t *want)
+{
+	uint8_t *buf = malloc(CHUNK), *pat = malloc(CHUNK);
+	for (uint64_t off = 0; off < (8u << 20); off += CHUNK) {
+		fill_pattern(pat, CHUNK, 3 + (unsigned)(off / CHUNK));
+		for (int i = 0; i < 4; i++)
+			if (relink_offs[i] >= off && relink_offs[i] < off + CHUNK)
+				pat[relink_offs[i] - off] = want[i];
+		ck_assert_int_eq(lfs_read(fs, ino, buf, CHUNK, (off_t)off), (ssize_t)CHUNK);
+		ck_assert_msg(memcmp(buf, pat, CHUNK) == 0, "file differs in the 4 MiB at %llu",
+			      (unsigned long long)off);
+	}
+	free(buf);
+	free(pat);
+}
+
+/* An fsync of overwrites in tree 1 logs the data, the leaves and the
+ * record, not the node above the leaves: relink records.  Chained, then
+ * a crash: the mount puts the leaves in place and its checkpoint writes
+ * the node above them, so a second mount rolls nothing forward; fsck is
+ * clean on the mounted filesystem (leaves named by a node in memory
+ * only), after the crash read-only (relinks in memory) and after the
+ * recovering mount. */
+START_TEST(fsync_logs_leaves_not_nodes)
+{
+	uint64_t ino;
+	struct lfs_fs *fs = relink_fs(true, &ino);
+	struct lfs_stats st;
+	/* a summary, 2 data blocks, 2 leaves, an INODE block */
+	ck_assert_uint_eq(overwrite_fsync(fs, ino, 0, 2, 'a'), 6 * 4096);
+	ck_assert_uint_eq(overwrite_fsync(fs, ino, 2, 4, 'b'), 6 * 4096);
+	/* two blocks in one leaf */
+	ck_assert_uint_eq(overwrite_fsync(fs, ino, 1, 3, 'c'), 5 * 4096);
+	lfs_get_stats(fs, &st);
+	ck_assert_uint_eq(st.relink_records, 3);
+	const uint8_t want[4] = { 'a', 'c', 'c', 'b' };
+	relink_check(fs, ino, want);
+	testfs_fsck_clean(fs);
+	lfs_abandon(fs); /* crash */
+
+	fs = testfs_mount_ro();
+	ck_assert_uint_eq(fs->rf_relinked, 3);
+	relink_check(fs, ino, want);
+	testfs_fsck_clean(fs);
+	lfs_abandon(fs);
+
+	fs = testfs_mount();
+	ck_assert_uint_eq(fs->rf_relinked, 3);
+	relink_check(fs, ino, want);
+	testfs_fsck_clean(fs);
+	lfs_abandon(fs); /* crash again: the recovering mount's checkpoint holds it all */
+
+	fs = testfs_mount();
+	ck_assert_uint_eq(fs->rf_relinked, 0);
+	relink_check(fs, ino, want);
+	testfs_fsck_clean(fs);
+	testfs_finish(fs);
+}
+END_TEST
+
+/* Relink records, then a plain flush (a checkpoint) and more of them,
+ * and a truncate that drops a leaf: the plain records carry the nodes,
+ * the relinks after them start from those. */
+START_TEST(relinks_around_plain_records)
+{
+	uint64_t ino;
+	struct lfs_fs *fs = relink_fs(true, &ino);
+	overwrite_fsync(fs, ino, 0, 2, 'd');
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	overwrite_fsync(fs, ino, 1, 4, 'e');
+	/* not a relink: a leaf's pointers go */
+	struct stat a = { .st_size = (8 << 20) - 4096 }, st;
+	ck_assert_int_eq(lfs_setattr(fs, ino, &a, LFS_SET_SIZE, &st), 0);
+	ck_assert_int_eq(lfs_fsync(fs, ino, false), 0);
+	a.st_size = 8 << 20;
+	ck_assert_int_eq(lfs_setattr(fs, ino, &a, LFS_SET_SIZE, &st), 0);
+	overwrite_fsync(fs, ino, 0, 1, 'f');
+	struct lfs_stats s;
+	lfs_get_stats(fs, &s);
+	ck_assert_uint_eq(s.relink_records, 3);
+	lfs_abandon(fs);
+
+	fs = testfs_mount();
+	ck_assert_uint_eq(fs->rf_relinked, 2);
+	uint8_t buf[4096];
+	ck_assert_int_eq(lfs_read(fs, ino, buf, 4096, (8 << 20) - 4096), 4096);
+	for (int i = 0; i < 4096; i++)
+		ck_assert_uint_eq(buf[i], 0);
+	const uint8_t want[4] = { 'f', 'e', 'e', 'e' };
+	uint8_t got;
+	for (int i = 0; i < 4; i++) {
+		ck_assert_int_eq(lfs_read(fs, ino, &got, 1, (off_t)relink_offs[i]), 1);
+		ck_assert_uint_eq(got, want[i]);
+	}
+	testfs_fsck_clean(fs);
+	testfs_finish(fs);
+}
+END_TEST
+
+/* An image without the feature: every record plain, the node above the
+ * leaves logged with them. */
+START_TEST(no_relink_without_the_feature)
+{
+	uint64_t ino;
+	struct lfs_fs *fs = relink_fs(false, &ino);
+	ck_assert_uint_eq(overwrite_fsync(fs, ino, 0, 2, 'g'), 7 * 4096);
+	struct lfs_stats st;
+	lfs_get_stats(fs, &st);
+	ck_assert_uint_eq(st.relink_records, 0);
+	lfs_abandon(fs);
+	fs = testfs_mount();
+	ck_assert_uint_eq(fs->rf_relinked, 0);
+	testfs_fsck_clean(fs);
+	testfs_finish(fs);
+}
+END_TEST
+
 CHECK_MAIN("recover", "roll-forward", 300, large_file_reads_what_was_logged, large_file_maps_compared,
 	   lists_count_as_maps_compared, malformed_list_compares_maps, frees_are_accounted,
 	   record_charges, crafted_block_charges, usage_stays_within_segment,
-	   double_counted_log_mounts)
+	   double_counted_log_mounts, fsync_logs_leaves_not_nodes, relinks_around_plain_records,
+	   no_relink_without_the_feature)

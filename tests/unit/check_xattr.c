@@ -332,15 +332,7 @@ END_TEST
  * inode, readable and writable as before (an older lfs reads it). */
 START_TEST(without_feature)
 {
-	snprintf(testfs_path, sizeof(testfs_path), "/tmp/lfs-unit-XXXXXX");
-	int fd = mkstemp(testfs_path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(ftruncate(fd, 64 << 20), 0);
-	close(fd);
-	struct lfs_super sb;
-	ck_assert_int_eq(lfs_plan_geometry(&sb, 64 << 20, 4096, 1 << 20, 0), 0);
-	sb.feature_incompat &= ~LFS_FEATURE_XATTR_BLOCKS;
-	ck_assert_int_eq(lfs_format(testfs_path, &sb, getuid(), getgid()), 0);
+	testfs_make_without(64 << 20, 1 << 20, LFS_FEATURE_XATTR_BLOCKS);
 	struct lfs_fs *fs = testfs_mount();
 	uint64_t ino = testfs_mkfile(fs, LFS_ROOT_INO, "f");
 	fill_pattern(big, sizeof(big), 1);

@@ -19,8 +19,10 @@ static char testfs_path[64];
 /* the caller of the suites' operations: a plain user */
 static const struct lfs_cred testfs_me = { 1000, 1000, 0 };
 
+/* A new image, as mkfs.lfs makes it but for the incompatible features
+ * in `without` (an image made before them). */
 static inline void
-testfs_make(uint64_t bytes, uint32_t segsize)
+testfs_make_without(uint64_t bytes, uint32_t segsize, uint32_t without)
 {
 	snprintf(testfs_path, sizeof(testfs_path), "/tmp/lfs-unit-XXXXXX");
 	int fd = mkstemp(testfs_path);
@@ -29,7 +31,15 @@ testfs_make(uint64_t bytes, uint32_t segsize)
 	close(fd);
 	struct lfs_super sb;
 	ck_assert_int_eq(lfs_plan_geometry(&sb, bytes, 4096, segsize, 0), 0);
+	ck_assert_uint_eq(sb.feature_incompat & without, without);
+	sb.feature_incompat &= ~without;
 	ck_assert_int_eq(lfs_format(testfs_path, &sb, getuid(), getgid()), 0);
+}
+
+static inline void
+testfs_make(uint64_t bytes, uint32_t segsize)
+{
+	testfs_make_without(bytes, segsize, 0);
 }
 
 /* The suites' mount options: the defaults, no timed checkpoints. */

@@ -1,0 +1,225 @@
+/*
+ * relink.c — layer 4: the leaves roll-forward's relink records put in
+ * place (format.h, LFS_DI_RELINK).
+ *
+ * A relink record says "my block map is my previous record's, with the
+ * leaves my group logged for me in place of the old ones".  Roll-forward
+ * keeps those leaves here, per inode, for the one block map they
+ * complete (its version and roots), and whatever reads that map from
+ * disk puts them in where a node points to its leaves: a node as it is
+ * loaded (bmap.c), a walk of the map (lfs_bmap_walk_disk), the
+ * comparison of an old map with a new one (rf_account.c).  A read-only
+ * mount keeps them as long as it runs; a writable one has the nodes
+ * above them written by its first checkpoint (lfs_relink_materialize),
+ * a few per file, and forgets them then.
+ */
+#include "lfs_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct lfs_relink {
+	uint32_t version;
+	uint64_t ind[LFS_NINDIRECT];
+	struct u64map leaves;       /* node id -> the leaf's address */
+};
+
+static void
+relink_destroy(struct lfs_relink *r)
+{
+	u64map_free(&r->leaves);
+	free(r);
+}
+
+static bool
+same_map(const struct lfs_relink *r, const struct lfs_dinode *di)
+{
+	return r->version == di->version && memcmp(r->ind, di->ind, sizeof(r->ind)) == 0;
+}
+
+struct lfs_relink *
+lfs_relink_of(const struct lfs_fs *fs, const struct lfs_dinode *di)
+{
+	if (!fs->relink.count)
+		return NULL;
+	struct lfs_relink *r = u64map_get(&fs->relink, di->ino);
+	return r && same_map(r, di) ? r : NULL;
+}
+
+bool
+lfs_relink_get(const struct lfs_relink *r, uint64_t id, uint64_t *addr)
+{
+	void *v = r ? u64map_get(&r->leaves, id) : NULL;
+	if (v)
+		*addr = (uint64_t)(uintptr_t)v;
+	return v != NULL;
+}
+
+int
+lfs_relink_put(struct lfs_fs *fs, const struct lfs_dinode *di, uint64_t id, uint64_t addr)
+{
+	struct lfs_relink *r = u64map_get(&fs->relink, di->ino);
+	if (r && !same_map(r, di)) {
+		/* of another map: the inode's record changed since */
+		relink_destroy(u64map_del(&fs->relink, di->ino));
+		r = NULL;
+	}
+	if (!r) {
+		if (!(r = lfs_calloc(1, sizeof(*r))))
+			return -ENOMEM;
+		r->version = di->version;
+		memcpy(r->ind, di->ind, sizeof(r->ind));
+		u64map_init(&r->leaves);
+		if (u64map_put(&fs->relink, di->ino, r)) {
+			relink_destroy(r);
+			return -ENOMEM;
+		}
+	}
+	return u64map_put(&r->leaves, id, (void *)(uintptr_t)addr);
+}
+
+void
+lfs_relink_drop(struct lfs_fs *fs, uint32_t ino)
+{
+	struct lfs_relink *r = fs->relink.count ? u64map_del(&fs->relink, ino) : NULL;
+	if (r)
+		relink_destroy(r);
+}
+
+struct patch {
+	unsigned k;
+	uint64_t first;             /* index of the node's first child leaf */
+	uint32_t n;
+	uint64_t *ptrs;
+};
+
+static void
+patch_one(uint64_t id, void *val, void *ctx)
+{
+	struct patch *p = ctx;
+	uint64_t i = lfs_node_idx(id);
+	if (lfs_node_tree(id) == p->k && i >= p->first && i - p->first < p->n && p->ptrs[i - p->first])
+		p->ptrs[i - p->first] = (uint64_t)(uintptr_t)val;
+}
+
+void
+lfs_relink_patch_node(const struct lfs_fs *fs, const struct lfs_dinode *di, uint64_t id, uint64_t *ptrs)
+{
+	unsigned k = lfs_node_tree(id), l = lfs_node_level(id);
+	if (l + 1 != k)
+		return; /* not a node whose children are leaves */
+	const struct lfs_relink *r = lfs_relink_of(fs, di);
+	if (!r)
+		return;
+	struct patch p = { k, lfs_node_idx(id) * fs->nptr, fs->nptr, ptrs };
+	if (r->leaves.count < fs->nptr) {
+		u64map_each(&r->leaves, patch_one, &p);
+		return;
+	}
+	for (uint32_t s = 0; s < p.n; s++) {
+		uint64_t a;
+		if (ptrs[s] && lfs_relink_get(r, lfs_node_id(k, k, p.first + s), &a))
+			ptrs[s] = a;
+	}
+}
+
+struct mat {
+	struct lfs_fs *fs;
+	struct lfs_inode *ip;
+	int err;
+};
+
+static void
+dirty_parent(uint64_t id, void *val, void *ctx)
+{
+	struct mat *m = ctx;
+	(void)val;
+	unsigned k = lfs_node_tree(id);
+	struct lfs_node *parent;
+	if (m->err)
+		return;
+	/* loaded with the relinks in (bmap.c); one that does not exist has
+	 * no pointer to replace */
+	m->err = lfs_bmap_get_node(m->fs, m->ip, lfs_node_id(k, k - 1, lfs_node_idx(id) / m->fs->nptr), false,
+				   &parent);
+	if (!m->err && parent && !parent->dirty) {
+		parent->dirty = true;
+		lfs_inode_dirty(m->fs, m->ip);
+	}
+}
+
+static void
+collect_ino(uint64_t ino, void *val, void *ctx)
+{
+	(void)val;
+	uint64_t **p = ctx;
+	*(*p)++ = ino;
+}
+
+int
+lfs_relink_materialize(struct lfs_fs *fs)
+{
+	size_t n = fs->relink.count;
+	if (!n)
+		return 0;
+	uint64_t *inos = lfs_malloc(n * sizeof(uint64_t)), *w = inos;
+	if (!inos)
+		return -ENOMEM;
+	u64map_each(&fs->relink, collect_ino, &w);
+	int err = 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		struct lfs_inode *ip;
+		err = lfs_iget(fs, (uint32_t)inos[i], &ip);
+		if (err == -EFSCORRUPTED || err == -ENOENT) {
+			/* the inode's own damage, logged where it was read */
+			err = 0;
+			continue;
+		}
+		const struct lfs_relink *r = err ? NULL : lfs_relink_of(fs, &ip->di);
+		if (!r)
+			continue;
+		struct mat m = { fs, ip, 0 };
+		u64map_each(&r->leaves, dirty_parent, &m);
+		err = m.err;
+	}
+	free(inos);
+	return err;
+}
+
+int
+lfs_relink_from_memory(struct lfs_fs *fs, struct lfs_inode *ip)
+{
+	int err = 0;
+	for (size_t b = 0; b < ip->nodes.nbuckets && !err; b++)
+		for (const struct u64map_ent *e = ip->nodes.tab[b]; e && !err; e = e->next) {
+			const struct lfs_node *nd = e->val;
+			unsigned k = lfs_node_tree(e->key);
+			if (!nd->dirty || lfs_node_level(e->key) + 1 != k)
+				continue;
+			/* a dirty node above leaves names the ones written last */
+			for (uint32_t s = 0; s < fs->nptr && !err; s++)
+				if (nd->ptrs[s])
+					err = lfs_relink_put(fs, &ip->di,
+							     lfs_node_id(k, k, lfs_node_idx(e->key) * fs->nptr + s),
+							     nd->ptrs[s]);
+		}
+	return err;
+}
+
+static int
+free_one(uint64_t ino, void *val, void *ctx)
+{
+	(void)ino;
+	(void)ctx;
+	relink_destroy(val);
+	return 1;
+}
+
+void
+lfs_relink_free(struct lfs_fs *fs)
+{
+	u64map_remove_if(&fs->relink, free_one, NULL);
+	u64map_free(&fs->relink);
+	u64map_init(&fs->relink);
+}
