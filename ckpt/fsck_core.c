@@ -166,6 +166,29 @@ claim_block(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk)
 	return claim(o->f, addr, kind, o->ino, o->f->fs->bsize);
 }
 
+/* The relinks that stand for what ip's relink records left in memory
+ * (flush.c): the pointers to leaves in its dirty nodes, the leaves
+ * written last.  For a check of the disk on a mounted filesystem;
+ * lfs_relink_drop after. */
+static int
+relinks_from_memory(struct lfs_fs *fs, struct lfs_inode *ip)
+{
+	int err = 0;
+	for (size_t b = 0; b < ip->nodes.nbuckets && !err; b++)
+		for (const struct u64map_ent *e = ip->nodes.tab[b]; e && !err; e = e->next) {
+			const struct lfs_node *nd = e->val;
+			unsigned k = lfs_node_tree(e->key);
+			if (!nd->dirty || lfs_node_level(e->key) + 1 != k)
+				continue;
+			for (uint32_t s = 0; s < fs->nptr && !err; s++)
+				if (nd->ptrs[s])
+					err = lfs_relink_put(fs, &ip->di,
+							     lfs_node_id(k, k, lfs_node_idx(e->key) * fs->nptr + s),
+							     nd->ptrs[s]);
+		}
+	return err;
+}
+
 struct dir_ctx {
 	struct fsck *f;
 	struct lfs_inode *dp;
@@ -441,7 +464,7 @@ fsck_run(struct fsck *f)
 		/* on a mounted filesystem, the leaves an fsync's relink record
 		 * stands for are named by nodes still in memory (flush.c) */
 		bool live_relinks = ip->relinked && !lfs_relink_of(fs, &ip->di);
-		err = live_relinks ? lfs_relink_from_memory(fs, ip) : 0;
+		err = live_relinks ? relinks_from_memory(fs, ip) : 0;
 		if (!err)
 			err = lfs_bmap_walk_disk(fs, &ip->di, claim_block, &o);
 		if (live_relinks)

@@ -478,3 +478,55 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 			(double)(lfs_now_ns() - t0) / 1e6, lfs_logwalk_end_name(why));
 	return 0;
 }
+
+struct mat {
+	struct lfs_fs *fs;
+	struct lfs_inode *ip;
+	int err;
+};
+
+static void
+dirty_parent(uint64_t id, void *addr, void *ctx)
+{
+	struct mat *m = ctx;
+	(void)addr;
+	unsigned k = lfs_node_tree(id);
+	struct lfs_node *parent;
+	if (m->err)
+		return;
+	/* loaded with the relinks in (bmap.c); one that does not exist has
+	 * no pointer to replace */
+	m->err = lfs_bmap_get_node(m->fs, m->ip, lfs_node_id(k, k - 1, lfs_node_idx(id) / m->fs->nptr), false,
+				   &parent);
+	if (!m->err && parent && !parent->dirty) {
+		parent->dirty = true;
+		lfs_inode_dirty(m->fs, m->ip);
+	}
+}
+
+int
+lfs_recover_relinks(struct lfs_fs *fs)
+{
+	uint64_t *inos = NULL;
+	size_t n = 0;
+	if (!fs->relink.count)
+		return 0;
+	int err = lfs_relink_inos(fs, &inos, &n);
+	for (size_t i = 0; i < n && !err; i++) {
+		struct lfs_inode *ip;
+		err = lfs_iget(fs, (uint32_t)inos[i], &ip);
+		if (err == -EFSCORRUPTED || err == -ENOENT) {
+			/* the inode's own damage, logged where it was read */
+			err = 0;
+			continue;
+		}
+		const struct lfs_relink *r = err ? NULL : lfs_relink_of(fs, &ip->di);
+		if (!r)
+			continue;
+		struct mat m = { fs, ip, 0 };
+		lfs_relink_each(r, dirty_parent, &m);
+		err = m.err;
+	}
+	free(inos);
+	return err;
+}

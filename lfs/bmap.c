@@ -43,12 +43,6 @@ tree_base(const struct lfs_fs *fs, unsigned k)
 }
 
 uint64_t
-lfs_bmap_leaf_first(const struct lfs_fs *fs, unsigned k, uint64_t idx)
-{
-	return tree_base(fs, k) + idx * fs->nptr;
-}
-
-uint64_t
 lfs_bmap_max_blocks(const struct lfs_fs *fs)
 {
 	return tree_base(fs, LFS_NINDIRECT);

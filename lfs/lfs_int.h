@@ -37,6 +37,8 @@
  * Layer 4, inodes and their content:
  *   repl.c                 the blocks an inode let go of since its last
  *                          record, logged with its next one
+ *   relink.c               the leaves roll-forward's relink records put
+ *                          in place of those their maps name
  *   inode.c, bmap.c        inode cache, block maps
  *   file.c, dir.c, xattr.c content, directories, extended attributes
  *   acl.c                  POSIX ACLs, on top of xattr.c
@@ -440,14 +442,11 @@ void lfs_relink_drop(struct lfs_fs *fs, uint32_t ino);
 /* Put the relinks into the nptr pointers of node `id` of di's map, as
  * read from disk, if its children are leaves; holes stay holes. */
 void lfs_relink_patch_node(const struct lfs_fs *fs, const struct lfs_dinode *di, uint64_t id, uint64_t *ptrs);
-/* Writable mount: mark the nodes above relinked leaves dirty, so the
- * next flush writes them; then the relinks can be forgotten. */
-int lfs_relink_materialize(struct lfs_fs *fs);
+/* fn for each relinked leaf: its node id and address. */
+void lfs_relink_each(const struct lfs_relink *r, void (*fn)(uint64_t id, void *addr, void *ctx), void *ctx);
+/* The relinked inodes, sorted, in a malloc'd *inos; -ENOMEM. */
+int lfs_relink_inos(const struct lfs_fs *fs, uint64_t **inos, size_t *n);
 void lfs_relink_free(struct lfs_fs *fs);
-/* The relinks that stand for what ip's relink records left in memory
- * (the pointers to leaves in its dirty nodes), for a check of the disk
- * (fsck on a mounted filesystem); lfs_relink_drop after. */
-int lfs_relink_from_memory(struct lfs_fs *fs, struct lfs_inode *ip);
 
 /* fail.c: the first failed write or flush of the image fails the
  * filesystem for good; logs what happened once, returns -EIO. */
@@ -645,8 +644,6 @@ void lfs_bmap_drop_clean_nodes(struct lfs_fs *fs, struct lfs_inode *ip);
 /* Free every cached node, dirty or not (the inode is going away). */
 void lfs_bmap_free_nodes(struct lfs_fs *fs, struct lfs_inode *ip);
 uint64_t lfs_bmap_max_blocks(const struct lfs_fs *fs);
-/* The logical block leaf idx of tree k maps first. */
-uint64_t lfs_bmap_leaf_first(const struct lfs_fs *fs, unsigned k, uint64_t idx);
 /* The nodes that map lblk, leaf first; 0 for a direct block. */
 unsigned lfs_bmap_path(const struct lfs_fs *fs, uint64_t lblk, uint64_t ids[LFS_NINDIRECT]);
 /* Calls fn for every block the on-disk inode references (data, nodes, the
@@ -843,6 +840,10 @@ void lfs_region_free(struct lfs_fs *fs);
 /* Roll forward; afterwards the head is NOT usable: the caller moves it to
  * fresh segments (lfs_mount does) before anything is written. */
 int lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found);
+/* A writable mount, after lfs_recover: the nodes above the leaves its
+ * relink records put in place are marked dirty, so that the next flush
+ * writes them; then the relinks can be forgotten (relink.c). */
+int lfs_recover_relinks(struct lfs_fs *fs);
 
 /* super.c: lfs_super_find, lfs_super_open, ... are in image.h */
 /* lfs_super_open, logging why a superblock is refused and when the

@@ -354,7 +354,7 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 		/* the leaves relink records left out are written by the
 		 * checkpoint below; a read-only mount keeps the relinks */
 		if (!err)
-			err = lfs_relink_materialize(fs);
+			err = lfs_recover_relinks(fs);
 		if (!err)
 			free_orphans(fs);
 		/* A new epoch: psegs of this mount are told apart from any

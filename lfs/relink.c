@@ -10,8 +10,8 @@
  * loaded (bmap.c), a walk of the map (lfs_bmap_walk_disk), the
  * comparison of an old map with a new one (rf_account.c).  A read-only
  * mount keeps them as long as it runs; a writable one has the nodes
- * above them written by its first checkpoint (lfs_relink_materialize),
- * a few per file, and forgets them then.
+ * above them written by its first checkpoint (lfs_recover_relinks), a
+ * few per file, and forgets them then.
  */
 #include "lfs_int.h"
 
@@ -124,89 +124,6 @@ lfs_relink_patch_node(const struct lfs_fs *fs, const struct lfs_dinode *di, uint
 	}
 }
 
-struct mat {
-	struct lfs_fs *fs;
-	struct lfs_inode *ip;
-	int err;
-};
-
-static void
-dirty_parent(uint64_t id, void *val, void *ctx)
-{
-	struct mat *m = ctx;
-	(void)val;
-	unsigned k = lfs_node_tree(id);
-	struct lfs_node *parent;
-	if (m->err)
-		return;
-	/* loaded with the relinks in (bmap.c); one that does not exist has
-	 * no pointer to replace */
-	m->err = lfs_bmap_get_node(m->fs, m->ip, lfs_node_id(k, k - 1, lfs_node_idx(id) / m->fs->nptr), false,
-				   &parent);
-	if (!m->err && parent && !parent->dirty) {
-		parent->dirty = true;
-		lfs_inode_dirty(m->fs, m->ip);
-	}
-}
-
-static void
-collect_ino(uint64_t ino, void *val, void *ctx)
-{
-	(void)val;
-	uint64_t **p = ctx;
-	*(*p)++ = ino;
-}
-
-int
-lfs_relink_materialize(struct lfs_fs *fs)
-{
-	size_t n = fs->relink.count;
-	if (!n)
-		return 0;
-	uint64_t *inos = lfs_malloc(n * sizeof(uint64_t)), *w = inos;
-	if (!inos)
-		return -ENOMEM;
-	u64map_each(&fs->relink, collect_ino, &w);
-	int err = 0;
-	for (size_t i = 0; i < n && !err; i++) {
-		struct lfs_inode *ip;
-		err = lfs_iget(fs, (uint32_t)inos[i], &ip);
-		if (err == -EFSCORRUPTED || err == -ENOENT) {
-			/* the inode's own damage, logged where it was read */
-			err = 0;
-			continue;
-		}
-		const struct lfs_relink *r = err ? NULL : lfs_relink_of(fs, &ip->di);
-		if (!r)
-			continue;
-		struct mat m = { fs, ip, 0 };
-		u64map_each(&r->leaves, dirty_parent, &m);
-		err = m.err;
-	}
-	free(inos);
-	return err;
-}
-
-int
-lfs_relink_from_memory(struct lfs_fs *fs, struct lfs_inode *ip)
-{
-	int err = 0;
-	for (size_t b = 0; b < ip->nodes.nbuckets && !err; b++)
-		for (const struct u64map_ent *e = ip->nodes.tab[b]; e && !err; e = e->next) {
-			const struct lfs_node *nd = e->val;
-			unsigned k = lfs_node_tree(e->key);
-			if (!nd->dirty || lfs_node_level(e->key) + 1 != k)
-				continue;
-			/* a dirty node above leaves names the ones written last */
-			for (uint32_t s = 0; s < fs->nptr && !err; s++)
-				if (nd->ptrs[s])
-					err = lfs_relink_put(fs, &ip->di,
-							     lfs_node_id(k, k, lfs_node_idx(e->key) * fs->nptr + s),
-							     nd->ptrs[s]);
-		}
-	return err;
-}
-
 static int
 free_one(uint64_t ino, void *val, void *ctx)
 {
@@ -214,6 +131,23 @@ free_one(uint64_t ino, void *val, void *ctx)
 	(void)ctx;
 	relink_destroy(val);
 	return 1;
+}
+
+void
+lfs_relink_each(const struct lfs_relink *r, void (*fn)(uint64_t id, void *addr, void *ctx), void *ctx)
+{
+	u64map_each(&r->leaves, fn, ctx);
+}
+
+int
+lfs_relink_inos(const struct lfs_fs *fs, uint64_t **inos, size_t *n)
+{
+	*n = fs->relink.count;
+	uint64_t *w = *inos = lfs_malloc((*n + 1) * sizeof(uint64_t));
+	if (!w)
+		return -ENOMEM;
+	u64map_sorted_keys(&fs->relink, w);
+	return 0;
 }
 
 void

@@ -1,7 +1,8 @@
 /*
  * check_recover.c — roll-forward (recover.c, and its usage accounting in
  * rf_account.c and rf_repl.c, from the lists of replaced addresses the
- * writer logs, repl.c): what a mount after a crash reads must follow what was
+ * writer logs, repl.c; the relink records an fsync writes, relink.c):
+ * what a mount after a crash reads must follow what was
  * logged since the checkpoint, not the size of the files touched, and
  * the usage table it rebuilds must be the one fsck computes from the
  * inodes, whatever a crafted log makes it count.
