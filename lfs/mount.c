@@ -504,6 +504,9 @@ lfs_unmount(struct lfs_fs *fs)
 		lfs_log("inode cache: %llu inodes evicted and %llu block-map nodes dropped to stay within %llu KiB",
 			(unsigned long long)fs->stats.inodes_evicted, (unsigned long long)fs->stats.nodes_dropped,
 			(unsigned long long)(fs->opts.cache_bytes >> 10));
+	if (fs->stats.relink_records)
+		lfs_log("fsync: %llu relink records written (the nodes above their leaves later)",
+			(unsigned long long)fs->stats.relink_records);
 	fs_free(fs);
 	return err;
 }

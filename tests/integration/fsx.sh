@@ -68,3 +68,22 @@ evicted=$(sed -n 's/.*inode cache: \([0-9]*\) inodes evicted.*/\1/p' "$WORK/daem
 [ "$evicted" -gt 1000 ] || { tail "$WORK/daemon.log"; fail "cache=64K: only $evicted inodes evicted: the budget was not exercised"; }
 echo "cache=64K: $evicted inodes evicted across the remounts"
 "$top_builddir/ckpt/fsck.lfs" "$IMG" >"$WORK/fsck.out" || { cat "$WORK/fsck.out"; fail "fsck after fsx with a small cache"; }
+
+# Files past the first tree of their block map (over 2 MiB), with the
+# cleaner busy and the same small cache: fsyncs of overwrites write
+# relink records (lfs(5)), whose leaves the cleaner moves and the cache
+# must keep while the nodes above them wait.
+rm -f "$IMG"
+mkfs_img 96M
+: >"$WORK/daemon.log"
+lfs_start "cleaner_conf=$WORK/busy.conf,cache=64K"
+rm -rf "$WORK/model"
+mkdir "$MNT/t" "$WORK/model"
+"$FSX" -s 80 -n "$ops" -L 6291456 "$MNT/t" "$WORK/model" >"$WORK/fsx.out" ||
+	{ tail -40 "$WORK/fsx.out"; fail "lfs_fsx with large files, the cleaner busy"; }
+tail -1 "$WORK/fsx.out" | cut -c1-80
+lfs_umount
+relinks=$(sed -n 's/.*fsync: \([0-9]*\) relink records.*/\1/p' "$WORK/daemon.log" | awk '{ s += $1 } END { print s + 0 }')
+[ "$relinks" -gt 0 ] || { tail "$WORK/daemon.log"; fail "large files: no relink record was written"; }
+echo "large files: $relinks relink records"
+"$top_builddir/ckpt/fsck.lfs" "$IMG" >"$WORK/fsck.out" || { cat "$WORK/fsck.out"; fail "fsck after fsx with large files"; }
