@@ -68,6 +68,18 @@ check_synced() {
 	done < "$1"
 }
 
+# kill_daemon PIDS...: kill -9 of the daemon, then wait for PIDS (the
+# workload, which fails once the mount is gone) and take the dead mount
+# away
+kill_daemon() {
+	kill -9 "$LFS_PID"
+	wait "$LFS_PID" 2>/dev/null || true
+	LFS_PID=
+	local p
+	for p in "$@"; do wait "$p" 2>/dev/null || true; done
+	fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true
+}
+
 mkfs_img 256M
 for round in 1 2 3; do
 	lfs_mount
@@ -84,11 +96,7 @@ for round in 1 2 3; do
 	) &
 	writer=$!
 	sleep "$(( RANDOM % 3 + 1 )).$(( RANDOM % 10 ))"
-	kill -9 "$LFS_PID"
-	wait "$LFS_PID" 2>/dev/null || true
-	LFS_PID=
-	wait "$writer" 2>/dev/null || true
-	fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true
+	kill_daemon "$writer"
 	# the last line may name a file whose fsync did not complete
 	sed -i '$d' "$WORK/synced"
 	lfs_mount
@@ -121,11 +129,7 @@ for round in 4 5 6; do
 	( while sync -f "$MNT" 2>/dev/null; do sleep 0.0$(( RANDOM % 10 )); done ) &
 	pids="$pids $!"
 	sleep "$(( RANDOM % 3 + 1 )).$(( RANDOM % 10 ))"
-	kill -9 "$LFS_PID"
-	wait "$LFS_PID" 2>/dev/null || true
-	LFS_PID=
-	for p in $pids; do wait "$p" 2>/dev/null || true; done
-	fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true
+	kill_daemon $pids
 	lfs_mount
 	n=0
 	for w in 1 2 3 4; do
@@ -165,11 +169,7 @@ for round in 7 8; do
 		pids="$pids $!"
 	done
 	sleep "$(( RANDOM % 2 + 1 )).$(( RANDOM % 10 ))"
-	kill -9 "$LFS_PID"
-	wait "$LFS_PID" 2>/dev/null || true
-	LFS_PID=
-	for p in $pids; do wait "$p" 2>/dev/null || true; done
-	fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true
+	kill_daemon $pids
 	lfs_mount
 	r=$(sed -n 's/.*, \([0-9]*\) relink records;.*/\1/p' "$WORK/daemon.log" | tail -1)
 	relinked=$((relinked + ${r:-0}))
