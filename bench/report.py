@@ -1238,7 +1238,12 @@ def section_targets(res, env):
                      "32 cut that to 19 ms but raised the pwrite() maximum to 110-117 ms (by hand, 2 runs "
                      "each, not committed). Without the bound (-o max_ratio=40) a run measured 3.8 ms, but "
                      "then the page cache holds the whole run's writes, which is no steady state. By hand at "
-                     "CL_FS=1G: 1.2-1.4 s since 64 background requests are let out (24-61 s with the kernel's 12)"])
+                     "CL_FS=1G: 1.2-1.4 s since 64 background requests are let out (24-61 s with the kernel's 12). "
+                     "By hand on 2026-12-06, 1 run each: the mount's kernel limit (max_bytes) set to 4 or 8 MiB "
+                     "left the maximum at 95-135 ms, 16 MiB gave 3.3-25, 64 MiB 3.5-6.0 (lfs cannot keep "
+                     "headroom for that much on 128 MiB); at CL_FS=2G (a 32 MiB limit, twice the capacity "
+                     "overwritten) 512 ms, the daemon's longest WRITE 385 ms: there the reclaimer's rounds "
+                     "themselves are too long"])
     rows.extend(targets_devmodel(res, env))
     o = ["## Targets\n",
          "The bench issue's numbers to reach, from the medians below (ratios within this run):\n",
