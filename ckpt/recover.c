@@ -193,7 +193,7 @@ apply_record(struct lfs_rf *rf, const struct pending *g, size_t n, uint64_t addr
 	/* the relinks the inode's map had are in the new map, or gone */
 	if (!err && relink) {
 		err = relink_group(rf, g, n, &old, di, listed);
-		rf->relinked++;
+		rf->relinked += !err;
 	}
 	else if (!err)
 		lfs_relink_drop(fs, di->ino);

@@ -7,6 +7,25 @@
 
 FSX="$top_builddir/tests/fsx/lfs_fsx"
 ops=${FSX_OPS:-20000}
+# fsx_run WHAT ARGS...: lfs_fsx with ARGS in a fresh directory against a
+# fresh model
+fsx_run() {
+	local what=$1
+	shift
+	rm -rf "$MNT/t" "$WORK/model"
+	mkdir "$MNT/t" "$WORK/model"
+	"$FSX" "$@" "$MNT/t" "$WORK/model" >"$WORK/fsx.out" ||
+		{ tail -40 "$WORK/fsx.out"; fail "lfs_fsx $what"; }
+	tail -1 "$WORK/fsx.out" | cut -c1-80
+}
+# fsck_after WHAT: fsck.lfs of the unmounted image finds nothing wrong
+fsck_after() {
+	"$top_builddir/ckpt/fsck.lfs" "$IMG" >"$WORK/fsck.out" || { cat "$WORK/fsck.out"; fail "fsck after fsx $1"; }
+}
+# log_sum RE: the numbers the daemon logged where RE's \(...\) is, summed
+log_sum() {
+	sed -n "s/$1/\1/p" "$WORK/daemon.log" | awk '{ s += $1 } END { print s + 0 }'
+}
 mkfs_img 2G
 lfs_mount
 export LFS_FSX_REMOUNT="$WORK/remount.sh"
@@ -18,11 +37,7 @@ fusermount3 -u "$MNT" || exit 1
 SH
 chmod +x "$LFS_FSX_REMOUNT"
 for seed in ${FSX_SEEDS:-501 502}; do
-	rm -rf "$MNT/t" "$WORK/model"
-	mkdir "$MNT/t" "$WORK/model"
-	"$FSX" -s "$seed" -n "$ops" -R 5000 "$MNT/t" "$WORK/model" >"$WORK/fsx.out" ||
-		{ tail -40 "$WORK/fsx.out"; fail "lfs_fsx seed $seed"; }
-	tail -1 "$WORK/fsx.out" | cut -c1-80
+	fsx_run "seed $seed" -s "$seed" -n "$ops" -R 5000
 done
 lfs_umount
 
@@ -38,14 +53,10 @@ cleaning_interval 0.1
 segments_per_clean 8
 CONF
 lfs_mount_cleaner "$WORK/busy.conf"
-rm -rf "$WORK/model"
-mkdir "$MNT/t" "$WORK/model"
-"$FSX" -s 78 -n "$ops" -L 1048576 "$MNT/t" "$WORK/model" >"$WORK/fsx.out" ||
-	{ tail -40 "$WORK/fsx.out"; fail "lfs_fsx with the cleaner busy"; }
-tail -1 "$WORK/fsx.out" | cut -c1-80
+fsx_run "with the cleaner busy" -s 78 -n "$ops" -L 1048576
 "$top_builddir/cleaner/lfs_cleanerd" --status "$MNT" | grep cleaner
 lfs_umount
-"$top_builddir/ckpt/fsck.lfs" "$IMG" >"$WORK/fsck.out" || { cat "$WORK/fsck.out"; fail "fsck after fsx with the cleaner"; }
+fsck_after "with the cleaner"
 
 # Once more with an inode cache of 64 KiB (a few dozen inodes): clean
 # inodes and block-map nodes are evicted under every operation, inodes the
@@ -58,16 +69,12 @@ cat > "$LFS_FSX_REMOUNT" <<SH
 fusermount3 -u "$MNT" || exit 1
 "$LFS" -o "nocleaner,cache=64K,log=$WORK/daemon.log" "$IMG" "$MNT"
 SH
-rm -rf "$WORK/model"
-mkdir "$MNT/t" "$WORK/model"
-"$FSX" -s 79 -n "$ops" -R 5000 "$MNT/t" "$WORK/model" >"$WORK/fsx.out" ||
-	{ tail -40 "$WORK/fsx.out"; fail "lfs_fsx with a 64 KiB inode cache"; }
-tail -1 "$WORK/fsx.out" | cut -c1-80
+fsx_run "with a 64 KiB inode cache" -s 79 -n "$ops" -R 5000
 lfs_umount
-evicted=$(sed -n 's/.*inode cache: \([0-9]*\) inodes evicted.*/\1/p' "$WORK/daemon.log" | awk '{ s += $1 } END { print s + 0 }')
+evicted=$(log_sum '.*inode cache: \([0-9]*\) inodes evicted.*')
 [ "$evicted" -gt 1000 ] || { tail "$WORK/daemon.log"; fail "cache=64K: only $evicted inodes evicted: the budget was not exercised"; }
 echo "cache=64K: $evicted inodes evicted across the remounts"
-"$top_builddir/ckpt/fsck.lfs" "$IMG" >"$WORK/fsck.out" || { cat "$WORK/fsck.out"; fail "fsck after fsx with a small cache"; }
+fsck_after "with a small cache"
 
 # Files past the first tree of their block map (over 2 MiB), with the
 # cleaner busy and the same small cache: fsyncs of overwrites write
@@ -77,13 +84,9 @@ rm -f "$IMG"
 mkfs_img 96M
 : >"$WORK/daemon.log"
 lfs_start "cleaner_conf=$WORK/busy.conf,cache=64K"
-rm -rf "$WORK/model"
-mkdir "$MNT/t" "$WORK/model"
-"$FSX" -s 80 -n "$ops" -L 6291456 "$MNT/t" "$WORK/model" >"$WORK/fsx.out" ||
-	{ tail -40 "$WORK/fsx.out"; fail "lfs_fsx with large files, the cleaner busy"; }
-tail -1 "$WORK/fsx.out" | cut -c1-80
+fsx_run "with large files, the cleaner busy" -s 80 -n "$ops" -L 6291456
 lfs_umount
-relinks=$(sed -n 's/.*fsync: \([0-9]*\) relink records.*/\1/p' "$WORK/daemon.log" | awk '{ s += $1 } END { print s + 0 }')
+relinks=$(log_sum '.*fsync: \([0-9]*\) relink records.*')
 [ "$relinks" -gt 0 ] || { tail "$WORK/daemon.log"; fail "large files: no relink record was written"; }
 echo "large files: $relinks relink records"
-"$top_builddir/ckpt/fsck.lfs" "$IMG" >"$WORK/fsck.out" || { cat "$WORK/fsck.out"; fail "fsck after fsx with large files"; }
+fsck_after "with large files"

@@ -634,6 +634,54 @@ START_TEST(relinks_around_plain_records)
 }
 END_TEST
 
+/* A crafted relink record (checksums sealed by the writer) whose roots
+ * are not those of the inode's record before it: not applied, logged;
+ * the inode keeps its last good version, the next relink record on top
+ * of the crafted one is refused too, and the usage table is the one
+ * fsck counts. */
+START_TEST(relink_record_of_another_map)
+{
+	uint64_t ino;
+	struct lfs_fs *fs = relink_fs(true, &ino);
+	overwrite_fsync(fs, ino, 0, 1, 'h');
+	uint8_t c = 'i';
+	ck_assert_int_eq(lfs_write(fs, ino, &c, 1, (off_t)relink_offs[3], NULL), 1);
+	struct lfs_inode *ip;
+	ck_assert_int_eq(lfs_iget(fs, ino, &ip), 0);
+	/* the tree's root and the leaf's parent are in memory: only the
+	 * record carries the crafted root */
+	ip->di.ind[1] += 1;
+	ck_assert_int_eq(lfs_fsync(fs, ino, false), 0);
+	overwrite_fsync(fs, ino, 1, 2, 'j');
+	struct lfs_stats st;
+	lfs_get_stats(fs, &st);
+	ck_assert_uint_eq(st.relink_records, 3);
+	lfs_abandon(fs);
+
+	testfs_capture_log();
+	fs = testfs_mount();
+	ck_assert_int_eq(testfs_release_log("a relink record, but not of the block map"), 2);
+	ck_assert_uint_eq(fs->rf_relinked, 1);
+	const uint8_t want[4] = { 'h', 0, 0, 0 };
+	uint8_t got, pat[1];
+	for (int i = 0; i < 4; i++) {
+		ck_assert_int_eq(lfs_read(fs, ino, &got, 1, (off_t)relink_offs[i]), 1);
+		if (want[i]) {
+			ck_assert_uint_eq(got, want[i]);
+		} else {
+			/* the fill's byte there, untouched */
+			uint8_t *blk = malloc(CHUNK);
+			fill_pattern(blk, CHUNK, 3 + (unsigned)(relink_offs[i] / CHUNK));
+			pat[0] = blk[relink_offs[i] % CHUNK];
+			free(blk);
+			ck_assert_uint_eq(got, pat[0]);
+		}
+	}
+	testfs_fsck_clean(fs);
+	testfs_finish(fs);
+}
+END_TEST
+
 /* An image without the feature: every record plain, the node above the
  * leaves logged with them. */
 START_TEST(no_relink_without_the_feature)
@@ -656,4 +704,4 @@ CHECK_MAIN("recover", "roll-forward", 300, large_file_reads_what_was_logged, lar
 	   lists_count_as_maps_compared, malformed_list_compares_maps, frees_are_accounted,
 	   record_charges, crafted_block_charges, usage_stays_within_segment,
 	   double_counted_log_mounts, fsync_logs_leaves_not_nodes, relinks_around_plain_records,
-	   no_relink_without_the_feature)
+	   no_relink_without_the_feature, relink_record_of_another_map)
