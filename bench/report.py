@@ -1006,17 +1006,17 @@ def targets_scale(res, env):
         rows.append([name, ", ".join(f"{s}: {fmt(b)} ms against {fmt(a)}" for s, a, b in pairs),
                      "**met**" if ok else "**missed**",
                      "" if ok else "roll-forward reads no old block-map leaf (each record is counted from "
-                     "the addresses it replaced, logged with it: rf_repl.c), and since 2026-12-06 a large-file "
-                     "group logs what a small file's does, 4 blocks: the fsync writes a relink record (summary, "
-                     "data, its leaf, inode block; the two nodes above the leaf wait for the next plain flush, "
-                     "lfs(5)) where it logged 6, so roll-forward reads and checks 16 MiB for both (its lines in "
-                     "the scale section: as fast as the small files'). What is left, timed by hand on "
-                     "2026-12-06 in an instrumented build at 256G (4 alternating mounts each): loading the "
-                     "checkpoint, 4.9-6.8 ms against 3.1-4.0 (the usage table of the 4,096 more segments the "
-                     "file fills, 17 blocks in 8 segments, each checked against its segment's summaries, "
-                     "against 1 block), and the recovering mount's reading of the 5 nodes above the relinked "
-                     "leaves, 0.9-1.8 ms; 5 alternating mounts by hand the same day: medians 25 ms against 25, "
-                     "within this loop device's spread between rounds"])
+                     "the addresses it replaced, logged with it: rf_repl.c), and a large-file group logs what a "
+                     "small file's does, 4 blocks: the fsync writes a relink record (summary, data, its leaf, "
+                     "inode block; the nodes above the leaf wait for the next plain flush, lfs(5)), so "
+                     "roll-forward reads and checks 16 MiB for both (its lines in the scale section). Both "
+                     "crashes find the same file system, the large file in place (since 2026-12-06). Timed by "
+                     "hand that day at 1T, 5 alternating mounts of each crash image in an instrumented build: "
+                     "loading the checkpoint 4.2-9.3 ms against 4.2-6.3, roll-forward 13.5-23.1 against "
+                     "13.8-16.6, the checkpoint 0.9-1.3 against 0.9-1.0; what only the large file's mount does "
+                     "is read the 5 block-map nodes above its relinked leaves, 1.4-1.9 ms (the daemon logs it: "
+                     "'recovery: relinked leaves of'), cold reads one after another, each node checked against "
+                     "its segment's summaries; the rest is this loop device's spread between rounds"])
     a = res.median("scale", f"ckpt_ms.{sizes[0]}", "lfs") if sizes else None
     b = res.median("scale", f"ckpt_ms.{sizes[-1]}", "lfs") if sizes else None
     name = "checkpoint of the same dirty metadata at the largest size within 2× of the smallest"
