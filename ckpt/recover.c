@@ -479,36 +479,66 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 	return 0;
 }
 
-struct mat {
-	struct lfs_fs *fs;
-	struct lfs_inode *ip;
-	int err;
-};
-
-static void
-dirty_parent(uint64_t id, void *addr, void *ctx)
+/* The id of the node at `level` above node id (of the same tree). */
+static uint64_t
+ancestor(const struct lfs_fs *fs, uint64_t id, unsigned level)
 {
-	struct mat *m = ctx;
-	(void)addr;
-	unsigned k = lfs_node_tree(id);
-	struct lfs_node *parent;
-	if (m->err)
-		return;
-	/* loaded with the relinks in (bmap.c); one that does not exist has
-	 * no pointer to replace */
-	m->err = lfs_bmap_get_node(m->fs, m->ip, lfs_node_id(k, k - 1, lfs_node_idx(id) / m->fs->nptr), false,
-				   &parent);
-	if (!m->err && parent && !parent->dirty) {
-		parent->dirty = true;
-		lfs_inode_dirty(m->fs, m->ip);
+	uint64_t idx = lfs_node_idx(id);
+	for (unsigned l = lfs_node_level(id); l > level; l--)
+		idx /= fs->nptr;
+	return lfs_node_id(lfs_node_tree(id), level, idx);
+}
+
+/* Load the nodes above one inode's relinked leaves and mark their
+ * parents dirty, for the checkpoint to write.  A level at a time, with
+ * the level's blocks and the summaries that check them asked for
+ * together (lfs_verify_prefetch): the mount waits about once per level
+ * rather than once per node and per summary of its segment's chain.
+ * (The roots' segments were asked for during roll-forward: relink.c.) */
+static int
+dirty_above(struct lfs_fs *fs, struct lfs_inode *ip, const uint64_t *leaves, size_t n)
+{
+	uint64_t *want = lfs_malloc((n + 1) * sizeof(uint64_t));
+	uint64_t *addrs = lfs_malloc((n + 1) * sizeof(uint64_t));
+	int err = want && addrs ? 0 : -ENOMEM;
+	for (unsigned level = 0; level + 1 < LFS_NINDIRECT && !err; level++) {
+		size_t nw = 0, na = 0;
+		for (size_t i = 0; i < n; i++)
+			if (lfs_node_tree(leaves[i]) > level) {
+				uint64_t a = ancestor(fs, leaves[i], level);
+				if (!nw || want[nw - 1] != a) /* sorted: the same ones are together */
+					want[nw++] = a;
+			}
+		for (size_t i = 0; i < nw; i++) {
+			uint64_t a = lfs_bmap_node_addr(fs, ip, want[i]);
+			if (a && lfs_addr_valid(fs, a)) {
+				lfs_bdev_prefetch(&fs->dev, a * fs->bsize, fs->bsize);
+				addrs[na++] = a;
+			}
+		}
+		qsort(addrs, na, sizeof(*addrs), u64_cmp);
+		(void)lfs_verify_prefetch(fs, addrs, na);
+		for (size_t i = 0; i < nw && !err; i++) {
+			struct lfs_node *node;
+			/* loaded with the relinks in (bmap.c); one that does not
+			 * exist has no pointer to replace */
+			err = lfs_bmap_get_node(fs, ip, want[i], false, &node);
+			if (!err && node && !node->dirty && level + 1 == lfs_node_tree(want[i])) {
+				node->dirty = true;
+				lfs_inode_dirty(fs, ip);
+			}
+		}
 	}
+	free(want);
+	free(addrs);
+	return err;
 }
 
 int
 lfs_recover_relinks(struct lfs_fs *fs)
 {
-	uint64_t *inos = NULL;
-	size_t n = 0;
+	uint64_t *inos = NULL, *leaves = NULL;
+	size_t n = 0, nl = 0;
 	uint64_t nodes = fs->cache_nodes;
 	if (!fs->relink.count)
 		return 0;
@@ -525,11 +555,14 @@ lfs_recover_relinks(struct lfs_fs *fs)
 		const struct lfs_relink *r = err ? NULL : lfs_relink_of(fs, &ip->di);
 		if (!r)
 			continue;
-		struct mat m = { fs, ip, 0 };
-		lfs_relink_each(r, dirty_parent, &m);
-		err = m.err;
+		free(leaves);
+		leaves = NULL;
+		err = lfs_relink_leaves(r, &leaves, &nl);
+		if (!err)
+			err = dirty_above(fs, ip, leaves, nl);
 	}
 	free(inos);
+	free(leaves);
 	if (!err)
 		lfs_log_info("recovery: relinked leaves of %zu files: the %llu block-map nodes above them read in %.1f ms",
 			     n, (unsigned long long)(fs->cache_nodes - nodes), (double)(lfs_now_ns() - t0) / 1e6);

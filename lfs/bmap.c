@@ -148,6 +148,19 @@ lfs_bmap_get_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool cre
 	return 0;
 }
 
+uint64_t
+lfs_bmap_node_addr(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id)
+{
+	unsigned k = lfs_node_tree(id), l = lfs_node_level(id);
+	uint64_t i = lfs_node_idx(id);
+	if (u64map_get(&ip->nodes, id))
+		return 0;
+	if (l == 0)
+		return ip->di.ind[k];
+	struct lfs_node *p = u64map_get(&ip->nodes, lfs_node_id(k, l - 1, i / fs->nptr));
+	return p ? p->ptrs[i % fs->nptr] : 0;
+}
+
 unsigned
 lfs_bmap_path(const struct lfs_fs *fs, uint64_t lblk, uint64_t ids[LFS_NINDIRECT])
 {

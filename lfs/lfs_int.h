@@ -442,8 +442,8 @@ void lfs_relink_drop(struct lfs_fs *fs, uint32_t ino);
 /* Put the relinks into the nptr pointers of node `id` of di's map, as
  * read from disk, if its children are leaves; holes stay holes. */
 void lfs_relink_patch_node(const struct lfs_fs *fs, const struct lfs_dinode *di, uint64_t id, uint64_t *ptrs);
-/* fn for each relinked leaf: its node id and address. */
-void lfs_relink_each(const struct lfs_relink *r, void (*fn)(uint64_t id, void *addr, void *ctx), void *ctx);
+/* The relinked leaves' node ids, sorted, in a malloc'd *ids; -ENOMEM. */
+int lfs_relink_leaves(const struct lfs_relink *r, uint64_t **ids, size_t *n);
 /* The relinked inodes, sorted, in a malloc'd *inos; -ENOMEM. */
 int lfs_relink_inos(const struct lfs_fs *fs, uint64_t **inos, size_t *n);
 void lfs_relink_free(struct lfs_fs *fs);
@@ -640,6 +640,9 @@ int lfs_bmap_free_range(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first,
 int lfs_bmap_flush_nodes(struct lfs_fs *fs, struct lfs_inode *ip, bool leaves);
 int lfs_bmap_get_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool create,
 		      struct lfs_node **out);
+/* Where node id lies on disk, when it is not in memory and the pointer
+ * to it is (its parent is, or it is a tree's root); else 0. */
+uint64_t lfs_bmap_node_addr(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id);
 void lfs_bmap_drop_clean_nodes(struct lfs_fs *fs, struct lfs_inode *ip);
 /* Free every cached node, dirty or not (the inode is going away). */
 void lfs_bmap_free_nodes(struct lfs_fs *fs, struct lfs_inode *ip);

@@ -56,6 +56,26 @@ lfs_relink_get(const struct lfs_relink *r, uint64_t id, uint64_t *addr)
 	return v != NULL;
 }
 
+/* A writable mount reads the nodes above the relinked leaves once
+ * roll-forward ends (lfs_recover_relinks), each checked against its
+ * segment's chain of summaries: reads one after another.  The roots
+ * they hang from are known at the first relink record, since relink
+ * records keep them: the device is asked for each root's segment then,
+ * while roll-forward goes on.  For a few files only: a hint, and a
+ * segment's read each. */
+#define ASK_ROOTS_FILES 16
+
+static void
+ask_roots(struct lfs_fs *fs, const struct lfs_dinode *di)
+{
+	if (fs->opts.readonly || fs->relink.count >= ASK_ROOTS_FILES)
+		return;
+	for (unsigned k = 1; k < LFS_NINDIRECT; k++)
+		if (di->ind[k] && lfs_addr_valid(fs, di->ind[k]))
+			lfs_bdev_prefetch(&fs->dev, lfs_seg_first_block(fs, lfs_addr_seg(fs, di->ind[k])) * fs->bsize,
+					  (uint64_t)fs->sb.seg_blocks * fs->bsize);
+}
+
 int
 lfs_relink_put(struct lfs_fs *fs, const struct lfs_dinode *di, uint64_t id, uint64_t addr)
 {
@@ -66,6 +86,7 @@ lfs_relink_put(struct lfs_fs *fs, const struct lfs_dinode *di, uint64_t id, uint
 		r = NULL;
 	}
 	if (!r) {
+		ask_roots(fs, di);
 		if (!(r = lfs_calloc(1, sizeof(*r))))
 			return -ENOMEM;
 		r->version = di->version;
@@ -133,21 +154,27 @@ free_one(uint64_t ino, void *val, void *ctx)
 	return 1;
 }
 
-void
-lfs_relink_each(const struct lfs_relink *r, void (*fn)(uint64_t id, void *addr, void *ctx), void *ctx)
+static int
+sorted_keys(const struct u64map *m, uint64_t **keys, size_t *n)
 {
-	u64map_each(&r->leaves, fn, ctx);
+	*n = m->count;
+	uint64_t *w = *keys = lfs_malloc((*n + 1) * sizeof(uint64_t));
+	if (!w)
+		return -ENOMEM;
+	u64map_sorted_keys(m, w);
+	return 0;
+}
+
+int
+lfs_relink_leaves(const struct lfs_relink *r, uint64_t **ids, size_t *n)
+{
+	return sorted_keys(&r->leaves, ids, n);
 }
 
 int
 lfs_relink_inos(const struct lfs_fs *fs, uint64_t **inos, size_t *n)
 {
-	*n = fs->relink.count;
-	uint64_t *w = *inos = lfs_malloc((*n + 1) * sizeof(uint64_t));
-	if (!w)
-		return -ENOMEM;
-	u64map_sorted_keys(&fs->relink, w);
-	return 0;
+	return sorted_keys(&fs->relink, inos, n);
 }
 
 void
