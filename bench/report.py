@@ -1009,14 +1009,14 @@ def targets_scale(res, env):
                      "the addresses it replaced, logged with it: rf_repl.c), and a large-file group logs what a "
                      "small file's does, 4 blocks: the fsync writes a relink record (summary, data, its leaf, "
                      "inode block; the nodes above the leaf wait for the next plain flush, lfs(5)), so "
-                     "roll-forward reads and checks 16 MiB for both (its lines in the scale section). Both "
-                     "crashes find the same file system, the large file in place (since 2026-12-06). Timed by "
-                     "hand that day at 1T, 5 alternating mounts of each crash image in an instrumented build: "
-                     "loading the checkpoint 4.2-9.3 ms against 4.2-6.3, roll-forward 13.5-23.1 against "
-                     "13.8-16.6, the checkpoint 0.9-1.3 against 0.9-1.0; what only the large file's mount does "
-                     "is read the 5 block-map nodes above its relinked leaves, 1.4-1.9 ms (the daemon logs it: "
-                     "'recovery: relinked leaves of'), cold reads one after another, each node checked against "
-                     "its segment's summaries; the rest is this loop device's spread between rounds"])
+                     "roll-forward reads and checks 16 MiB for both (its columns in the scale section). Both "
+                     "crashes find the same file system, the large file in place. What only the large file's "
+                     "mount does is read the block-map nodes above its relinked leaves for the checkpoint it "
+                     "writes: 0.2-1.6 ms in this run (the daemon logs it, 'recovery: relinked leaves of'), a "
+                     "level at a time, the roots' segments asked for during roll-forward. By hand on "
+                     "2026-12-06 at 1G, 6 alternating mounts of each crash image: medians 25.5 ms against 24.5 "
+                     "(27.5 against 23 before that change), roll-forward alike; the rest is this loop device's "
+                     "spread between rounds"])
     a = res.median("scale", f"ckpt_ms.{sizes[0]}", "lfs") if sizes else None
     b = res.median("scale", f"ckpt_ms.{sizes[-1]}", "lfs") if sizes else None
     name = "checkpoint of the same dirty metadata at the largest size within 2× of the smallest"
@@ -1227,23 +1227,22 @@ def section_targets(res, env):
     else:
         rows.append([name, f"{fmt(mx)} ms" + (f" (the daemon's longest WRITE request {fmt(wq)} ms)" if wq is not None else ""),
                      "**met**" if mx < 20 else "**missed**",
-                     "" if mx < 20 else "kernel stacks sampled during a run (by hand, 2026-12-06): every "
-                     "pwrite() wait over 30 ms was the kernel's dirty-page throttling (balance_dirty_pages) of a "
-                     "writer faster than cleaning at 85% lets the log take its pages, under the mount's "
-                     "dirty-page bound that lfs sets so a full filesystem refuses writes at write() (the usable "
-                     "size / 64, at least 2 MiB: 2 MiB on this 128 MiB image); the run's pwrite() maximum is "
-                     "bimodal, 4-20 ms in some runs and about 100 ms in others. The daemon's own longest WRITE "
-                     "is a wait for the reclaimer's round (each WRITE over 10 ms timed by hand: all of it "
-                     "waiting for room, none for the filesystem lock); rounds of 4 MiB of live data instead of "
-                     "32 cut that to 19 ms but raised the pwrite() maximum to 110-117 ms (by hand, 2 runs "
-                     "each, not committed). Without the bound (-o max_ratio=40) a run measured 3.8 ms, but "
-                     "then the page cache holds the whole run's writes, which is no steady state. By hand at "
-                     "CL_FS=1G: 1.2-1.4 s since 64 background requests are let out (24-61 s with the kernel's 12). "
-                     "By hand on 2026-12-06, 1 run each: the mount's kernel limit (max_bytes) set to 4 or 8 MiB "
-                     "left the maximum at 95-135 ms, 16 MiB gave 3.3-25, 64 MiB 3.5-6.0 (lfs cannot keep "
-                     "headroom for that much on 128 MiB); at CL_FS=2G (a 32 MiB limit, twice the capacity "
-                     "overwritten) 512 ms, the daemon's longest WRITE 385 ms: there the reclaimer's rounds "
-                     "themselves are too long"])
+                     "" if mx < 20 else "the writer's long pwrite() waits are the kernel's dirty-page throttling "
+                     "(balance_dirty_pages), traced with its tracepoint on 2026-12-06 (20 runs by hand): the "
+                     "mount's throttle rate (dirty_ratelimit) stayed at the kernel's initial 100 MB/s "
+                     "(100,732-102,400 KB/s in all 624 traced calls), so the writer was checked only every "
+                     "512-1,024 pages it dirtied, and at each check the mount's dirty and writeback pages stood "
+                     "at 4,500-7,000 against its limit of 512 (2 MiB: the usable size / 64 that lfs sets so that "
+                     "a full filesystem refuses writes at write()); the writer then sleeps in 4-40 ms steps "
+                     "until writeback drains them: 99.8-141 ms in 10 of 11 runs, 19.7 ms in the one without such "
+                     "a pause. The daemon's longest WRITE (52-67 ms) is a wait for the reclaimer's round; rounds "
+                     "of 4 MiB of live data instead of 32 cut it to 19-30 ms but left the pwrite() maximum at "
+                     "110-136 ms in 5 of 6 runs, and at CL_FS=1G such rounds ended a run in ENOSPC (too small "
+                     "to gain a segment), so they were not kept. At CL_FS=1G (twice the capacity overwritten, a "
+                     "14 MiB limit) the same overshoot, 9,552 pages against 3,600, paused the writer up to 460 "
+                     "ms: pwrite() max 529 ms, the daemon's longest WRITE 131 ms. Earlier by hand: the limit "
+                     "set to 16 MiB gave 3.3-25 ms, 64 MiB 3.5-6.0, but lfs cannot keep headroom for that much "
+                     "on 128 MiB"])
     rows.extend(targets_devmodel(res, env))
     o = ["## Targets\n",
          "The bench issue's numbers to reach, from the medians below (ratios within this run):\n",
