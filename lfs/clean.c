@@ -610,10 +610,14 @@ lfs_clean_reclaim(struct lfs_fs *fs, bool unlocked, uint64_t *moved)
 			bytes += cand[n][0];
 		}
 		/* less than a segment dead in all of them: nothing to gain */
-		if (n * segbytes - bytes < segbytes)
+		if (n * segbytes - bytes < segbytes) {
 			n = 0;
+			fs->room_why = "the emptiest segments it may clean hold less than a segment of dead space";
+		}
 		uint64_t read0 = fs->dev.bytes_read;
 		err = n ? clean_batch(fs, segs, n, unlocked, &cleaned, moved) : -ENOSPC;
+		if (n && err == -ENOSPC)
+			fs->room_why = "the clean space cannot hold what its victims would move";
 		fs->stats.cleaner_bytes_read += fs->dev.bytes_read - read0;
 		for (size_t i = 0; i < cleaned; i++) {
 			fs->stats.victim_hist[lfs_ctl_bin(cand[i][0], segbytes)]++;
@@ -623,7 +627,10 @@ lfs_clean_reclaim(struct lfs_fs *fs, bool unlocked, uint64_t *moved)
 	free(cand);
 	if (err && err != -ENOSPC)
 		return err;
-	if (!cleaned && !empty)
+	if (!cleaned && !empty) {
+		if (!nc)
+			fs->room_why = "no segment it may clean";
 		return -ENOSPC;
+	}
 	return unlocked ? lfs_ckpt_write_unlocked(fs) : lfs_ckpt_write(fs, false);
 }

@@ -349,6 +349,8 @@ struct lfs_fs {
 	bool reclaim_stop;
 	uint64_t room_asked, room_done;
 	int room_err;               /* of the last round ended: 0 made room */
+	const char *room_why;       /* why the round under way made no room */
+	const char *room_err_why;   /* ... and why the last one ended did not */
 	uint64_t room_need[LFS_SPACE_NCLASSES]; /* 1 + the most bytes a
 				       refused request of each class asked
 				       since the last round began; 0: none */

@@ -17,6 +17,7 @@
 #include "lfs_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 
 /* An operation stops coming back after this many rounds that made room
  * someone else took (the bound admission had when it cleaned itself). */
@@ -49,7 +50,9 @@ lfs_reclaim_serve(struct lfs_fs *fs)
 		uint64_t asked = fs->room_asked;
 		/* a round cleans only for room still missing: cleaning the
 		 * emptiest segments when none is needed may be at a loss */
+		fs->room_why = NULL;
 		fs->room_err = needs_fit(fs) ? 0 : lfs_space_reclaim_round(fs, true);
+		fs->room_err_why = fs->room_err == -ENOSPC ? fs->room_why : NULL;
 		fs->room_done = asked;
 		lfs_cache_trim(fs);
 		pthread_cond_broadcast(&fs->room_cv);
@@ -89,9 +92,12 @@ lfs_room_wait(struct lfs_fs *fs, unsigned *tries)
 		/* a round that made no room ends the request with ENOSPC; an
 		 * error of the filesystem is the request's to report */
 		again = fs->room_done >= ticket && fs->room_err != -ENOSPC;
-		if (fs->room_done >= ticket && fs->room_err == -ENOSPC)
-			lfs_space_log_full(fs, cls, "the reclaimer's round could make no room (cleaning that "
-					   "would gain none, or that the clean space cannot hold)");
+		if (fs->room_done >= ticket && fs->room_err == -ENOSPC) {
+			char why[200];
+			snprintf(why, sizeof(why), "the reclaimer's round could make no room: %s",
+				 fs->room_err_why ? fs->room_err_why : "cleaning would gain none");
+			lfs_space_log_full(fs, cls, why);
+		}
 	}
 	pthread_mutex_unlock(&fs->lock);
 	return again;

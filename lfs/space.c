@@ -116,8 +116,10 @@ lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked)
 	}
 	/* after cleaning that gained nothing, try again once anything was
 	 * freed, or a second later (the cleaner may have moved) */
-	if (recently_futile(fs))
+	if (recently_futile(fs)) {
+		fs->room_why = "cleaning gained nothing a moment ago, and nothing was freed since";
 		return -ENOSPC;
+	}
 	uint64_t seg_bytes = (uint64_t)fs->sb.seg_blocks * fs->bsize;
 	uint64_t moved = 0, freed = fs->freed_bytes;
 	int err = lfs_clean_reclaim(fs, unlocked, &moved);
@@ -127,6 +129,8 @@ lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked)
 	 * leaves of moved blocks) that later cleaning gains from */
 	bool gained = lfs_seg_clean_blocks(fs) > before;
 	if (err == -ENOSPC || (!gained && fs->freed_bytes - freed < seg_bytes)) {
+		if (err != -ENOSPC)
+			fs->room_why = "its cleaning left no more clean space than it found";
 		fs->futile = true;
 		fs->futile_at = fs->freed_bytes;
 		fs->futile_ns = lfs_now_ns();
@@ -153,6 +157,7 @@ lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked)
 	if (unlocked && fs->loss_rounds++ == 0)
 		return 0;
 	fs->loss_rounds = 0;
+	fs->room_why = "a second round in a row at a loss";
 	return -ENOSPC;
 }
 
