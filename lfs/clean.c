@@ -632,5 +632,8 @@ lfs_clean_reclaim(struct lfs_fs *fs, bool unlocked, uint64_t *moved)
 			fs->room_why = "no segment it may clean";
 		return -ENOSPC;
 	}
-	return unlocked ? lfs_ckpt_write_unlocked(fs) : lfs_ckpt_write(fs, false);
+	err = unlocked ? lfs_ckpt_write_unlocked(fs) : lfs_ckpt_write(fs, false);
+	if (err == -ENOSPC)
+		fs->room_why = "its checkpoint found no room";
+	return err;
 }

@@ -95,7 +95,7 @@ lfs_room_wait(struct lfs_fs *fs, unsigned *tries)
 		if (fs->room_done >= ticket && fs->room_err == -ENOSPC) {
 			char why[200];
 			snprintf(why, sizeof(why), "the reclaimer's round could make no room: %s",
-				 fs->room_err_why ? fs->room_err_why : "cleaning would gain none");
+				 fs->room_err_why ? fs->room_err_why : "no reason recorded");
 			lfs_space_log_full(fs, cls, why);
 		}
 	}

@@ -107,6 +107,8 @@ lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked)
 	 * segments, or a nearly full disk drains itself checkpointing. */
 	if (lfs_seg_freeable(fs)) {
 		int err = unlocked ? lfs_ckpt_write_unlocked(fs) : lfs_ckpt_write(fs, false);
+		if (err == -ENOSPC)
+			fs->room_why = "its checkpoint found no room";
 		if (err)
 			return err;
 		if (lfs_seg_clean_blocks(fs) > before) {
