@@ -425,7 +425,8 @@ move_kept(struct lfs_fs *fs, const struct batch *b, size_t first, size_t end, ui
  * cleaned (at least segs[0], or none: -ENOSPC); *taken says how many.
  */
 static int
-clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, size_t *taken, uint64_t *moved)
+clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, size_t *taken,
+	    struct lfs_reclaim_tally *t)
 {
 	*taken = 0;
 	int err = lfs_flush(fs);
@@ -506,7 +507,7 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 		goto out;
 	struct u64map victims;
 	u64map_init(&victims);
-	uint64_t m = 0;
+	uint64_t m = 0, emptied = 0;
 	bool partial = false;
 	size_t i = 0;
 	for (; i < k && !err && !partial; i++) {
@@ -522,6 +523,7 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 			err = 0;
 		if (!err)
 			err = u64map_put(&victims, segs[i], (void *)1);
+		emptied += !err && !partial;
 	}
 	if (partial && err == -ENOSPC && i > 1)
 		err = 0; /* the victims before this one were moved whole */
@@ -529,8 +531,10 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 	for (size_t j = 0; j < i; j++)
 		if (fs->segs[segs[j]].mtime_ns < age)
 			age = fs->segs[segs[j]].mtime_ns;
+	uint64_t wrote0 = fs->stats.cleaning_bytes_written;
 	if (!err)
 		err = lfs_clean_flush(fs, age, &victims);
+	t->written += fs->stats.cleaning_bytes_written - wrote0;
 	/* only the victims moved here, and not made clean since: one a
 	 * checkpoint freed after its moves may hold new data already */
 	for (size_t j = 0; j < i && !partial && !err; j++)
@@ -541,7 +545,8 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 	u64map_free(&victims);
 	if (!err) {
 		fs->stats.blocks_cleaned += m;
-		*moved += m;
+		t->moved += m;
+		t->victims += emptied;
 		*taken = i;
 	}
 out:
@@ -555,7 +560,10 @@ int
 lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved)
 {
 	size_t taken;
-	return clean_batch(fs, &seg, 1, false, &taken, moved);
+	struct lfs_reclaim_tally t = {0};
+	int err = clean_batch(fs, &seg, 1, false, &taken, &t);
+	*moved += t.moved;
+	return err;
 }
 
 /* Dirty segments by live bytes, emptiest first. */
@@ -579,7 +587,7 @@ by_live(const void *a, const void *b)
 #define RECLAIM_MAX_BYTES (32ull << 20)
 
 int
-lfs_clean_reclaim(struct lfs_fs *fs, bool unlocked, uint64_t *moved)
+lfs_clean_reclaim(struct lfs_fs *fs, bool unlocked, struct lfs_reclaim_tally *t)
 {
 	uint64_t segbytes = (uint64_t)fs->sb.seg_blocks * fs->bsize;
 	uint64_t (*cand)[2] = lfs_calloc(fs->sb.nsegs ? fs->sb.nsegs : 1, sizeof(*cand));
@@ -615,7 +623,7 @@ lfs_clean_reclaim(struct lfs_fs *fs, bool unlocked, uint64_t *moved)
 			fs->room_why = "the emptiest segments it may clean hold less than a segment of dead space";
 		}
 		uint64_t read0 = fs->dev.bytes_read;
-		err = n ? clean_batch(fs, segs, n, unlocked, &cleaned, moved) : -ENOSPC;
+		err = n ? clean_batch(fs, segs, n, unlocked, &cleaned, t) : -ENOSPC;
 		if (n && err == -ENOSPC)
 			fs->room_why = "the clean space cannot hold what its victims would move";
 		fs->stats.cleaner_bytes_read += fs->dev.bytes_read - read0;

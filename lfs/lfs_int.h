@@ -877,11 +877,18 @@ int lfs_clean_flush(struct lfs_fs *fs, uint64_t age_ns, struct u64map *victims);
 /* Whether writing `cost` blocks to empty `nsegs` segments may go ahead. */
 bool lfs_clean_affordable(const struct lfs_fs *fs, uint64_t cost, uint64_t nsegs);
 int lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved);
+/* What lfs_clean_reclaim did, added to: blocks moved, victims emptied,
+ * and the bytes cleaning wrote for them (the moved blocks with the
+ * leaves and records they drag along): the round's own gain, which the
+ * clean space alone understates when requests take it meanwhile. */
+struct lfs_reclaim_tally {
+	uint64_t moved, victims, written;
+};
 /* Clean the emptiest segments and checkpoint; -ENOSPC if none can gain.
  * `unlocked`: the caller holds no pointer into the caches, so the lock
  * may be yielded between victims and released for the checkpoint's
  * waits (the reclaimer); otherwise it is held throughout. */
-int lfs_clean_reclaim(struct lfs_fs *fs, bool unlocked, uint64_t *moved);
+int lfs_clean_reclaim(struct lfs_fs *fs, bool unlocked, struct lfs_reclaim_tally *t);
 /* Each block of segment `seg` that verifies, with its summary entry, as
  * the one log reader (logwalk.h) finds them; for the cleaner's
  * mechanism and fsck.lfs. */

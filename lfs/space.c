@@ -123,13 +123,20 @@ lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked)
 		return -ENOSPC;
 	}
 	uint64_t seg_bytes = (uint64_t)fs->sb.seg_blocks * fs->bsize;
-	uint64_t moved = 0, freed = fs->freed_bytes;
-	int err = lfs_clean_reclaim(fs, unlocked, &moved);
+	uint64_t freed = fs->freed_bytes;
+	struct lfs_reclaim_tally t = {0};
+	int err = lfs_clean_reclaim(fs, unlocked, &t);
 	if (err && err != -ENOSPC)
 		return err;
 	/* progress: clean space, or dead space made elsewhere (the old
-	 * leaves of moved blocks) that later cleaning gains from */
-	bool gained = lfs_seg_clean_blocks(fs) > before;
+	 * leaves of moved blocks) that later cleaning gains from.  The
+	 * round's own gain counts too, its victims against what their
+	 * moves wrote: while its counting yields, requests admitted before
+	 * it take the clean space it makes, and judged by the clean space
+	 * alone, a round that gained looked futile; the cached writes then
+	 * refused for a second lost data the kernel had acknowledged, at
+	 * 93% full with other work on the CPUs. */
+	bool gained = lfs_seg_clean_blocks(fs) > before || t.victims * seg_bytes > t.written;
 	if (err == -ENOSPC || (!gained && fs->freed_bytes - freed < seg_bytes)) {
 		if (err != -ENOSPC)
 			fs->room_why = "its cleaning left no more clean space than it found";

@@ -76,8 +76,8 @@ START_TEST(running_counts_agree)
 			ck_assert_int_eq(lfs_unlink(fs, LFS_ROOT_INO, name), 0);
 		}
 		ck_assert_int_eq(lfs_checkpoint(fs), 0);
-		uint64_t moved;
-		ck_assert_int_ge(lfs_clean_reclaim(fs, false, &moved), -ENOSPC);
+		struct lfs_reclaim_tally t = {0};
+		ck_assert_int_ge(lfs_clean_reclaim(fs, false, &t), -ENOSPC);
 		testfs_fsck_clean(fs);
 		struct statvfs sv;
 		ck_assert_int_eq(lfs_statfs(fs, &sv), 0);

@@ -490,9 +490,10 @@ START_TEST(reclaim_gains_or_refuses)
 	for (uint64_t seg = 0; seg < fs->sb.nsegs; seg++)
 		dirty += fs->segs[seg].state == LFS_SEG_DIRTY;
 	ck_assert_uint_ge(dirty, 3);
-	uint64_t moved = 0, nclean = fs->nclean;
-	ck_assert_int_eq(lfs_clean_reclaim(fs, false, &moved), -ENOSPC);
-	ck_assert_uint_eq(moved, 0);
+	struct lfs_reclaim_tally t = {0};
+	uint64_t nclean = fs->nclean;
+	ck_assert_int_eq(lfs_clean_reclaim(fs, false, &t), -ENOSPC);
+	ck_assert_uint_eq(t.moved, 0);
 	ck_assert_uint_eq(fs->nclean, nclean);
 
 	/* eight files of 6 blocks: half of them removed, their segments
@@ -516,10 +517,15 @@ START_TEST(reclaim_gains_or_refuses)
 	nclean = fs->nclean;
 	struct lfs_stats s0, s1;
 	lfs_get_stats(fs, &s0);
-	ck_assert_int_eq(lfs_clean_reclaim(fs, false, &moved), 0);
+	ck_assert_int_eq(lfs_clean_reclaim(fs, false, &t), 0);
 	lfs_get_stats(fs, &s1);
-	ck_assert_uint_gt(moved, 0);
+	ck_assert_uint_gt(t.moved, 0);
 	ck_assert_uint_gt(s1.segs_cleaned, s0.segs_cleaned);
+	/* the round's own tally: what it moved was written, and the
+	 * victims it emptied outweigh it */
+	ck_assert_uint_eq(t.victims, s1.segs_cleaned - s0.segs_cleaned);
+	ck_assert_uint_ge(t.written, t.moved * fs->bsize);
+	ck_assert_uint_gt(t.victims * fs->sb.seg_blocks * fs->bsize, t.written);
 	ck_assert_uint_gt(fs->nclean, nclean);
 	static uint8_t back[6 * 4096];
 	for (unsigned i = 1; i < 8; i += 2) {
@@ -538,9 +544,9 @@ START_TEST(reclaim_gains_or_refuses)
 	ck_assert_int_eq(lfs_fsync(fs, LFS_ROOT_INO, false), 0);
 	ck_assert_uint_gt(lfs_seg_freeable(fs), 0);
 	nclean = fs->nclean;
-	moved = 0;
-	ck_assert_int_eq(lfs_clean_reclaim(fs, false, &moved), 0);
-	ck_assert_uint_eq(moved, 0);
+	t = (struct lfs_reclaim_tally){0};
+	ck_assert_int_eq(lfs_clean_reclaim(fs, false, &t), 0);
+	ck_assert_uint_eq(t.moved, 0);
 	ck_assert_uint_gt(fs->nclean, nclean);
 	ck_assert_uint_eq(lfs_seg_freeable(fs), 0);
 	testfs_finish(fs);
