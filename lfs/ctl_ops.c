@@ -187,9 +187,11 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 int
 lfs_ctl_segclean(struct lfs_fs *fs, const uint64_t *segs, uint32_t n, uint64_t *cleaned)
 {
-	/* Each listed segment counts once if it is clean after the call,
+	/* The answer counts each listed segment clean after the call,
 	 * whoever freed it: a victim that a checkpoint freed between the
-	 * cleaner's moves and this request is the cleaner's work too. */
+	 * cleaner's moves and this request is the cleaner's work too.  The
+	 * daemon's own count is kept where segments turn clean (seg.c), so
+	 * that one the reclaimer emptied is not counted twice. */
 	uint64_t *listed = lfs_malloc((n + 1) * sizeof(*listed));
 	if (!listed)
 		return -ENOMEM;
@@ -211,7 +213,6 @@ lfs_ctl_segclean(struct lfs_fs *fs, const uint64_t *segs, uint32_t n, uint64_t *
 	uint64_t now_clean = 0;
 	for (uint32_t i = 0; i < nl && !err; i++)
 		now_clean += fs->segs[listed[i]].state == LFS_SEG_CLEAN;
-	fs->stats.segs_cleaned += now_clean;
 	pthread_mutex_unlock(&fs->lock);
 	free(listed);
 	*cleaned = now_clean;

@@ -242,6 +242,8 @@ struct lfs_seginfo {
 	uint8_t state;
 	uint8_t listed;             /* in fs->freeable_list */
 	uint8_t ckpt_frees;         /* freed when the checkpoint job commits */
+	uint8_t moved_from;         /* cleaning moved blocks out of it: one
+				       segment cleaned when it turns clean */
 	uint32_t reuses;            /* times made clean: what was read from it
 				       before is stale once this changes */
 };

@@ -416,7 +416,9 @@ change_usage(struct lfs_fs *fs, uint64_t addr, uint32_t bytes, bool use)
 		s->live_bytes += bytes;
 		fs->live_total += bytes;
 	} else {
-		if (!fs->cleaning || !fs->clean_victims || !u64map_get(fs->clean_victims, seg))
+		if (fs->cleaning && fs->clean_victims && u64map_get(fs->clean_victims, seg))
+			s->moved_from = 1;
+		else
 			fs->freed_bytes += bytes;
 		if (s->live_bytes < bytes) {
 			lfs_log("usage table: segment %llu live count below zero (%u - %u)",
@@ -498,6 +500,10 @@ lfs_seg_after_checkpoint(struct lfs_fs *fs)
 		uint64_t s = fs->freeable_list[i];
 		struct lfs_seginfo *si = &fs->segs[s];
 		if (si->ckpt_frees) {
+			/* counted here, once: the reclaimer and a cleaner's
+			 * request may both claim a segment one of them emptied */
+			fs->stats.segs_cleaned += si->moved_from;
+			si->moved_from = 0;
 			si->ckpt_frees = 0;
 			si->listed = 0;
 			lfs_seg_set_state(fs, s, LFS_SEG_CLEAN);

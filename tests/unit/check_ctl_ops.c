@@ -194,7 +194,7 @@ END_TEST
 /* SEGCLEAN never frees a segment that holds live data, ignores segment
  * numbers out of range, and writes no checkpoint when nothing it names
  * is empty; a segment emptied by a delete is made clean by the one
- * checkpoint it writes and counted in the answer. */
+ * checkpoint it writes and counted in the answer, not as cleaned. */
 START_TEST(segclean_frees_only_empty)
 {
 	uint64_t ino;
@@ -235,8 +235,10 @@ START_TEST(segclean_frees_only_empty)
 	ck_assert_int_eq(lfs_ctl_segclean(fs, segs, 3, &cleaned), 0);
 	ck_assert_uint_eq(cleaned, 1);
 	ck_assert_uint_eq(fs->ckpt_seq, seq + 1);
+	/* the statistics count segments cleaning moved blocks out of, once
+	 * each: this one a delete emptied */
 	lfs_get_stats(fs, &st1);
-	ck_assert_uint_eq(st1.segs_cleaned - st0.segs_cleaned, 2);
+	ck_assert_uint_eq(st1.segs_cleaned, st0.segs_cleaned);
 	testfs_finish(fs);
 }
 END_TEST
