@@ -787,6 +787,9 @@ uint64_t lfs_retain_until(const struct lfs_fs *fs);
  * the filesystem (it would lose a snapshot's block otherwise). */
 void lfs_retain_drop(struct lfs_fs *fs, uint64_t addr, uint16_t slot, uint32_t charge, uint8_t kind,
 		     uint64_t aux);
+/* Whether the live tree letting go of the data block at addr now would
+ * leave it held: overwriting it then takes new capacity. */
+bool lfs_retain_keeps(struct lfs_fs *fs, uint64_t addr);
 /* The cleaner wrote the live data block at old again at new, the same
  * bytes: counted free at old, and what retained checkpoints read there
  * follows to new. */

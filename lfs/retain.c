@@ -140,6 +140,12 @@ lfs_retain_drop(struct lfs_fs *fs, uint64_t addr, uint16_t slot, uint32_t charge
 		uncount(fs, addr, charge, kind);
 }
 
+bool
+lfs_retain_keeps(struct lfs_fs *fs, uint64_t addr)
+{
+	return fs->snapshots && lfs_held_would_keep(fs, &fs->held, addr, lfs_retain_until(fs));
+}
+
 void
 lfs_retain_moved_data(struct lfs_fs *fs, uint64_t old, uint64_t new_addr)
 {
