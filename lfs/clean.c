@@ -507,7 +507,7 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 		goto out;
 	struct u64map victims;
 	u64map_init(&victims);
-	uint64_t m = 0, emptied = 0;
+	uint64_t m = 0;
 	bool partial = false;
 	size_t i = 0;
 	for (; i < k && !err && !partial; i++) {
@@ -523,7 +523,6 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 			err = 0;
 		if (!err)
 			err = u64map_put(&victims, segs[i], (void *)1);
-		emptied += !err && !partial;
 	}
 	if (partial && err == -ENOSPC && i > 1)
 		err = 0; /* the victims before this one were moved whole */
@@ -546,7 +545,6 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 	if (!err) {
 		fs->stats.blocks_cleaned += m;
 		t->moved += m;
-		t->victims += emptied;
 		*taken = i;
 	}
 out:
@@ -608,13 +606,15 @@ lfs_clean_reclaim(struct lfs_fs *fs, bool unlocked, struct lfs_reclaim_tally *t)
 		}
 	}
 	int err = 0;
-	size_t cleaned = 0;
+	size_t cleaned = 0, n = 0;
+	uint64_t segs[RECLAIM_MAX_VICTIMS];
+	uint32_t reuses[RECLAIM_MAX_VICTIMS];
 	if (!empty && nc) {
 		qsort(cand, nc, sizeof(*cand), by_live);
-		uint64_t segs[RECLAIM_MAX_VICTIMS], bytes = 0;
-		size_t n = 0;
+		uint64_t bytes = 0;
 		for (; n < nc && n < RECLAIM_MAX_VICTIMS && (n == 0 || bytes + cand[n][0] <= RECLAIM_MAX_BYTES); n++) {
 			segs[n] = cand[n][1];
+			reuses[n] = fs->segs[segs[n]].reuses;
 			bytes += cand[n][0];
 		}
 		/* less than a segment dead in all of them: nothing to gain */
@@ -638,8 +638,15 @@ lfs_clean_reclaim(struct lfs_fs *fs, bool unlocked, struct lfs_reclaim_tally *t)
 			fs->room_why = "no segment it may clean";
 		return -ENOSPC;
 	}
+	/* the checkpoint that frees the victims is cleaning's cost too: its
+	 * table blocks, with a summary for them */
+	t->written += ((uint64_t)fs->imap_ndirty + fs->sut_ndirty + 1) * fs->bsize;
 	err = unlocked ? lfs_ckpt_write_unlocked(fs) : lfs_ckpt_write(fs, false);
 	if (err == -ENOSPC)
 		fs->room_why = "its checkpoint found no room";
+	/* the victims made clean since they were chosen (perhaps written
+	 * again already) */
+	for (size_t i = 0; i < n && !err; i++)
+		t->victims += fs->segs[segs[i]].reuses != reuses[i];
 	return err;
 }

@@ -882,10 +882,11 @@ int lfs_clean_flush(struct lfs_fs *fs, uint64_t age_ns, struct u64map *victims);
 /* Whether writing `cost` blocks to empty `nsegs` segments may go ahead. */
 bool lfs_clean_affordable(const struct lfs_fs *fs, uint64_t cost, uint64_t nsegs);
 int lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved);
-/* What lfs_clean_reclaim did, added to: blocks moved, victims emptied,
- * and the bytes cleaning wrote for them (the moved blocks with the
- * leaves and records they drag along): the round's own gain, which the
- * clean space alone understates when requests take it meanwhile. */
+/* What lfs_clean_reclaim did, added to: blocks moved, victims made
+ * clean since it chose them, and the bytes it wrote for them (the moved
+ * blocks with the leaves and records they drag along, and the
+ * checkpoint's table blocks): the round's own gain, which the clean
+ * space alone understates when requests take it meanwhile. */
 struct lfs_reclaim_tally {
 	uint64_t moved, victims, written;
 };

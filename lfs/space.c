@@ -130,13 +130,15 @@ lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked)
 		return err;
 	/* progress: clean space, or dead space made elsewhere (the old
 	 * leaves of moved blocks) that later cleaning gains from.  The
-	 * round's own gain counts too, its victims against what their
-	 * moves wrote: while its counting yields, requests admitted before
-	 * it take the clean space it makes, and judged by the clean space
-	 * alone, a round that gained looked futile; the cached writes then
-	 * refused for a second lost data the kernel had acknowledged, at
-	 * 93% full with other work on the CPUs. */
-	bool gained = lfs_seg_clean_blocks(fs) > before || t.victims * seg_bytes > t.written;
+	 * reclaimer's own gain counts too, its victims against what their
+	 * moves and the checkpoint wrote: while its counting yields,
+	 * requests admitted before it take the clean space it makes, and
+	 * judged by the clean space alone, a round that gained looked
+	 * futile; the cached writes then refused for a second lost data the
+	 * kernel had acknowledged, at 93% full with other work on the CPUs.
+	 * A round that holds the lock throughout is judged by the clean
+	 * space alone: nothing else took it. */
+	bool gained = lfs_seg_clean_blocks(fs) > before || (unlocked && t.victims * seg_bytes > t.written);
 	if (err == -ENOSPC || (!gained && fs->freed_bytes - freed < seg_bytes)) {
 		if (err != -ENOSPC)
 			fs->room_why = "its cleaning left no more clean space than it found";
