@@ -146,6 +146,23 @@ trace_len(const char *path)
 	return stat(path, &st) == 0 ? st.st_size : -1;
 }
 
+/* A workload of a few thousand operations on the 12 MiB image writes
+ * tens of MiB.  Far more is cleaning or checkpointing in a loop: the
+ * run fails at once rather than fill the disk with its trace (one such
+ * loop wrote 29 GB). */
+#define TRACE_MAX ((off_t)1 << 30)
+
+static int
+runaway(const struct workload *w, unsigned op)
+{
+	off_t len = trace_len(w->trace);
+	if (len <= TRACE_MAX)
+		return 0;
+	fprintf(stderr, "crashsim: after op %u the trace holds %lld MiB for a %u MiB image: the filesystem writes in a loop\n",
+		op, (long long)(len >> 20), IMG_BYTES >> 20);
+	return -EFBIG;
+}
+
 static int
 do_write(struct workload *w, struct file *f)
 {
@@ -468,6 +485,8 @@ workload_run(struct workload *w)
 			fprintf(stderr, "crashsim: op %u (kind %d) on %s: %s\n", op, kind, f->name, strerror(-err));
 			return err;
 		}
+		if ((err = runaway(w, op)))
+			return err;
 	}
 	return 0;
 }
@@ -583,6 +602,8 @@ relink_workload(struct workload *w)
 			fprintf(stderr, "crashsim: -R op %u (kind %u) on %s: %s\n", op, kind, b->name, strerror(-err));
 			return err;
 		}
+		if ((err = runaway(w, op)))
+			return err;
 	}
 	return 0;
 }
@@ -921,6 +942,9 @@ main(int argc, char **argv)
 		err = relink ? relink_workload(&w) : workload_run(&w);
 	if (err) {
 		fprintf(stderr, "crashsim: seed %u: workload failed: %s\n", seed, strerror(-err));
+		unlink(trace);
+		unlink(img);
+		rmdir(dir);
 		return 1;
 	}
 	struct lfs_stats ws;
