@@ -288,12 +288,14 @@ lfs_file_allocate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_
 /* Whether overwriting [off, off+len) leaves old blocks that snapshots
  * or kept checkpoints hold: they stay counted, so the overwrite takes
  * new capacity as much as a write into a hole.  A dirty page's growth
- * was counted when it was dirtied.  Asked only near the capacity (the
- * answer costs a summary read per block). */
+ * was counted when it was dirtied.  Asked only within a headroom of the
+ * capacity, where it matters (the answer costs a summary read per
+ * block). */
 static bool
 overwrite_keeps(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_t len)
 {
-	if (!fs->snapshots || (!fs->held.nretained && !fs->held.count))
+	if (!fs->snapshots || (!fs->held.nretained && !fs->held.count) ||
+	    lfs_space_grows_within(fs, len + fs->headroom_blocks * fs->bsize))
 		return false;
 	for (uint64_t b = off / fs->bsize; b < (off + len + fs->bsize - 1) / fs->bsize; b++) {
 		const struct lfs_page *pg = u64map_get(&ip->pages, b);
@@ -352,8 +354,7 @@ lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, enum lfs_space_class cls
 	/* overwriting what fallocate gave frees as much as it takes: the
 	 * promise of fallocate holds on a full filesystem too */
 	bool have = range_allocated(fs, ip, off, size);
-	bool keeps = have && !lfs_space_grows_within(fs, size + fs->headroom_blocks * fs->bsize) &&
-		     overwrite_keeps(fs, ip, off, size);
+	bool keeps = have && overwrite_keeps(fs, ip, off, size);
 	err = admit(fs, (ip->di.flags & LFS_DI_PREALLOC) && have && !keeps ? LFS_SPACE_DELETE : cls, size,
 		    !have || keeps);
 	/* Refused until the reclaimer's round: the whole call comes back

@@ -740,7 +740,8 @@ bool lfs_space_room_pending(void);
 /* Say once a minute that a request of class cls ended in ENOSPC, and why. */
 void lfs_space_log_full(struct lfs_fs *fs, enum lfs_space_class cls, const char *why);
 /* One round of making room, the reclaimer's or an admission's own:
- * 0 when clean space grew, -ENOSPC when it did not (cleaning is then
+ * 0 when clean space grew (or, for the reclaimer, its victims made
+ * clean outweigh what it wrote), -ENOSPC when it did not (cleaning is then
  * not tried again before something is freed, or a second passes), or
  * the filesystem's error.  `unlocked` as for lfs_clean_reclaim. */
 int lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked);
