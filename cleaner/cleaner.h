@@ -53,6 +53,10 @@ const char *lfs_ctl_strerror(int err);
 /* The second half of lfs_ctl_connect: connect to the socket `w` names and
  * check it is held by w->pid, as root or `owner`. */
 int lfs_ctl_connect_where(struct lfs_ctl_client *cl, const struct lfs_ctl_where *w, uid_t owner);
+/* Connect to the parent process's control socket, abstract name `name`
+ * (LFS_CTL_SOCKET_ENV): the cleaner a daemon starts reaches it so, never
+ * opening the mount point, which would hold off an umount. */
+int lfs_ctl_connect_parent(struct lfs_ctl_client *cl, const char *name);
 void lfs_ctl_close(struct lfs_ctl_client *cl);
 /* Send a request with payload; receive the reply header and its payload:
  * with `got`, up to out_len bytes (*got set); without, exactly out_len

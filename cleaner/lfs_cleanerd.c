@@ -718,9 +718,13 @@ main(int argc, char **argv)
 		say(LOG_ERR, "%s", msg);
 		return 1;
 	}
-	int err = lfs_ctl_connect(&c.cl, mnt);
+	/* started by the daemon: told its socket, so the mount point is
+	 * left alone (an umount right after the mount would find it busy) */
+	const char *parent = c.foreground ? getenv(LFS_CTL_SOCKET_ENV) : NULL;
+	int err = parent ? lfs_ctl_connect_parent(&c.cl, parent) : lfs_ctl_connect(&c.cl, mnt);
 	if (err) {
-		say(LOG_ERR, "%s: cannot reach the lfs daemon: %s", mnt, lfs_ctl_strerror(err));
+		say(LOG_ERR, "%s: cannot reach the lfs daemon%s: %s", mnt, parent ? " that started this cleaner" : "",
+		    lfs_ctl_strerror(err));
 		return 1;
 	}
 	struct lfs_ctl_resp r;

@@ -52,6 +52,10 @@
 _Static_assert(LFS_CTL_VERSION == 6, "LFS_CTL_VERSION_STR");
 #define LFS_CTL_PREFIX  "lfs-ctl:"
 #define LFS_CTL_NAME_MAX 48         /* the abstract name, NUL included */
+/* Set by the daemon for the cleaner it starts: the abstract name of its
+ * control socket, so that the cleaner reaches its parent without
+ * opening the mount point (lfs_cleanerd(8), ENVIRONMENT). */
+#define LFS_CTL_SOCKET_ENV "LFS_CTL_SOCKET"
 
 /* The answer of LFS_IOC_CTL_WHERE on the mountpoint (its root directory). */
 struct lfs_ctl_where {

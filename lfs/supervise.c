@@ -65,20 +65,55 @@ wait_until(struct lfs_supervisor *sv, uint64_t ms)
 	pthread_cond_timedwait(&sv->cond, &sv->lock, &ts);
 }
 
+/* The cleaner's environment: this one, with LFS_CTL_SOCKET naming the
+ * control socket.  Told where to reach its parent, the cleaner never
+ * opens the mount point to ask (ctl_proto.h): an umount that came while
+ * it held the directory open would fail with "target is busy".  Built
+ * before fork(), as the child may only exec. */
+static char **
+cleaner_env(const struct lfs_supervisor *sv, char *var, size_t len)
+{
+	struct lfs_ctl_where w;
+	lfs_ctl_server_where(sv->ctl, &w);
+	snprintf(var, len, "%s=%.*s", LFS_CTL_SOCKET_ENV, (int)sizeof(w.name), w.name);
+	size_t n = 0;
+	while (environ[n])
+		n++;
+	char **env = calloc(n + 2, sizeof(*env));
+	if (!env)
+		return NULL;
+	size_t k = 0, name_len = strlen(LFS_CTL_SOCKET_ENV);
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], LFS_CTL_SOCKET_ENV, name_len) != 0 || environ[i][name_len] != '=')
+			env[k++] = environ[i];
+	env[k] = var;
+	return env;
+}
+
 static pid_t
 spawn(struct lfs_supervisor *sv)
 {
+	char var[sizeof(LFS_CTL_SOCKET_ENV) + LFS_CTL_NAME_MAX + 1];
+	char **env = cleaner_env(sv, var, sizeof(var));
+	if (!env) {
+		lfs_log("cannot start lfs_cleanerd: %s", strerror(ENOMEM));
+		return 0;
+	}
+	/* -f: the daemon supervises it, so it must not detach */
+	char *argv[] = { "lfs_cleanerd", "-f", "-c", (char *)sv->conf, (char *)sv->mountpoint, NULL };
+	if (!sv->conf) {
+		argv[2] = (char *)sv->mountpoint;
+		argv[3] = NULL;
+	}
 	pid_t pid = fork();
 	if (pid == 0) {
-		/* -f: the daemon supervises it, so it must not detach */
-		if (sv->conf)
-			execlp(sv->prog, "lfs_cleanerd", "-f", "-c", sv->conf, sv->mountpoint, (char *)NULL);
-		else
-			execlp(sv->prog, "lfs_cleanerd", "-f", sv->mountpoint, (char *)NULL);
+		execvpe(sv->prog, argv, env);
 		_exit(127);
 	}
+	int err = errno;
+	free(env);
 	if (pid < 0)
-		lfs_log("cannot start lfs_cleanerd: %s", strerror(errno));
+		lfs_log("cannot start lfs_cleanerd: %s", strerror(err));
 	return pid < 0 ? 0 : pid;
 }
 
