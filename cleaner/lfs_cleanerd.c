@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -94,11 +95,35 @@ now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The signals above are blocked but while the cleaner sleeps: one that
+ * comes during a request waits for the next sleep and ends it at once.
+ * Let through at any moment, it could come after the loop looked at
+ * got_stop and before the sleep began, and be lost for a whole
+ * cleaning_interval (an unmount waits for the cleaner to end); and it
+ * would cut a request short with EINTR. */
+static sigset_t asleep_mask;
+
+static void
+block_signals(void)
+{
+	sigset_t handled;
+	sigemptyset(&handled);
+	sigaddset(&handled, SIGTERM);
+	sigaddset(&handled, SIGINT);
+	sigaddset(&handled, SIGHUP);
+	sigaddset(&handled, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &handled, &asleep_mask);
+	for (int sig = SIGHUP; sig < NSIG; sig++)
+		if (sigismember(&handled, sig))
+			sigdelset(&asleep_mask, sig);
+}
+
 static void
 sleep_s(double s)
 {
 	struct timespec ts = { (time_t)s, (long)((s - floor(s)) * 1e9) };
-	nanosleep(&ts, NULL);
+	if (!got_stop)
+		ppoll(NULL, 0, &ts, &asleep_mask);
 }
 
 static int
@@ -750,6 +775,7 @@ main(int argc, char **argv)
 	sa.sa_handler = on_wake;
 	sa.sa_flags = 0;
 	sigaction(SIGUSR1, &sa, NULL);
+	block_signals();
 	if (!take_place(&c, mnt)) {
 		err = run(&c);
 		if (err)

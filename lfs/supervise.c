@@ -30,6 +30,7 @@
 #define BACKOFF_MIN_MS 1000
 #define BACKOFF_MAX_MS 60000
 #define HEALTHY_MS     60000        /* a cleaner that ran this long resets the backoff */
+#define STOP_GRACE_MS  10000        /* at unmount, from SIGTERM to SIGKILL */
 
 struct lfs_supervisor {
 	struct lfs_ctl_server *ctl;
@@ -105,12 +106,27 @@ spawn(struct lfs_supervisor *sv)
 		argv[2] = (char *)sv->mountpoint;
 		argv[3] = NULL;
 	}
+	/* The child inherits the daemon's handlers (libfuse's, for SIGTERM,
+	 * SIGINT and SIGHUP) until it execs: a SIGTERM from
+	 * lfs_supervisor_stop in that moment would be taken by them and
+	 * lost, and the unmount would wait for a cleaner that runs on.  So
+	 * signals stay blocked across fork(); the child puts back the
+	 * default actions before it lets them in, and one that came
+	 * meanwhile ends it then. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pid_t pid = fork();
 	if (pid == 0) {
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+		for (int sig = SIGHUP; sig < NSIG; sig++)
+			(void)sigaction(sig, &dfl, NULL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		execvpe(sv->prog, argv, env);
 		_exit(127);
 	}
 	int err = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	free(env);
 	if (pid < 0)
 		lfs_log("cannot start lfs_cleanerd: %s", strerror(err));
@@ -161,6 +177,7 @@ supervise_main(void *arg)
 			w = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT);
 		pthread_mutex_lock(&sv->lock);
 		sv->child = 0;
+		pthread_cond_broadcast(&sv->cond);
 		int status = 0;
 		pid_t got = pid ? waitpid(pid, &status, 0) : -1;
 		while (got < 0 && errno == EINTR)
@@ -293,6 +310,16 @@ lfs_supervisor_stop(struct lfs_supervisor *sv)
 	if (sv->child)
 		kill(sv->child, SIGTERM);
 	pthread_cond_broadcast(&sv->cond);
+	/* the unmount waits for this: a cleaner that does not end (stuck
+	 * on a failing image, or not lfs_cleanerd at all) is killed */
+	uint64_t deadline = now_ms() + STOP_GRACE_MS;
+	while (sv->child && now_ms() < deadline)
+		wait_until(sv, deadline);
+	if (sv->child) {
+		lfs_log("lfs_cleanerd (pid %d) did not stop within %u s of SIGTERM; killing it", (int)sv->child,
+			STOP_GRACE_MS / 1000);
+		kill(sv->child, SIGKILL);
+	}
 	pthread_mutex_unlock(&sv->lock);
 	/* the first caller waits for the cleaner to end; the thread reaps it */
 	if (join)

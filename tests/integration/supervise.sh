@@ -4,7 +4,8 @@
 # refused; a killed cleaner is restarted, after 1 s and then after 2 s
 # when it dies again at once; lfs-clean suspends, resumes, makes a pass
 # now (which cleans), stops and starts it; -o nocleaner waits for
-# lfs-clean --start; the cleaner ends with the mount.
+# lfs-clean --start; the cleaner ends with the mount, killed if it is
+# stuck; an umount right after the mount is neither busy nor hung.
 . "$(dirname "$0")/lib.sh"
 
 CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
@@ -119,6 +120,27 @@ lfs_umount
 ! kill -0 "$cpid" 2>/dev/null || fail "the cleaner outlived the unmount"
 "$FSCK" "$IMG" >/dev/null || fail "fsck"
 
+# a cleaner that does not end on SIGTERM (here: stopped) is killed 10 s
+# after it, so the unmount ends (before, it waited forever)
+lfs_start "cleaner_conf=$WORK/cleaner.conf"
+wait_state idle
+cpid=$(field cleaner_pid)
+kill -STOP "$cpid"
+t0=$(date +%s)
+# without the daemon's kill the unmount would wait for ever: end it so
+( sleep 40; kill -KILL "$cpid" 2>/dev/null ) &
+dog=$!
+lfs_umount
+took=$(( $(date +%s) - t0 ))
+kill "$dog" 2>/dev/null || true
+wait "$dog" 2>/dev/null || true
+! kill -0 "$cpid" 2>/dev/null || fail "the stopped cleaner outlived the unmount"
+[ "$took" -ge 9 ] && [ "$took" -le 30 ] || fail "the unmount with a stuck cleaner took $took s, not about 10"
+grep -q "lfs_cleanerd (pid $cpid) did not stop within 10 s of SIGTERM; killing it" "$WORK/daemon.log" ||
+	{ cat "$WORK/daemon.log"; fail "the kill was not logged"; }
+"$FSCK" "$IMG" >/dev/null || fail "fsck after the stuck cleaner"
+echo "ok a cleaner stuck at unmount is killed after 10 s (the unmount took $took s)"
+
 # -o nocleaner: none until asked
 lfs_mount
 [ "$(field cleaner_state)" = stopped ] || fail "-o nocleaner: $(field cleaner_state)"
@@ -131,7 +153,8 @@ echo "ok -o nocleaner: stopped until lfs-clean --start"
 # an umount at once after the mount: the cleaner the daemon starts then
 # must not hold the mount point (it is told the control socket, and does
 # not open the directory to ask), else umount fails with "target is busy"
-# (before: 7 of 100 such cycles did, on an idle machine)
+# (before: 7 of 100 such cycles did, on an idle machine), and must end on
+# the daemon's SIGTERM however early it comes
 unmount_now() {
 	if [ "$(id -u)" = 0 ]; then umount "$MNT"; else fusermount3 -u "$MNT"; fi
 }
@@ -139,7 +162,18 @@ cycles=50
 for i in $(seq $cycles); do
 	"$LFS" -o "cleaner_conf=$WORK/cleaner.conf,log=$WORK/cycles.log" "$IMG" "$MNT" 2>>"$WORK/daemon.log" ||
 		{ cat "$WORK/daemon.log"; fail "mount $i"; }
-	if ! unmount_now 2>"$WORK/err"; then
+	# the umount waits for the daemon's final checkpoint, and the
+	# daemon for its cleaner: a SIGTERM the cleaner lost (sent between
+	# the fork and the exec that start it) made it wait for ever
+	unmount_now 2>"$WORK/err" &
+	up=$!
+	for _ in $(seq 300); do kill -0 $up 2>/dev/null || break; sleep 0.1; done
+	if kill -0 $up 2>/dev/null; then
+		pkill -KILL -f "lfs_cleanerd -f .*$MNT\$" || true
+		wait $up
+		fail "umount right after mount $i of $cycles: not done after 30 s"
+	fi
+	if ! wait $up; then
 		cat "$WORK/err"
 		umount -l "$MNT" 2>/dev/null || fusermount3 -u -z "$MNT"
 		flock -w 60 "$IMG" true
