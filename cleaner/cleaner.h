@@ -55,7 +55,8 @@ const char *lfs_ctl_strerror(int err);
 int lfs_ctl_connect_where(struct lfs_ctl_client *cl, const struct lfs_ctl_where *w, uid_t owner);
 /* Connect to the parent process's control socket, abstract name `name`
  * (LFS_CTL_SOCKET_ENV): the cleaner a daemon starts reaches it so, never
- * opening the mount point, which would hold off an umount. */
+ * opening the mount point, which would hold off an umount.  -EINVAL:
+ * `name` is not one the daemon draws. */
 int lfs_ctl_connect_parent(struct lfs_ctl_client *cl, const char *name);
 void lfs_ctl_close(struct lfs_ctl_client *cl);
 /* Send a request with payload; receive the reply header and its payload:

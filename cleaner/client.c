@@ -135,7 +135,7 @@ lfs_ctl_connect_parent(struct lfs_ctl_client *cl, const char *name)
 {
 	struct lfs_ctl_where w = { .magic = LFS_CTL_MAGIC, .version = LFS_CTL_VERSION, .pid = (uint32_t)getppid() };
 	if (strlen(name) >= sizeof(w.name) || strncmp(name, LFS_CTL_PREFIX, strlen(LFS_CTL_PREFIX)) != 0)
-		return -EPROTO;
+		return -EINVAL;
 	strcpy(w.name, name);
 	/* the parent runs as this process does */
 	return lfs_ctl_connect_where(cl, &w, geteuid());

@@ -747,6 +747,10 @@ main(int argc, char **argv)
 	 * left alone (an umount right after the mount would find it busy) */
 	const char *parent = c.foreground ? getenv(LFS_CTL_SOCKET_ENV) : NULL;
 	int err = parent ? lfs_ctl_connect_parent(&c.cl, parent) : lfs_ctl_connect(&c.cl, mnt);
+	if (err == -EINVAL && parent) {
+		say(LOG_ERR, "%s=%s: not the name of an lfs control socket", LFS_CTL_SOCKET_ENV, parent);
+		return 1;
+	}
 	if (err) {
 		say(LOG_ERR, "%s: cannot reach the lfs daemon%s: %s", mnt, parent ? " that started this cleaner" : "",
 		    lfs_ctl_strerror(err));

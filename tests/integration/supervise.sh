@@ -57,6 +57,16 @@ done
 [ "$(field cleaner_pid)" = "$pid" ] || fail "the registered cleaner changed"
 echo "ok a second cleaner is refused, with and without -f"
 
+# LFS_CTL_SOCKET is believed only of the parent: set by hand, refused
+for name in xx lfs-ctl:0123456789abcdef0123456789abcdef; do
+	rc=0; LFS_CTL_SOCKET=$name timeout 10 "$CLEANERD" -f "$MNT" 2>"$WORK/err" || rc=$?
+	[ $rc = 1 ] || fail "LFS_CTL_SOCKET=$name: status $rc"
+	grep -q "LFS_CTL_SOCKET=xx: not the name of an lfs control socket\|cannot reach the lfs daemon that started this cleaner" \
+		"$WORK/err" || { cat "$WORK/err"; fail "LFS_CTL_SOCKET=$name: message"; }
+done
+[ "$(field cleaner_pid)" = "$pid" ] || fail "the registered cleaner changed"
+echo "ok LFS_CTL_SOCKET set by hand: refused"
+
 # killed: restarted after 1 s; killed again at once: after 2 s
 restarted_after() { # old pid -> seconds until the daemon started another
 	local t0 t1 new=
