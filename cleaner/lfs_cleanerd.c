@@ -217,7 +217,9 @@ clean_pass(struct cleaner *c, const uint64_t *victims, size_t nv)
 	struct found f = { 0 };
 	int err = lfs_logwalk_init(&w, &c->dev, &c->sb, c->seed, 0);
 	uint64_t read_before = c->bytes_read;
-	for (size_t i = 0; i < nv && !err; i++) {
+	/* a stop (delivered in the throttle's sleeps) abandons the pass:
+	 * nothing is moved yet, and the unmount waits for this cleaner */
+	for (size_t i = 0; i < nv && !err && !got_stop; i++) {
 		err = read_segment(c, victims[i], &w, &f);
 		if (!err && c->cfg.max_io_mib_s > 0)
 			sleep_s((double)c->seg_bytes / (c->cfg.max_io_mib_s * 1048576.0));
@@ -225,7 +227,7 @@ clean_pass(struct cleaner *c, const uint64_t *victims, size_t nv)
 	if (w.buf)
 		lfs_logwalk_free(&w);
 	/* ask which are live, in chunks */
-	for (size_t i = 0; i < f.n && !err; i += LFS_CTL_MAX_RECORDS) {
+	for (size_t i = 0; i < f.n && !err && !got_stop; i += LFS_CTL_MAX_RECORDS) {
 		size_t k = f.n - i < LFS_CTL_MAX_RECORDS ? f.n - i : LFS_CTL_MAX_RECORDS;
 		struct lfs_ctl_resp r;
 		err = call(c, LFS_CTL_LIVE, (uint32_t)k, 0, f.b + i, k * sizeof(*f.b), &r, f.b + i, k * sizeof(*f.b));
@@ -234,7 +236,7 @@ clean_pass(struct cleaner *c, const uint64_t *victims, size_t nv)
 	size_t *idx = malloc((f.n + 1) * sizeof(size_t)), nl = 0;
 	if (!idx && !err)
 		err = -ENOMEM;
-	for (size_t i = 0; i < f.n && !err; i++)
+	for (size_t i = 0; i < f.n && !err && !got_stop; i++)
 		if (f.b[i].live)
 			idx[nl++] = i;
 	if (!err && c->cfg.age_sort) {
@@ -254,7 +256,7 @@ clean_pass(struct cleaner *c, const uint64_t *victims, size_t nv)
 		if (!err)
 			c->blocks_moved += r.val[0];
 	}
-	if (!err) {
+	if (!err && !got_stop) {
 		struct lfs_ctl_resp r;
 		if (nl == 0) {
 			/* nothing moved: still report what was read */

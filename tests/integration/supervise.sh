@@ -151,6 +151,31 @@ grep -q "lfs_cleanerd (pid $cpid) did not stop within 10 s of SIGTERM; killing i
 "$FSCK" "$IMG" >/dev/null || fail "fsck after the stuck cleaner"
 echo "ok a cleaner stuck at unmount is killed after 10 s (the unmount took $took s)"
 
+# a stop in the middle of a throttled pass (10 s a segment here) ends it
+# at once: the unmount does not wait out the pass (nor the daemon kill it)
+cat > "$WORK/slow.conf" <<CONF
+min_clean_segments 60
+max_clean_segments 61
+protection_period 0
+cleaning_interval 0.1
+max_io_rate 0.1
+CONF
+kills=$(grep -c "did not stop within" "$WORK/daemon.log" || true)
+lfs_start "cleaner_conf=$WORK/slow.conf"
+for f in 0 1 2; do dd if=/dev/urandom of="$MNT/s$f" bs=1M count=8 status=none; done
+"$top_builddir/ckpt/lfs-ckpt" -c "$MNT" >/dev/null
+wait_state cleaning 10
+sleep 1
+cpid=$(field cleaner_pid)
+t0=$(date +%s.%N)
+lfs_umount
+took=$(python3 -c "import time; print(f'{time.time() - $t0:.1f}')")
+python3 -c "import sys; sys.exit(0 if $took < 5 else 1)" || fail "the unmount during a throttled pass took $took s"
+[ "$(grep -c "did not stop within" "$WORK/daemon.log")" = "$kills" ] ||
+	fail "the cleaner in a throttled pass had to be killed"
+"$FSCK" "$IMG" >/dev/null || fail "fsck after the throttled pass"
+echo "ok a stop during a throttled pass ends it: the unmount took $took s"
+
 # -o nocleaner: none until asked
 lfs_mount
 [ "$(field cleaner_state)" = stopped ] || fail "-o nocleaner: $(field cleaner_state)"
