@@ -95,8 +95,9 @@ now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The signals above are blocked but while the cleaner sleeps: one that
- * comes during a request waits for the next sleep and ends it at once.
+/* The signals with handlers (on_stop, on_hup, on_wake) are blocked but
+ * while the cleaner sleeps: one that comes during a request waits for
+ * the next sleep and ends it at once.
  * Let through at any moment, it could come after the loop looked at
  * got_stop and before the sleep began, and be lost for a whole
  * cleaning_interval (an unmount waits for the cleaner to end); and it
