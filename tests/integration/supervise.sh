@@ -1,11 +1,12 @@
 #!/bin/bash
 # supervise.sh — the daemon supervises its cleaner (lfs/supervise.c):
 # --status names the real cleaner and its state; a second cleaner is
-# refused; a killed cleaner is restarted, after 1 s and then after 2 s
-# when it dies again at once; lfs-clean suspends, resumes, makes a pass
-# now (which cleans), stops and starts it; -o nocleaner waits for
-# lfs-clean --start; the cleaner ends with the mount, killed if it is
-# stuck; an umount right after the mount is neither busy nor hung.
+# refused; SIGHUP reloads its file; a killed cleaner is restarted, after
+# 1 s and then after 2 s when it dies again at once; lfs-clean suspends,
+# resumes, makes a pass now (which cleans), stops and starts it;
+# -o nocleaner waits for lfs-clean --start; the cleaner ends with the
+# mount, killed if it is stuck; an umount right after the mount is
+# neither busy nor hung.
 . "$(dirname "$0")/lib.sh"
 
 CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
@@ -66,6 +67,27 @@ for name in xx lfs-ctl:0123456789abcdef0123456789abcdef; do
 done
 [ "$(field cleaner_pid)" = "$pid" ] || fail "the registered cleaner changed"
 echo "ok LFS_CTL_SOCKET set by hand: refused"
+
+# SIGHUP: the file is read again (a setting the daemon sees: how long
+# plain checkpoints are kept); a broken file keeps the settings in use
+cp "$WORK/cleaner.conf" "$WORK/cleaner.conf.orig"
+echo "checkpoint_protection 300" >> "$WORK/cleaner.conf"
+kill -HUP "$pid"
+for _ in $(seq 100); do [ "$(field protection_period_s)" = 300 ] && break; sleep 0.05; done
+[ "$(field protection_period_s)" = 300 ] || { cat "$WORK/daemon.log"; fail "SIGHUP: the new setting is not in use"; }
+grep -q "lfs_cleanerd: configuration reloaded" "$WORK/daemon.log" || fail "SIGHUP: not logged"
+echo "bogus_keyword 1" > "$WORK/cleaner.conf"
+kill -HUP "$pid"
+for _ in $(seq 100); do grep -q "reload: .*unknown keyword 'bogus_keyword' (keeping the old settings)" "$WORK/daemon.log" && break; sleep 0.05; done
+grep -q "reload: .*unknown keyword 'bogus_keyword' (keeping the old settings)" "$WORK/daemon.log" ||
+	{ cat "$WORK/daemon.log"; fail "SIGHUP with a broken file: not logged"; }
+[ "$(field protection_period_s)" = 300 ] || fail "SIGHUP with a broken file: the settings changed"
+[ "$(field cleaner_pid)" = "$pid" ] || fail "SIGHUP: the cleaner changed"
+mv "$WORK/cleaner.conf.orig" "$WORK/cleaner.conf"
+kill -HUP "$pid"
+for _ in $(seq 100); do [ "$(field protection_period_s)" = 0 ] && break; sleep 0.05; done
+[ "$(field protection_period_s)" = 0 ] || fail "SIGHUP: the first settings are not back"
+echo "ok SIGHUP: the configuration is read again; a broken one is refused and the settings kept"
 
 # killed: restarted after 1 s; killed again at once: after 2 s
 restarted_after() { # old pid -> seconds until the daemon started another
