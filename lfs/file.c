@@ -236,16 +236,42 @@ lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, u
 	return (ssize_t)done;
 }
 
-/* Whether every block of [off, off+len) has a block or a page already. */
-static bool
-range_allocated(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_t len)
+/* How a write of [off, off+len) is counted.  *have: every block has a
+ * block or a page already.  *keeps: it does, and overwriting leaves old
+ * blocks that snapshots or kept checkpoints hold, which stay counted, so
+ * the overwrite takes new capacity as much as a write into a hole (a
+ * dirty page's growth was counted when it was dirtied).  That is asked
+ * only within a headroom of the capacity, where it matters: the answer
+ * costs a summary read per block.  One pass, one block-map lookup per
+ * block; a lookup or summary that cannot be read is the write's error. */
+static int
+write_counts(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_t len, bool *have, bool *keeps)
 {
+	bool ask = fs->snapshots && (fs->held.nretained || fs->held.count) &&
+		   !lfs_space_grows_within(fs, len + fs->headroom_blocks * fs->bsize);
+	*have = true;
+	*keeps = false;
 	for (uint64_t b = off / fs->bsize; b < (off + len + fs->bsize - 1) / fs->bsize; b++) {
+		const struct lfs_page *pg = u64map_get(&ip->pages, b);
+		if (pg && (pg->dirty || !ask))
+			continue;
 		uint64_t addr;
-		if (!u64map_get(&ip->pages, b) && (lfs_bmap_get(fs, ip, b, &addr) || !addr))
-			return false;
+		int err = lfs_bmap_get(fs, ip, b, &addr);
+		if (err)
+			return err;
+		if (!addr && !pg) {
+			*have = false;
+			*keeps = false;
+			return 0;
+		}
+		if (addr && ask && !*keeps) {
+			int k = lfs_retain_keeps(fs, addr);
+			if (k < 0)
+				return k;
+			*keeps = k;
+		}
 	}
-	return true;
+	return 0;
 }
 
 int
@@ -283,29 +309,6 @@ lfs_file_allocate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_
 		fs->admitting = false;
 	lfs_inode_dirty(fs, ip);
 	return err;
-}
-
-/* Whether overwriting [off, off+len) leaves old blocks that snapshots
- * or kept checkpoints hold: they stay counted, so the overwrite takes
- * new capacity as much as a write into a hole.  A dirty page's growth
- * was counted when it was dirtied.  Asked only within a headroom of the
- * capacity, where it matters (the answer costs a summary read per
- * block). */
-static bool
-overwrite_keeps(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_t len)
-{
-	if (!fs->snapshots || (!fs->held.nretained && !fs->held.count) ||
-	    lfs_space_grows_within(fs, len + fs->headroom_blocks * fs->bsize))
-		return false;
-	for (uint64_t b = off / fs->bsize; b < (off + len + fs->bsize - 1) / fs->bsize; b++) {
-		const struct lfs_page *pg = u64map_get(&ip->pages, b);
-		uint64_t addr;
-		if ((pg && pg->dirty) || lfs_bmap_get(fs, ip, b, &addr) || !addr)
-			continue;
-		if (lfs_retain_keeps(fs, addr))
-			return true;
-	}
-	return false;
 }
 
 /* Admission of a write; `grows`: it adds blocks the file did not have.
@@ -353,8 +356,9 @@ lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, enum lfs_space_class cls
 	}
 	/* overwriting what fallocate gave frees as much as it takes: the
 	 * promise of fallocate holds on a full filesystem too */
-	bool have = range_allocated(fs, ip, off, size);
-	bool keeps = have && overwrite_keeps(fs, ip, off, size);
+	bool have, keeps;
+	if ((err = write_counts(fs, ip, off, size, &have, &keeps)))
+		return err;
 	err = admit(fs, (ip->di.flags & LFS_DI_PREALLOC) && have && !keeps ? LFS_SPACE_DELETE : cls, size,
 		    !have || keeps);
 	/* Refused until the reclaimer's round: the whole call comes back

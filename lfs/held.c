@@ -292,16 +292,17 @@ lfs_held_forward(struct lfs_fs *fs, struct lfs_held *h, uint64_t old, uint64_t n
 	return add(fs, h, &e);
 }
 
-bool
+int
 lfs_held_would_keep(struct lfs_fs *fs, const struct lfs_held *h, uint64_t addr, uint64_t until)
 {
 	for (uint64_t j = (uint64_t)(uintptr_t)u64map_get(&h->by_cur, addr); j; j = h->cur_next[j - 1])
 		if (h->ent[j - 1].slot == 0)
-			return true;
+			return 1;
 	if (!h->nretained)
-		return false;
+		return 0;
 	uint64_t birth;
-	return lfs_seg_birth(fs, addr, &birth) || retained_in(h, birth, until);
+	int err = lfs_seg_birth(fs, addr, &birth);
+	return err ? err : retained_in(h, birth, until);
 }
 
 uint64_t

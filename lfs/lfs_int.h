@@ -789,8 +789,9 @@ uint64_t lfs_retain_until(const struct lfs_fs *fs);
 void lfs_retain_drop(struct lfs_fs *fs, uint64_t addr, uint16_t slot, uint32_t charge, uint8_t kind,
 		     uint64_t aux);
 /* Whether the live tree letting go of the data block at addr now would
- * leave it held: overwriting it then takes new capacity. */
-bool lfs_retain_keeps(struct lfs_fs *fs, uint64_t addr);
+ * leave it held (1: overwriting it then takes new capacity) or not (0);
+ * -errno if that cannot be read. */
+int lfs_retain_keeps(struct lfs_fs *fs, uint64_t addr);
 /* The cleaner wrote the live data block at old again at new, the same
  * bytes: counted free at old, and what retained checkpoints read there
  * follows to new. */

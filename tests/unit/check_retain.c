@@ -196,5 +196,49 @@ START_TEST(protection_period_keeps_plain_ones)
 }
 END_TEST
 
+/* Near the capacity, an overwrite of a block a snapshot holds takes new
+ * capacity, so it is refused with ENOSPC once the filesystem is full.
+ * When the read that decides whether the block is held fails, the
+ * write says EIO, not ENOSPC; the filesystem is unharmed. */
+START_TEST(held_overwrite_read_error_is_eio)
+{
+	uint64_t a;
+	struct lfs_fs *fs = testfs_with_file(32ull << 20, SEG, NB, &a);
+	uint64_t s1;
+	ck_assert_int_eq(lfs_snapshot_make(fs, "s1", &s1), 0);
+	uint64_t f = testfs_mkfile(fs, LFS_ROOT_INO, "fill");
+	static uint8_t chunk[1 << 20];
+	fill_pattern(chunk, sizeof(chunk), 3);
+	ssize_t r;
+	uint64_t off = 0;
+	while ((r = lfs_write(fs, f, chunk, sizeof(chunk), off, NULL)) > 0)
+		off += (uint64_t)r;
+	ck_assert_int_eq(r, -ENOSPC);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+
+	/* cold caches: the block map and summaries are read from the image */
+	fs = testfs_mount();
+	struct stat st;
+	ck_assert_int_eq(lfs_getattr(fs, a, &st), 0);
+	ck_assert_int_eq(lfs_fault_arm("pread:1:EIO"), 0);
+	r = lfs_write(fs, a, "new!", 4, 0, NULL);
+	uint64_t preads = lfs_fault_count(LFS_FAULT_PREAD);
+	lfs_fault_disarm();
+	ck_assert_uint_ge(preads, 1);
+	ck_assert_int_eq(r, -EIO);
+	ck_assert_int_eq(lfs_write(fs, a, "new!", 4, 0, NULL), -ENOSPC);
+
+	fill_pattern(old_a, sizeof(old_a), 1);
+	assert_file(fs, "a", old_a, sizeof(old_a));
+	struct lfs_fs *v;
+	ck_assert_int_eq(lfs_view_open(fs, "s1", false, &v), 0);
+	assert_file(v, "a", old_a, sizeof(old_a));
+	lfs_abandon(v);
+	testfs_fsck_clean(fs);
+	testfs_finish(fs);
+}
+END_TEST
+
 CHECK_MAIN("retain", "retain", 120, snapshot_reads_old_tree, delete_frees_what_it_held, cleaned_under_and_remounted,
-	   protection_period_keeps_plain_ones)
+	   protection_period_keeps_plain_ones, held_overwrite_read_error_is_eio)
