@@ -226,39 +226,58 @@ lfs_ctl_ask_info(struct lfs_ctl_client *cl, struct lfs_ctl_resp *resp, char path
 	return 0;
 }
 
+/* One page of LFS_CTL_SNAP_LIST from checkpoint *from on, appended to
+ * ci[*k..] (grown to fit); *from moves past it.  A daemon's answer is
+ * checked, not trusted: the records ascend from *from on, and a page that
+ * says more follow moved on. */
+static int
+snapshot_page(struct lfs_ctl_client *cl, struct lfs_ctl_ckpt *rec, uint64_t *from,
+	      struct lfs_ckpt_info **ci, size_t *k, struct lfs_ctl_resp *resp)
+{
+	struct lfs_ctl_req req = { .op = LFS_CTL_SNAP_LIST, .count = LFS_CTL_MAX_RECORDS, .arg = { *from } };
+	size_t got;
+	int err = lfs_ctl_call(cl, &req, NULL, 0, resp, rec, LFS_CTL_REPLY_SNAP_LIST_MAX, &got);
+	if (err)
+		return err;
+	if (got != resp->count * sizeof(*rec) || (resp->val[3] && !resp->count) ||
+	    *k + resp->count > LFS_CTL_SNAP_LIST_LIMIT)
+		return -EPROTO;
+	struct lfs_ckpt_info *g = realloc(*ci, (*k + resp->count + 1) * sizeof(**ci));
+	if (!g)
+		return -ENOMEM;
+	*ci = g;
+	for (uint32_t i = 0; i < resp->count; i++) {
+		if (rec[i].seq < *from)
+			return -EPROTO;
+		struct lfs_ckpt_info *c = &g[(*k)++];
+		*c = (struct lfs_ckpt_info){ .seq = rec[i].seq, .time_ns = rec[i].time_ns, .flags = rec[i].flags,
+					     .own_bytes = rec[i].own_bytes };
+		memcpy(c->name, rec[i].name, sizeof(c->name));
+		c->name[sizeof(c->name) - 1] = '\0';
+		*from = rec[i].seq + 1;
+	}
+	return 0;
+}
+
 int
 lfs_ctl_ask_snapshots(struct lfs_ctl_client *cl, struct lfs_ckpt_info **out, size_t *n, uint64_t *held,
 		      uint32_t *protect)
 {
-	static struct lfs_ctl_ckpt rec[LFS_CTL_MAX_RECORDS];
+	struct lfs_ctl_ckpt *rec = malloc(LFS_CTL_REPLY_SNAP_LIST_MAX);
 	struct lfs_ckpt_info *ci = NULL;
 	size_t k = 0;
-	int err = 0;
-	for (uint64_t first = 0;;) {
-		struct lfs_ctl_req req = { .op = LFS_CTL_SNAP_LIST, .count = LFS_CTL_MAX_RECORDS, .arg = { first } };
-		struct lfs_ctl_resp resp;
-		size_t got;
-		err = lfs_ctl_call(cl, &req, NULL, 0, &resp, rec, sizeof(rec), &got);
-		if (!err && got != resp.count * sizeof(rec[0]))
-			err = -EPROTO;
-		struct lfs_ckpt_info *g = err ? NULL : realloc(ci, (k + resp.count + 1) * sizeof(*ci));
-		if (!err && !g)
-			err = -ENOMEM;
-		if (err)
-			break;
-		ci = g;
-		for (uint32_t i = 0; i < resp.count; i++, k++) {
-			ci[k] = (struct lfs_ckpt_info){ .seq = rec[i].seq, .time_ns = rec[i].time_ns, .flags = rec[i].flags,
-							.own_bytes = rec[i].own_bytes };
-			memcpy(ci[k].name, rec[i].name, sizeof(ci[k].name));
-			ci[k].name[sizeof(ci[k].name) - 1] = '\0';
+	int err = rec ? 0 : -ENOMEM;
+	struct lfs_ctl_resp resp = { 0 };
+	for (uint64_t from = 0; !err;) {
+		err = snapshot_page(cl, rec, &from, &ci, &k, &resp);
+		if (!err) {
+			*held = resp.val[1];
+			*protect = (uint32_t)resp.val[2];
 		}
-		*held = resp.val[1];
-		*protect = (uint32_t)resp.val[2];
-		first += resp.count;
-		if (!resp.count || first >= resp.val[0])
+		if (!resp.val[3])
 			break;
 	}
+	free(rec);
 	if (err) {
 		free(ci);
 		ci = NULL;

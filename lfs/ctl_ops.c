@@ -250,8 +250,23 @@ lfs_ctl_stats(struct lfs_fs *fs, struct lfs_ctl_stats *out)
 	pthread_mutex_unlock(&fs->lock);
 }
 
+/* The first of the n records ci (ascending seq) whose seq is from on. */
+static size_t
+first_from(const struct lfs_ckpt_info *ci, size_t n, uint64_t from)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ci[mid].seq < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int
-lfs_ctl_snap_list(struct lfs_fs *fs, uint64_t first, uint32_t n, struct lfs_ctl_ckpt *out,
+lfs_ctl_snap_list(struct lfs_fs *fs, uint64_t from, uint32_t n, struct lfs_ctl_ckpt *out,
 		  struct lfs_ctl_resp *resp)
 {
 	struct lfs_ckpt_info *ci;
@@ -261,7 +276,8 @@ lfs_ctl_snap_list(struct lfs_fs *fs, uint64_t first, uint32_t n, struct lfs_ctl_
 	if (err)
 		return err;
 	uint32_t k = 0;
-	for (uint64_t i = first; i < total && k < n; i++, k++) {
+	size_t i = first_from(ci, total, from);
+	for (; i < total && k < n; i++, k++) {
 		out[k] = (struct lfs_ctl_ckpt){ .seq = ci[i].seq, .time_ns = ci[i].time_ns,
 						.own_bytes = ci[i].own_bytes, .flags = ci[i].flags };
 		memcpy(out[k].name, ci[i].name, sizeof(out[k].name));
@@ -270,6 +286,7 @@ lfs_ctl_snap_list(struct lfs_fs *fs, uint64_t first, uint32_t n, struct lfs_ctl_
 	resp->count = k;
 	resp->val[0] = total;
 	resp->val[1] = held;
+	resp->val[3] = total - i;
 	lfs_lock(fs);
 	resp->val[2] = fs->protect_s;
 	pthread_mutex_unlock(&fs->lock);
@@ -293,6 +310,8 @@ lfs_ctl_view_imap(struct lfs_fs *fs, uint64_t seq, uint64_t first, uint32_t n, u
 	free(all);
 	return err;
 }
+
+_Static_assert(LFS_CTL_BLOCK_MAX == LFS_MAX_BLOCK_SIZE, "VIEW_READ carries the largest block");
 
 int
 lfs_ctl_view_read(struct lfs_fs *fs, uint64_t seq, uint64_t addr, uint8_t *out, uint64_t *len)

@@ -20,16 +20,16 @@ int lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uin
 int lfs_ctl_segclean(struct lfs_fs *fs, const uint64_t *segs, uint32_t n, uint64_t *cleaned);
 void lfs_ctl_cleaner_report(struct lfs_fs *fs, uint64_t passes, const uint64_t *victims);
 void lfs_ctl_stats(struct lfs_fs *fs, struct lfs_ctl_stats *out);
-/* Up to n kept checkpoints from the first-th (LFS_CTL_SNAP_LIST): the
- * records into out, their count, the total, the bytes held and the
- * protection period into resp. */
 /* LFS_CTL_VIEW_IMAP: up to n of kept checkpoint seq's inode-map block
  * addresses from the first-th into out (*got of them; *total in all). */
 int lfs_ctl_view_imap(struct lfs_fs *fs, uint64_t seq, uint64_t first, uint32_t n, uint64_t *out, uint32_t *got,
 		      uint64_t *total);
 /* LFS_CTL_VIEW_READ: the block seq reads as addr into out (*len bytes). */
 int lfs_ctl_view_read(struct lfs_fs *fs, uint64_t seq, uint64_t addr, uint8_t *out, uint64_t *len);
-int lfs_ctl_snap_list(struct lfs_fs *fs, uint64_t first, uint32_t n, struct lfs_ctl_ckpt *out,
+/* Up to n kept checkpoints from number `from` up (LFS_CTL_SNAP_LIST): the
+ * records into out; their count, the total, the bytes held, the
+ * protection period and the records left after them into resp. */
+int lfs_ctl_snap_list(struct lfs_fs *fs, uint64_t from, uint32_t n, struct lfs_ctl_ckpt *out,
 		      struct lfs_ctl_resp *resp);
 
 #endif

@@ -46,10 +46,11 @@
 #include <sys/ioctl.h>
 
 #define LFS_CTL_MAGIC   0x4c544331u /* "1CTL" */
-#define LFS_CTL_VERSION 6         /* 4: one registered cleaner, its state, lfs-clean's verbs;
-				   * 5: LFS_CTL_REQUESTS; 6: snapshots */
-#define LFS_CTL_VERSION_STR "6"   /* in messages: keep equal */
-_Static_assert(LFS_CTL_VERSION == 6, "LFS_CTL_VERSION_STR");
+#define LFS_CTL_VERSION 7         /* 4: one registered cleaner, its state, lfs-clean's verbs;
+				   * 5: LFS_CTL_REQUESTS; 6: snapshots; 7: SNAP_LIST pages by
+				   * checkpoint number */
+#define LFS_CTL_VERSION_STR "7"   /* in messages: keep equal */
+_Static_assert(LFS_CTL_VERSION == 7, "LFS_CTL_VERSION_STR");
 #define LFS_CTL_PREFIX  "lfs-ctl:"
 #define LFS_CTL_NAME_MAX 48         /* the abstract name, NUL included */
 /* Set by the daemon for the cleaner it starts: the abstract name of its
@@ -69,6 +70,9 @@ struct lfs_ctl_where {
 _Static_assert(sizeof(struct lfs_ctl_where) == 64, "where size");
 #define LFS_IOC_CTL_WHERE _IOR('L', 1, struct lfs_ctl_where)
 #define LFS_CTL_MAX_RECORDS 1024    /* per message */
+/* The most kept checkpoints a client takes from LFS_CTL_SNAP_LIST's
+ * pages: above any history an image may hold (hist.h). */
+#define LFS_CTL_SNAP_LIST_LIMIT (1u << 20)
 
 /* Shutdown (lfs_shutdown in lfs.h), on any file or directory of the
  * mount, by root or the user the daemon runs as.  ext4's FS_IOC_SHUTDOWN
@@ -103,9 +107,12 @@ enum lfs_ctl_op {
 				 * counted over (since the mount or the last reset);
 				 * -EOPNOTSUPP if the daemon cannot count them */
 	/* Snapshots (lfs-ckpt); -EOPNOTSUPP on an image without them */
-	LFS_CTL_SNAP_LIST = 13, /* arg0 first record, count n -> up to n struct lfs_ctl_ckpt, oldest
-				 * first; val0 records in all, val1 bytes held for them, val2 the
-				 * protection period in seconds */
+	LFS_CTL_SNAP_LIST = 13, /* arg0 a checkpoint number, count n -> up to n struct lfs_ctl_ckpt,
+				 * the kept checkpoints from arg0 up, oldest first; val0 records
+				 * in all, val1 bytes held for them, val2 the protection period
+				 * in seconds, val3 records after this page (0: the list ends
+				 * here).  A client pages on from the last seq + 1, so that
+				 * checkpoints made or dropped between pages shift nothing. */
 	LFS_CTL_SNAP_MAKE = 14, /* payload 1 struct lfs_ctl_name -> val0 the checkpoint, a snapshot */
 	LFS_CTL_SNAP_KEEP = 15, /* arg0 checkpoint, arg1 1 snapshot / 0 plain, payload 1 struct
 				 * lfs_ctl_name */
@@ -132,6 +139,10 @@ struct lfs_ctl_ckpt {
 struct lfs_ctl_name {
 	char name[40];
 };
+
+/* The largest block LFS_CTL_VIEW_READ carries (format.h's
+ * LFS_MAX_BLOCK_SIZE, asserted equal where both are known). */
+#define LFS_CTL_BLOCK_MAX 32768
 
 /* LFS_CTL_REQUESTS: slot i counts the requests of FUSE opcode i
  * (linux/fuse.h); the last slot counts every opcode from it up
@@ -248,5 +259,33 @@ _Static_assert(sizeof(struct lfs_ctl_blk) == 32, "block record size");
 _Static_assert(sizeof(struct lfs_ctl_stats) == 33 * 8, "statistics size");
 _Static_assert(sizeof(struct lfs_ctl_ckpt) == 72, "checkpoint record size");
 _Static_assert(sizeof(struct lfs_ctl_name) == 40, "name size");
+
+/* Every message either end reads fits LFS_CTL_MSG_MAX bytes: the largest
+ * payload of each op's request and reply, by construction (a count is at
+ * most LFS_CTL_MAX_RECORDS), is below, and each is asserted to fit. */
+#define LFS_CTL_REQ_PAYLOAD_MAX (LFS_CTL_MAX_RECORDS * sizeof(struct lfs_ctl_blk)) /* LIVE, MOVE */
+#define LFS_CTL_REPLY_INFO_MAX LFS_CTL_PATH_MAX
+#define LFS_CTL_REPLY_USAGE_MAX (LFS_CTL_MAX_RECORDS * sizeof(struct lfs_ctl_seg))
+#define LFS_CTL_REPLY_LIVE_MAX (LFS_CTL_MAX_RECORDS * sizeof(struct lfs_ctl_blk))
+#define LFS_CTL_REPLY_STATS_MAX sizeof(struct lfs_ctl_stats)
+#define LFS_CTL_REPLY_REQUESTS_MAX (3 * LFS_CTL_REQ_SLOTS * sizeof(uint64_t))
+#define LFS_CTL_REPLY_SNAP_LIST_MAX (LFS_CTL_MAX_RECORDS * sizeof(struct lfs_ctl_ckpt))
+#define LFS_CTL_REPLY_VIEW_IMAP_MAX (LFS_CTL_MAX_RECORDS * sizeof(uint64_t))
+#define LFS_CTL_REPLY_VIEW_READ_MAX LFS_CTL_BLOCK_MAX
+#define LFS_CTL_PAYLOAD_MAX LFS_CTL_REPLY_SNAP_LIST_MAX /* the largest of them all */
+#define LFS_CTL_MSG_MAX (sizeof(struct lfs_ctl_resp) + LFS_CTL_PAYLOAD_MAX)
+_Static_assert(sizeof(struct lfs_ctl_req) == sizeof(struct lfs_ctl_resp), "one header size");
+_Static_assert(LFS_CTL_REQ_PAYLOAD_MAX <= LFS_CTL_PAYLOAD_MAX, "largest request");
+_Static_assert(LFS_CTL_REPLY_INFO_MAX <= LFS_CTL_PAYLOAD_MAX, "INFO reply");
+_Static_assert(LFS_CTL_REPLY_USAGE_MAX <= LFS_CTL_PAYLOAD_MAX, "USAGE reply");
+_Static_assert(LFS_CTL_REPLY_LIVE_MAX <= LFS_CTL_PAYLOAD_MAX, "LIVE reply");
+_Static_assert(LFS_CTL_REPLY_STATS_MAX <= LFS_CTL_PAYLOAD_MAX, "STATS reply");
+_Static_assert(LFS_CTL_REPLY_REQUESTS_MAX <= LFS_CTL_PAYLOAD_MAX, "REQUESTS reply");
+_Static_assert(LFS_CTL_REPLY_SNAP_LIST_MAX <= LFS_CTL_PAYLOAD_MAX, "SNAP_LIST reply");
+_Static_assert(LFS_CTL_REPLY_VIEW_IMAP_MAX <= LFS_CTL_PAYLOAD_MAX, "VIEW_IMAP reply");
+_Static_assert(LFS_CTL_REPLY_VIEW_READ_MAX <= LFS_CTL_PAYLOAD_MAX, "VIEW_READ reply");
+/* a unix SOCK_SEQPACKET message must fit the default socket buffer
+ * (net.core.wmem_default, 212,992 bytes) */
+_Static_assert(LFS_CTL_MSG_MAX <= 200000, "a message fits the socket buffer");
 
 #endif

@@ -64,8 +64,19 @@ struct lfs_ctl_server {
 	struct lfs_ctl_requests req; /* protected by lock; read NULL: not counted */
 };
 
-/* Largest message: a header and LFS_CTL_MAX_RECORDS of the largest record. */
-#define MSG_MAX (sizeof(struct lfs_ctl_req) + LFS_CTL_MAX_RECORDS * sizeof(struct lfs_ctl_blk) + LFS_CTL_PATH_MAX)
+/* Both buffers of a client's thread hold LFS_CTL_MSG_MAX bytes, which
+ * every request and reply fits by ctl_proto.h's assertions; handle()
+ * also clamps each reply's records to the room left (reply_room). */
+#define MSG_MAX LFS_CTL_MSG_MAX
+_Static_assert(sizeof(((struct lfs_ctl_server *)0)->image) <= LFS_CTL_REPLY_INFO_MAX, "INFO reply");
+
+/* How many records of `rec` bytes a reply may carry, at most `asked`. */
+static uint32_t
+reply_room(uint32_t asked, size_t rec)
+{
+	size_t room = LFS_CTL_PAYLOAD_MAX / rec;
+	return asked < room ? asked : (uint32_t)room;
+}
 
 int
 lfs_ctl_socket_addr(const char *name, struct sockaddr_un *sa, socklen_t *len)
@@ -334,7 +345,8 @@ handle(struct lfs_ctl_server *srv, struct client *c, uint8_t *msg, size_t len, u
 		memcpy(rout, srv->image, extra);
 		break;
 	case LFS_CTL_USAGE:
-		resp->count = lfs_ctl_usage(srv->fs, req.arg[0], req.count, (struct lfs_ctl_seg *)rout);
+		resp->count = lfs_ctl_usage(srv->fs, req.arg[0], reply_room(req.count, sizeof(struct lfs_ctl_seg)),
+					    (struct lfs_ctl_seg *)rout);
 		extra = resp->count * sizeof(struct lfs_ctl_seg);
 		break;
 	case LFS_CTL_LIVE:
@@ -394,7 +406,8 @@ handle(struct lfs_ctl_server *srv, struct client *c, uint8_t *msg, size_t len, u
 		break;
 	}
 	case LFS_CTL_SNAP_LIST:
-		resp->err = lfs_ctl_snap_list(srv->fs, req.arg[0], req.count, (struct lfs_ctl_ckpt *)rout, resp);
+		resp->err = lfs_ctl_snap_list(srv->fs, req.arg[0], reply_room(req.count, sizeof(struct lfs_ctl_ckpt)),
+					      (struct lfs_ctl_ckpt *)rout, resp);
 		extra = resp->count * sizeof(struct lfs_ctl_ckpt);
 		break;
 	case LFS_CTL_SNAP_MAKE:
@@ -418,8 +431,8 @@ handle(struct lfs_ctl_server *srv, struct client *c, uint8_t *msg, size_t len, u
 		resp->err = req.arg[0] > UINT32_MAX ? -EINVAL : lfs_set_protection(srv->fs, (uint32_t)req.arg[0]);
 		break;
 	case LFS_CTL_VIEW_IMAP:
-		resp->err = lfs_ctl_view_imap(srv->fs, req.arg[0], req.arg[1], req.count, (uint64_t *)rout,
-					      &resp->count, &resp->val[0]);
+		resp->err = lfs_ctl_view_imap(srv->fs, req.arg[0], req.arg[1], reply_room(req.count, sizeof(uint64_t)),
+					      (uint64_t *)rout, &resp->count, &resp->val[0]);
 		extra = resp->count * sizeof(uint64_t);
 		break;
 	case LFS_CTL_VIEW_READ:

@@ -7,7 +7,11 @@
  *                                  on SIGTERM print how many connected
  *   ctl_hostile garbage MOUNTPOINT learn the daemon's socket from the mount
  *                                  and send it malformed, short, oversized
- *                                  and random requests; print what came back
+ *                                  and random requests, then every op with
+ *                                  counts and sizes at and past their
+ *                                  limits, then (as root) the largest
+ *                                  replies: a full page of SNAP_LIST and
+ *                                  of VIEW_IMAP; print what came back
  *   ctl_hostile verify NAME PID OWNER  lfs_ctl_connect_where() on a socket
  *                                  NAME said to be held by PID for a mount
  *                                  of OWNER: prints 0 or the error
@@ -20,6 +24,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +86,11 @@ squat(int n, char **names)
 	return 0;
 }
 
+/* The last reply, and its length; one byte over the largest message, so
+ * that a longer reply shows. */
+static uint8_t reply[LFS_CTL_MSG_MAX + 1];
+static size_t reply_len;
+
 /* Send one message; wait briefly for one reply.  Returns the reply's err
  * (0 too), 1 if no reply came, 2 if the daemon closed the connection. */
 static int
@@ -92,12 +102,12 @@ exchange(int fd, const void *msg, size_t len)
 	struct pollfd pf = { fd, POLLIN, 0 };
 	if (poll(&pf, 1, sent ? 5000 : 0) <= 0)
 		return sent ? 1 : 2;
-	static uint8_t reply[65536];
 	ssize_t n = recv(fd, reply, sizeof(reply), 0);
 	if (n < 0 && errno == ECONNRESET) /* reported before the reply that preceded it */
 		n = recv(fd, reply, sizeof(reply), MSG_DONTWAIT);
 	if (n <= 0)
 		return 2;
+	reply_len = (size_t)n;
 	struct lfs_ctl_resp r;
 	if ((size_t)n < sizeof(r))
 		return 3;
@@ -113,6 +123,107 @@ rnd(void)
 	rng ^= rng >> 7;
 	rng ^= rng << 17;
 	return rng;
+}
+
+/* The records a request of op carries: their size, and the one count
+ * allowed (0: any up to LFS_CTL_MAX_RECORDS). */
+static size_t
+req_record(uint16_t op, uint32_t *exact)
+{
+	*exact = 0;
+	switch (op) {
+	case LFS_CTL_LIVE:
+	case LFS_CTL_MOVE:
+		return sizeof(struct lfs_ctl_blk);
+	case LFS_CTL_SEGCLEAN:
+		return sizeof(uint64_t);
+	case LFS_CTL_CLEANER_STATS:
+		*exact = LFS_CTL_BINS;
+		return sizeof(uint64_t);
+	case LFS_CTL_SNAP_MAKE:
+	case LFS_CTL_SNAP_KEEP:
+		*exact = 1;
+		return sizeof(struct lfs_ctl_name);
+	default:
+		return 0;
+	}
+}
+
+/* Whether a request would change what the filesystem does rather than
+ * test a limit (a real verb of lfs-clean, a protection period): left out. */
+static bool
+harmful(uint16_t op, uint64_t arg0)
+{
+	return (op == LFS_CTL_CLEANER_CTL && arg0 >= LFS_CLEAN_START && arg0 <= LFS_CLEAN_RW) ||
+	       (op == LFS_CTL_PROTECT && arg0 <= UINT32_MAX);
+}
+
+#define KEPT_FOR_A_FULL_PAGE (LFS_CTL_MAX_RECORDS + 76)
+
+static unsigned asked, answered; /* by ask() */
+
+/* One request without payload; its err, or 1/2 as exchange() says. */
+static int
+ask(int fd, const struct lfs_ctl_req *base, uint16_t op, uint32_t count, uint64_t arg0, uint64_t arg1)
+{
+	asked++;
+	struct lfs_ctl_req r = *base;
+	r.op = op;
+	r.count = count;
+	r.arg[0] = arg0;
+	r.arg[1] = arg1;
+	int rc = exchange(fd, &r, sizeof(r));
+	answered += rc != 1 && rc != 2;
+	return rc;
+}
+
+/* The largest replies there are: more kept checkpoints than a page
+ * holds, then a full page of SNAP_LIST (the reply that overflowed the
+ * daemon's buffer), and VIEW_IMAP and VIEW_READ of one of them at and
+ * past their ends.  Prints each answer; 1 if the daemon hung up. */
+static int
+largest_replies(int fd, const struct lfs_ctl_req *base, unsigned *sent, unsigned *replies)
+{
+	struct {
+		struct lfs_ctl_req r;
+		struct lfs_ctl_name n;
+	} make = { *base, { "" } };
+	make.r.op = LFS_CTL_SNAP_MAKE;
+	make.r.count = 1;
+	uint64_t seq = 0;
+	for (unsigned i = 0; i < KEPT_FOR_A_FULL_PAGE; i++, (*sent)++) {
+		int rc = exchange(fd, &make, sizeof(make));
+		if (rc == 2)
+			return 1;
+		*replies += rc != 1;
+		if (rc == 0)
+			memcpy(&seq, reply + offsetof(struct lfs_ctl_resp, val), sizeof(seq));
+	}
+	struct lfs_ctl_resp rs;
+	int rc = ask(fd, base, LFS_CTL_SNAP_LIST, LFS_CTL_MAX_RECORDS, 0, 0);
+	memcpy(&rs, reply, sizeof(rs));
+	printf("snap_list %d: %u records in %zu bytes, %llu in all\n", rc, rs.count, reply_len,
+	       (unsigned long long)rs.val[0]);
+	uint64_t imap_total = 0, first_addr = 0;
+	for (unsigned i = 0; i < 4; i++) {
+		/* from the start, at the last record, just past it, far past it */
+		uint64_t first = i == 0 ? 0 : i == 1 ? imap_total - 1 : i == 2 ? imap_total : UINT64_MAX;
+		rc = ask(fd, base, LFS_CTL_VIEW_IMAP, LFS_CTL_MAX_RECORDS, seq, first);
+		memcpy(&rs, reply, sizeof(rs));
+		if (i == 0 && rc == 0) {
+			imap_total = rs.val[0];
+			memcpy(&first_addr, reply + sizeof(rs), sizeof(first_addr));
+		}
+		printf("view_imap %d: %u records in %zu bytes\n", rc, rs.count, reply_len);
+	}
+	const uint64_t addrs[] = { 0, UINT64_MAX, first_addr };
+	for (unsigned i = 0; i < 3; i++) {
+		rc = ask(fd, base, LFS_CTL_VIEW_READ, 0, seq, addrs[i]);
+		printf("view_read %d: %zu bytes\n", rc, reply_len);
+	}
+	*sent += asked;
+	*replies += answered;
+	return 0;
 }
 
 static int
@@ -241,6 +352,34 @@ garbage(const char *mnt)
 		}
 		TRY(big, sizeof(r) + r.count * rec);
 	}
+	/* every op, with counts at and past the limit, each with the
+	 * payload its count asks for (or the one count allowed), records
+	 * of zeros and of ones, and arguments at both ends */
+	static const uint32_t counts[] = { 0, 1, LFS_CTL_MAX_RECORDS - 1, LFS_CTL_MAX_RECORDS,
+					   LFS_CTL_MAX_RECORDS + 1, 0xffffffffu };
+	static const uint64_t args[] = { 0, 1, UINT32_MAX, UINT64_MAX };
+	for (uint16_t op = LFS_CTL_INFO; op <= LFS_CTL_VIEW_READ + 1; op++) {
+		uint32_t exact;
+		size_t rec = req_record(op, &exact);
+		for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+			for (size_t a = 0; a < sizeof(args) / sizeof(args[0]); a++) {
+				if (harmful(op, args[a]))
+					continue;
+				struct lfs_ctl_req r = req;
+				r.op = op;
+				r.count = counts[c];
+				r.arg[0] = r.arg[1] = r.arg[2] = r.arg[3] = args[a];
+				size_t plen = (size_t)(exact && counts[c] > 1 ? exact : counts[c]) * rec;
+				if (sizeof(r) + plen > sizeof(big))
+					plen = sizeof(big) - sizeof(r);
+				memcpy(big, &r, sizeof(r));
+				memset(big + sizeof(r), a & 1 ? 0xff : 0, plen);
+				TRY(big, sizeof(r) + plen);
+			}
+		}
+	}
+	if (geteuid() == 0 && largest_replies(fd, &req, &sent, &replies))
+		goto done;
 	/* still served: a plain statistics request */
 	{
 		struct lfs_ctl_req st = req;

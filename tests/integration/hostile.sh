@@ -67,6 +67,17 @@ grep -q "closed 0" "$WORK/garbage" || { cat "$WORK/garbage"; fail "the daemon dr
 read -r sent replies < <(sed -n 's/^sent \([0-9]*\) replies \([0-9]*\).*/\1 \2/p' "$WORK/garbage")
 [ "$sent" -gt 500 ] && [ "$sent" = "$replies" ] || { cat "$WORK/garbage"; fail "not every request was answered"; }
 kill -0 "$LFS_PID" || fail "the daemon died"
+# the largest replies, whole: a full page of kept checkpoints (past 512
+# of them it overran the daemon's buffer), the inode map's addresses of
+# one at and past their end, and a block it reads
+grep -qx "snap_list 0: 1024 records in $((48 + 1024 * 72)) bytes, [0-9]* in all" "$WORK/garbage" ||
+	{ cat "$WORK/garbage"; fail "a full page of SNAP_LIST was not one whole reply"; }
+[ "$(grep -c '^view_imap 0: ' "$WORK/garbage")" = 4 ] && grep -qx "view_imap 0: 1 records in 56 bytes" "$WORK/garbage" &&
+	grep -qx "view_imap 0: 0 records in 48 bytes" "$WORK/garbage" ||
+	{ cat "$WORK/garbage"; fail "VIEW_IMAP at and past its end"; }
+[ "$(sed -n 's/^view_read \(.*\): \([0-9]*\) bytes$/\1 \2/p' "$WORK/garbage" | tr '\n' ' ')" = \
+	"-22 48 -22 48 0 $((48 + 4096)) " ] || { cat "$WORK/garbage"; fail "VIEW_READ of a kept checkpoint"; }
+echo "ok the largest replies: $(grep '^snap_list\|^view_' "$WORK/garbage" | tr '\n' ';')"
 seq 200000 > "$MNT/after" && seq 200000 | cmp - "$MNT/after" || fail "the filesystem does not work after garbage"
 echo "ok root's garbage: $(tail -1 "$WORK/garbage")"
 

@@ -9,6 +9,7 @@
  * counts what comes back; this holds each answer to its errno.)
  */
 #include "testfs.h"
+#include "cleaner.h"
 #include "ctl_server.h"
 
 #include <errno.h>
@@ -59,7 +60,8 @@ connect_to(struct lfs_ctl_server *srv)
 	return fd;
 }
 
-static uint8_t reply[65536];
+/* one byte over the largest message: a longer reply shows as one */
+static uint8_t reply[LFS_CTL_MSG_MAX + 1];
 
 /* Send `len` bytes as one message, wait (5 s at most: a safety net) for
  * one reply into `reply`; its length, the header copied to *r. */
@@ -95,7 +97,7 @@ START_TEST(where_and_info)
 	struct lfs_ctl_where w;
 	lfs_ctl_server_where(srv, &w);
 	ck_assert_uint_eq(w.magic, LFS_CTL_MAGIC);
-	ck_assert_uint_eq(w.version, 6);
+	ck_assert_uint_eq(w.version, 7);
 	ck_assert_uint_eq(w.pid, (uint32_t)getpid());
 	ck_assert_uint_eq(w.uid, (uint32_t)getuid());
 	ck_assert_uint_eq(strlen(w.name), 8 + 32);
@@ -352,5 +354,94 @@ START_TEST(request_counters)
 }
 END_TEST
 
-CHECK_MAIN("ctl_server", "socket", 30, where_and_info, malformed_refused_exactly,
-	   one_registered_cleaner, clean_verbs, request_counters)
+#define MANY_KEPT 5000
+
+/* Keeps MANY_KEPT checkpoints, snapshots, every tenth named; the last
+ * is also the newest: MANY_KEPT records to list. */
+static void
+keep_many(struct lfs_fs *fs)
+{
+	for (unsigned i = 0; i < MANY_KEPT; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "s%u", i);
+		uint64_t seq;
+		ck_assert_int_eq(lfs_snapshot_make(fs, i % 10 ? NULL : name, &seq), 0);
+	}
+}
+
+/* SNAP_LIST with thousands of kept checkpoints: a page asked for with
+ * the largest count is one reply, whole (it overflowed the daemon's
+ * reply buffer past 512 records), every page of LFS_CTL_MAX_RECORDS
+ * ascends from where it was asked and says how many follow, and a
+ * count past the limit is refused; the tools' client pages through
+ * them all, and each record is the library's own. */
+START_TEST(snap_list_pages_thousands)
+{
+	struct lfs_fs *fs;
+	ignore_usr1();
+	testfs_make(64 << 20, 16 * 4096);
+	fs = testfs_mount();
+	keep_many(fs);
+	struct lfs_ctl_server *srv = NULL;
+	ck_assert_int_eq(lfs_ctl_server_start(fs, IMAGE_NAME, &srv), 0);
+	int fd = connect_to(srv);
+	struct lfs_ctl_req q = { .magic = LFS_CTL_MAGIC, .version = LFS_CTL_VERSION, .op = LFS_CTL_SNAP_LIST,
+				 .count = LFS_CTL_MAX_RECORDS };
+	struct lfs_ctl_resp r;
+	uint64_t pages = 0, seen = 0, last = 0;
+	for (;; pages++) {
+		size_t n = exchange(fd, &q, sizeof(q), &r);
+		ck_assert_int_eq(r.err, 0);
+		ck_assert_uint_eq(r.val[0], MANY_KEPT);
+		ck_assert_uint_le(r.count, LFS_CTL_MAX_RECORDS);
+		ck_assert_uint_eq(n, 48 + r.count * sizeof(struct lfs_ctl_ckpt));
+		for (uint32_t i = 0; i < r.count; i++) {
+			struct lfs_ctl_ckpt c;
+			memcpy(&c, reply + 48 + i * sizeof(c), sizeof(c));
+			ck_assert_uint_ge(c.seq, q.arg[0]);
+			ck_assert(c.seq > last);
+			last = c.seq;
+		}
+		seen += r.count;
+		ck_assert_uint_eq(r.val[3], MANY_KEPT - seen);
+		if (!r.val[3])
+			break;
+		q.arg[0] = last + 1;
+	}
+	ck_assert_uint_eq(seen, MANY_KEPT);
+	ck_assert_uint_eq(pages + 1, (MANY_KEPT + LFS_CTL_MAX_RECORDS - 1) / LFS_CTL_MAX_RECORDS);
+	q.count = LFS_CTL_MAX_RECORDS + 1;
+	exchange(fd, &q, sizeof(q), &r);
+	ck_assert_int_eq(r.err, -EPROTO);
+	close(fd);
+
+	struct lfs_ctl_where w;
+	lfs_ctl_server_where(srv, &w);
+	struct lfs_ctl_client cl = { -1 };
+	ck_assert_int_eq(lfs_ctl_connect_where(&cl, &w, getuid()), 0);
+	struct lfs_ckpt_info *got, *mine;
+	size_t ngot, nmine;
+	uint64_t held, held_mine;
+	uint32_t protect;
+	ck_assert_int_eq(lfs_ctl_ask_snapshots(&cl, &got, &ngot, &held, &protect), 0);
+	lfs_ctl_close(&cl);
+	ck_assert_int_eq(lfs_snapshot_list(fs, &mine, &nmine, &held_mine), 0);
+	ck_assert_uint_eq(ngot, MANY_KEPT);
+	ck_assert_uint_eq(nmine, ngot);
+	ck_assert_uint_eq(held, held_mine);
+	for (size_t i = 0; i < nmine; i++) {
+		ck_assert_uint_eq(got[i].seq, mine[i].seq);
+		ck_assert_uint_eq(got[i].time_ns, mine[i].time_ns);
+		ck_assert_uint_eq(got[i].flags, mine[i].flags);
+		ck_assert_uint_eq(got[i].own_bytes, mine[i].own_bytes);
+		ck_assert_str_eq(got[i].name, mine[i].name);
+	}
+	ck_assert_str_eq(got[10].name, "s10");
+	free(got);
+	free(mine);
+	finish(srv, fs);
+}
+END_TEST
+
+CHECK_MAIN("ctl_server", "socket", 300, where_and_info, malformed_refused_exactly,
+	   one_registered_cleaner, clean_verbs, request_counters, snap_list_pages_thousands)
