@@ -383,10 +383,19 @@ op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file
 	free(buf);
 }
 
+/* Whether a WRITE carries a direct write (O_DIRECT) rather than cached
+ * pages: the kernel's fuse_direct_IO invalidates the range only after a
+ * write it waited for (generic_file_direct_write), not after one it
+ * completes asynchronously (-EIOCBQUEUED). */
+static bool
+direct_write(const struct fuse_file_info *fi)
+{
+	return !fi->writepage && (fi->flags & O_DIRECT);
+}
+
 static void
 op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
-	(void)fi;
 	bool allocated = false;
 	/* the kernel no longer clears privileges itself (fuse_io.c) */
 	int dropped = drop_privs(req, ino);
@@ -403,9 +412,15 @@ op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off
 	if (headroom)
 		lfs_fuse_cache_mark(&D(req)->cache, ino);
 	allocated |= headroom;
+	/* A direct write the kernel completes asynchronously (libaio,
+	 * io_uring) leaves its pages of the range as they were, and a read
+	 * racing it may just have filled them with the old bytes: they go
+	 * now that the new ones are ours, before the write completes. */
+	if (n > 0 && direct_write(fi))
+		fuse_lowlevel_notify_inval_inode(D(req)->se, ino, off, n);
 	/* st_blocks changed under the kernel's attribute cache: drop the
 	 * cached attributes (offset -1 leaves the page cache alone) */
-	if (allocated)
+	else if (allocated)
 		fuse_lowlevel_notify_inval_inode(D(req)->se, ino, -1, 0);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);

@@ -2,11 +2,11 @@
 # deps.sh — install the Debian packages lfs needs to build, test and
 # benchmark (only those not installed yet).
 set -euo pipefail
-pkgs=(build-essential autoconf automake libtool pkg-config libfuse3-dev fuse3 zlib1g-dev libblkid-dev check
+pkgs=(build-essential autoconf automake libtool pkg-config libfuse3-dev fuse3 zlib1g-dev libblkid-dev check libaio-dev liburing-dev
       fio fuse2fs e2fsprogs python3 git gnuplot-nox util-linux procps psmisc acl attr
       strace xz-utils \
       debhelper dpkg-dev lintian \
-      clang libclang-rt-14-dev) # libFuzzer, for scripts/fuzz.sh; acl: acl.sh; attr: xattr.sh; strace: remount.sh; xz-utils: golden.sh; debhelper..: the .deb
+      clang libclang-rt-14-dev) # libFuzzer, for scripts/fuzz.sh; acl: acl.sh; attr: xattr.sh; strace: remount.sh; libaio-dev, liburing-dev: coherence.sh; xz-utils: golden.sh; debhelper..: the .deb
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,43 @@
+#!/bin/bash
+# coherence.sh — read-after-write with every kind of I/O mixed on one
+# file (coherence.c: buffered, direct, libaio and io_uring batches in
+# flight, a shared mapping, truncates; readers racing in other
+# processes), checked against a model: on kernel ext4 on a loop device
+# (the reference: it must pass there), then on lfs with the writeback
+# cache and with -o writethrough.  COHERENCE_SEEDS and COHERENCE_STEPS
+# make a longer run.
+. "$(dirname "$0")/lib.sh"
+COHERENCE="$top_builddir/tests/integration/coherence"
+[ -x "$COHERENCE" ] || fail "$COHERENCE is missing (make check builds it)"
+command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 (package e2fsprogs) is missing"
+SEEDS=${COHERENCE_SEEDS:-2}
+STEPS=${COHERENCE_STEPS:-300}
+
+# run_seeds DIR WHAT: every seed on a new file in DIR
+run_seeds() {
+	for seed in $(seq 1 "$SEEDS"); do
+		"$COHERENCE" "$1/f$seed" "$seed" "$STEPS" >"$WORK/out" 2>&1 ||
+			{ cat "$WORK/out"; fail "$2: seed $seed"; }
+		echo "ok $2, seed $seed: $(cat "$WORK/out")"
+	done
+}
+
+EXT4_IMG="$WORK/ext4.img"
+EXT4_MNT="$WORK/ext4"
+mkdir -p "$EXT4_MNT"
+truncate -s 64M "$EXT4_IMG"
+mkfs.ext4 -q -F "$EXT4_IMG"
+mount -o loop "$EXT4_IMG" "$EXT4_MNT"
+trap 'rc=$?; cd /; umount "$EXT4_MNT" 2>/dev/null || true; set +e; (exit $rc); cleanup' EXIT INT TERM
+run_seeds "$EXT4_MNT" "kernel ext4"
+umount "$EXT4_MNT"
+
+mkfs_img 128M
+lfs_mount
+run_seeds "$MNT" "lfs, writeback cache"
+lfs_umount
+lfs_mount writethrough
+run_seeds "$MNT" "lfs, -o writethrough"
+lfs_umount
+"$top_builddir/ckpt/fsck.lfs" "$IMG" >"$WORK/fsck" || { cat "$WORK/fsck"; fail "fsck after the runs"; }
+echo "ok fsck clean"
