@@ -105,13 +105,7 @@ dump() {
 	)
 }
 
-EXT4_IMG="$WORK/ext4.img"
-EXT4_MNT="$WORK/ext4"
-mkdir -p "$EXT4_MNT"
-truncate -s 64M "$EXT4_IMG"
-mkfs.ext4 -q -F "$EXT4_IMG"
-mount -o loop "$EXT4_IMG" "$EXT4_MNT"
-trap 'rc=$?; cd /; umount "$EXT4_MNT" 2>/dev/null || true; set +e; (exit $rc); cleanup' EXIT INT TERM
+ext4_mount 64M
 chmod 755 "$EXT4_MNT"
 scenario "$EXT4_MNT"
 dump "$EXT4_MNT" >"$WORK/ext4.out"

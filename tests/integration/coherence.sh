@@ -22,13 +22,7 @@ run_seeds() {
 	done
 }
 
-EXT4_IMG="$WORK/ext4.img"
-EXT4_MNT="$WORK/ext4"
-mkdir -p "$EXT4_MNT"
-truncate -s 64M "$EXT4_IMG"
-mkfs.ext4 -q -F "$EXT4_IMG"
-mount -o loop "$EXT4_IMG" "$EXT4_MNT"
-trap 'rc=$?; cd /; umount "$EXT4_MNT" 2>/dev/null || true; set +e; (exit $rc); cleanup' EXIT INT TERM
+ext4_mount 64M
 run_seeds "$EXT4_MNT" "kernel ext4"
 umount "$EXT4_MNT"
 

@@ -77,4 +77,17 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+# ext4_mount SIZE [mkfs.ext4 options]: kernel ext4 on a loop device at
+# $EXT4_MNT, the reference the side-by-side tests compare lfs with; the
+# trap unmounts it.
+ext4_mount() {
+	EXT4_IMG="$WORK/ext4.img"
+	EXT4_MNT="$WORK/ext4"
+	mkdir -p "$EXT4_MNT"
+	truncate -s "$1" "$EXT4_IMG"
+	mkfs.ext4 -q -F "${@:2}" "$EXT4_IMG"
+	mount -o loop "$EXT4_IMG" "$EXT4_MNT"
+	trap 'rc=$?; cd /; umount "$EXT4_MNT" 2>/dev/null || true; set +e; (exit $rc); cleanup' EXIT INT TERM
+}
+
 mkfs_img() { "$MKFS" -s "${1:-256M}" ${2:-} "$IMG" >/dev/null; }

@@ -165,13 +165,7 @@ getattr(sys.modules[__name__], sys.argv[1])(*[int(a) if a.isdigit() else a for a
 PY
 
 # 1. ext4 with ea_inode, then lfs, the same script
-EXT4_IMG="$WORK/ext4.img"
-EXT4_MNT="$WORK/ext4"
-mkdir -p "$EXT4_MNT"
-truncate -s 128M "$EXT4_IMG"
-mkfs.ext4 -q -F -b 4096 -I 256 -O ea_inode "$EXT4_IMG"
-mount -o loop "$EXT4_IMG" "$EXT4_MNT"
-trap 'rc=$?; cd /; umount "$EXT4_MNT" 2>/dev/null || true; set +e; (exit $rc); cleanup' EXIT INT TERM
+ext4_mount 128M -b 4096 -I 256 -O ea_inode
 "$PY" "$WORK/xa.py" compare "$EXT4_MNT" set >"$WORK/ext4.out"
 "$PY" "$WORK/xa.py" compare "$EXT4_MNT" get >"$WORK/ext4.get"
 # what ext4 allows per file, for the report
