@@ -34,6 +34,10 @@ struct lfs_daemon {
 	bool acl;                   /* offer POSIX ACLs (not -o noacl) */
 	bool dont_mask;             /* the umask is ours to apply (FUSE_CAP_DONT_MASK) */
 	bool writeback;             /* the kernel buffers writes (not -o writethrough) */
+	/* held by the one short direct read at a time that asks the kernel
+	 * to write back what it buffers (op_read): the WRITEs that asks for
+	 * always find a thread of the loop free to serve them */
+	pthread_mutex_t flush_past_eof;
 	struct lfs_fuse_cache cache; /* what those buffered writes may need */
 	uint64_t usable;            /* bytes the filesystem holds, for the cache's bound */
 	struct lfs_fuse_io io;

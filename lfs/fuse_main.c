@@ -357,7 +357,8 @@ main(int argc, char *argv[])
 	}
 	fuse_session_destroy(check);
 
-	struct lfs_daemon d = { .timeout = c.timeout, .writeback = !c.writethrough, .acl = !c.noacl };
+	struct lfs_daemon d = { .timeout = c.timeout, .writeback = !c.writethrough, .acl = !c.noacl,
+				.flush_past_eof = PTHREAD_MUTEX_INITIALIZER };
 	lfs_fuse_cache_init(&d.cache);
 	/* a snapshot of a mounted image is read through its daemon */
 	struct lfs_remote *remote = NULL;

@@ -366,16 +366,33 @@ op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, stru
 	fuse_reply_create(req, &e, fi);
 }
 
+/* A direct read that ends short of what was asked may have met the end
+ * of the file as lfs knows it while the kernel's writeback cache holds
+ * writes past it: the kernel flushes only the range a direct read covers,
+ * and, unlike a buffered read, takes a short reply as the end.  So the
+ * kernel is asked to write back (launder) its pages from there on, and
+ * the read is made again. */
+static ssize_t
+read_past_cached_eof(fuse_req_t req, fuse_ino_t ino, char *buf, size_t size, off_t off, ssize_t n)
+{
+	struct lfs_daemon *d = D(req);
+	pthread_mutex_lock(&d->flush_past_eof);
+	int err = fuse_lowlevel_notify_inval_inode(d->se, ino, off + n, 0);
+	pthread_mutex_unlock(&d->flush_past_eof);
+	return err ? n : lfs_read(FS(req), ino, buf, size, off);
+}
+
 static void
 op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
-	(void)fi;
 	char *buf = malloc(size ? size : 1);
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
 	ssize_t n = lfs_read(FS(req), ino, buf, size, off);
+	if (n >= 0 && (size_t)n < size && D(req)->writeback && (fi->flags & O_DIRECT))
+		n = read_past_cached_eof(req, ino, buf, size, off, n);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else

@@ -4,6 +4,11 @@
  *   lfs_fsx [-s SEED] [-n NUM_OPS] [-v] [-F MAXFILES] [-L MAX_FILE_LEN]
  *           [-R K] [-X OP,...] TESTDIR MODELDIR
  *
+ * Direct I/O (write_direct, read_direct: one pwrite/pread, or pieces in
+ * flight through libaio or io_uring) goes to the test side only, the
+ * model being written and read plainly, and each direct write is followed
+ * by buffered reads of its range: read-after-write across the two paths.
+ *
  * Every operation is applied to two trees with the same relative paths:
  * TESTDIR on the filesystem under test and MODELDIR on a trusted host
  * filesystem.  The model is the oracle, so any difference in return value,
@@ -51,6 +56,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/falloc.h>
+#include <libaio.h>
+#include <liburing.h>
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -1061,6 +1068,176 @@ static bool op_read(void)
 	return true;
 }
 
+/* --------------------------------------------------------- direct I/O */
+
+#define DIO_ALIGN 4096
+#define DIO_CHUNKS 4
+
+/* How a direct transfer goes: one pread/pwrite, or up to DIO_CHUNKS
+ * pieces in flight at once through libaio or io_uring. */
+enum dio_way { DIO_SYNC, DIO_AIO, DIO_URING, DIO_WAYS };
+static const char *const dio_name[] = { "pwrite", "libaio", "io_uring" };
+static unsigned char *dbuf;     /* DIO_ALIGN-aligned, MAX_IO */
+static io_context_t aio_ctx;
+static struct io_uring ring;
+
+static void dio_setup(void)
+{
+	if (posix_memalign((void **)&dbuf, DIO_ALIGN, MAX_IO) || io_setup(DIO_CHUNKS, &aio_ctx) < 0 ||
+	    io_uring_queue_init(DIO_CHUNKS, &ring, 0) < 0)
+		die("direct I/O setup: %s", strerror(errno));
+}
+
+/* [off, off + len) in n pieces, all submitted before any is waited for;
+ * the bytes done, or -errno of the first piece that failed. */
+static long dio_pieces(enum dio_way way, int fd, bool write, off_t off, size_t len)
+{
+	size_t n = 1 + (size_t)below(DIO_CHUNKS), piece = (len / n + DIO_ALIGN - 1) / DIO_ALIGN * DIO_ALIGN;
+	struct iocb cb[DIO_CHUNKS], *cp[DIO_CHUNKS];
+	size_t k = 0;
+	for (size_t at = 0; at < len; at += piece, k++) {
+		size_t l = len - at < piece ? len - at : piece;
+		if (way == DIO_AIO) {
+			if (write)
+				io_prep_pwrite(&cb[k], fd, dbuf + at, l, off + (off_t)at);
+			else
+				io_prep_pread(&cb[k], fd, dbuf + at, l, off + (off_t)at);
+			cp[k] = &cb[k];
+		} else {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+			if (write)
+				io_uring_prep_write(sqe, fd, dbuf + at, (unsigned)l, (uint64_t)(off + (off_t)at));
+			else
+				io_uring_prep_read(sqe, fd, dbuf + at, (unsigned)l, (uint64_t)(off + (off_t)at));
+		}
+	}
+	if (way == DIO_AIO ? io_submit(aio_ctx, (long)k, cp) != (long)k : io_uring_submit(&ring) != (int)k)
+		die("direct I/O submit: %s", strerror(errno));
+	long done = 0, err = 0;
+	for (size_t i = 0; i < k; i++) {
+		long res;
+		if (way == DIO_AIO) {
+			struct io_event ev;
+			while (io_getevents(aio_ctx, 1, 1, &ev, NULL) != 1)
+				;
+			res = (long)ev.res;
+		} else {
+			struct io_uring_cqe *cqe;
+			if (io_uring_wait_cqe(&ring, &cqe) < 0)
+				die("io_uring_wait_cqe");
+			res = cqe->res;
+			io_uring_cqe_seen(&ring, cqe);
+		}
+		if (res < 0 && !err)
+			err = res;
+		done += res > 0 ? res : 0;
+	}
+	return err ? err : done;
+}
+
+/* An aligned range from what pick_offset and pick_len would give. */
+static void dio_range(int mfd, off_t *off, size_t *len)
+{
+	*off = pick_offset(model_size_fd(mfd)) / DIO_ALIGN * DIO_ALIGN;
+	size_t l = (pick_len(*off) + DIO_ALIGN - 1) / DIO_ALIGN * DIO_ALIGN;
+	*len = l < MAX_IO ? l : MAX_IO;
+}
+
+/* Whether the model's descriptor is of a regular file (a path picked
+ * for a file may name a directory by now). */
+static bool dio_regular(int mfd)
+{
+	struct stat st;
+	return fstat(mfd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The test side's file again, for direct I/O (a pool's may be unlinked). */
+static int dio_open(int fd)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	int d = open(p, O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (d < 0)
+		die("reopen for direct I/O: %s", strerror(errno));
+	return d;
+}
+
+static long dio_do(enum dio_way way, int fd, bool write, off_t off, size_t len)
+{
+	if (way == DIO_SYNC) {
+		long r = write ? pwrite(fd, dbuf, len, off) : pread(fd, dbuf, len, off);
+		return r < 0 ? -errno : r;
+	}
+	return dio_pieces(way, fd, write, off, len);
+}
+
+/* The target of a direct op, opened with flags, and an aligned range of
+ * it; false when there is nothing to do (no such file, or not a file). */
+static bool dio_target(struct target *t, const char *op, enum dio_way way, int flags, off_t *off, size_t *len)
+{
+	target_pick(t, K_FILE, 40);
+	note("%s(%s) %s", op, dio_name[way], target_name(t));
+	if (!target_open(t, flags, 0))
+		return false;
+	if (!dio_regular(t->fd[MDL])) {
+		target_close(t);
+		return false;
+	}
+	dio_range(t->fd[MDL], off, len);
+	return true;
+}
+
+/* A direct write of the test side, a plain one of the model (whose host
+ * filesystem may not do O_DIRECT), then the buffered compare: what the
+ * kernel cached of the range must be gone. */
+static bool op_write_direct(void)
+{
+	struct target t;
+	enum dio_way way = (enum dio_way)below(DIO_WAYS);
+	off_t off;
+	size_t len;
+
+	if (!dio_target(&t, "write_direct", way, O_RDWR, &off, &len))
+		return true;
+	fill_data(dbuf, len);
+	note_more(" off=%lld len=%zu", (long long)off, len);
+	int dfd = dio_open(t.fd[TST]);
+	struct res r[2] = { res_of(0), res_of(pwrite(t.fd[MDL], dbuf, len, off)) };
+	long w = dio_do(way, dfd, true, off, len);
+	r[TST] = w < 0 ? (struct res){ -1, (int)-w } : res_of(w);
+	close(dfd);
+	same_outcome("direct write", r, true);
+	check_fds(t.fd, off, off + (off_t)len, false, "after direct write");
+	target_close(&t);
+	return true;
+}
+
+/* A direct read of the test side against a plain one of the model. */
+static bool op_read_direct(void)
+{
+	struct target t;
+	enum dio_way way = (enum dio_way)below(DIO_WAYS);
+	off_t off;
+	size_t len;
+
+	if (!dio_target(&t, "read_direct", way, O_RDONLY, &off, &len))
+		return true;
+	note_more(" off=%lld len=%zu", (long long)off, len);
+	int dfd = dio_open(t.fd[TST]);
+	long got = dio_do(way, dfd, false, off, len);
+	struct stat st[2];
+	fstat(dfd, &st[TST]);
+	fstat(t.fd[MDL], &st[MDL]);
+	close(dfd);
+	long want = pread(t.fd[MDL], cbuf[MDL], len, off);
+	if (got != want || (want > 0 && memcmp(dbuf, cbuf[MDL], (size_t)want)))
+		fail("direct read (%s) of [%lld, +%zu): test %ld bytes (size %lld), model %ld (size %lld)%s",
+		     dio_name[way], (long long)off, len, got, (long long)st[TST].st_size, want,
+		     (long long)st[MDL].st_size, got == want ? ", the bytes differ" : "");
+	target_close(&t);
+	return true;
+}
+
 static bool op_truncate(void)
 {
 	struct target t;
@@ -1653,6 +1830,8 @@ struct op {
 static struct op ops[] = {
 	OP("write",            20, op_write),
 	OP("read",             10, op_read),
+	OP("write_direct",      4, op_write_direct),
+	OP("read_direct",       2, op_read_direct),
 	OP("truncate",          6, op_truncate),
 	OP("punch_hole",        4, op_punch),
 	OP("fallocate",         3, op_falloc),
@@ -1917,6 +2096,7 @@ int main(int argc, char **argv)
 	/* Fixed so that creation modes are reproducible across environments. */
 	umask(022);
 	probe_model();
+	dio_setup();
 	/* Without setxattr no user xattr ever exists, so there is nothing to compare. */
 	if (op_by_name("setxattr")->excluded)
 		xattr_ok = false;
