@@ -226,8 +226,9 @@ finish(struct lfs_fs *fs, uint64_t seq, bool unlocked)
 	struct lfs_ckpt_job *j = &fs->ckpt_job;
 	while (j->active && j->h.ckpt_seq == seq) {
 		uint8_t stage = j->stage;
-		int err = 0;
-		if (fs->synced_bytes < j->upto)
+		/* failed or shut down while it waited: no step more */
+		int err = fs->fatal;
+		if (!err && fs->synced_bytes < j->upto)
 			err = unlocked ? lfs_sync_unlocked(fs, j->upto) : lfs_sync(fs);
 		if (!j->active || j->h.ckpt_seq != seq || j->stage != stage)
 			continue; /* another thread took a step meanwhile */

