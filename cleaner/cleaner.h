@@ -9,6 +9,7 @@
 #include "ctl_proto.h"
 #include "lfs.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -47,11 +48,17 @@ struct lfs_ctl_client {
 /* Connect to the daemon serving the mount at `mountpoint`, and only to
  * it (ctl_proto.h).  Returns 0 or -errno: -ENOTSOCK not an lfs mount
  * point, -ENOTCONN no control socket, -EPERM the socket is held by
- * someone else, -EPROTO a malformed answer; lfs_ctl_strerror() says so. */
+ * someone else, LFS_CTL_EUNTRUSTED the caller is root and the daemon
+ * runs as a user LFS_TRUST_UID does not name, -EPROTO a malformed
+ * answer; lfs_ctl_strerror() says so. */
 int lfs_ctl_connect(struct lfs_ctl_client *cl, const char *mountpoint);
+#define LFS_CTL_EUNTRUSTED (-EKEYREJECTED)
+/* The user (a uid or a name) whose daemon root's tools trust besides root. */
+#define LFS_TRUST_UID_ENV  "LFS_TRUST_UID"
 const char *lfs_ctl_strerror(int err);
 /* The second half of lfs_ctl_connect: connect to the socket `w` names and
- * check it is held by w->pid, as root or `owner`. */
+ * check it is held by w->pid, as root or `owner` (whom root trusts only
+ * as above). */
 int lfs_ctl_connect_where(struct lfs_ctl_client *cl, const struct lfs_ctl_where *w, uid_t owner);
 /* Connect to the parent process's control socket, abstract name `name`
  * (LFS_CTL_SOCKET_ENV): the cleaner a daemon starts reaches it so, never

@@ -3,8 +3,11 @@
  *
  * Connecting trusts nothing but the mount: the daemon serving it names
  * its socket and pid (LFS_IOC_CTL_WHERE), and the socket reached must be
- * held by that pid, running as root or as the mount's owner.  Replies
- * are checked for length before anything in them is used.
+ * held by that pid, running as root or as the mount's owner.  Root's
+ * tools go further and trust a daemon run by another user only when
+ * LFS_TRUST_UID names that user: such a daemon may serve any image it
+ * likes, and root would act on what it says.  Replies are checked for
+ * length before anything in them is used.
  */
 #include "cleaner.h"
 #include "ctl_server.h"
@@ -12,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +95,37 @@ ask_mount(const char *mountpoint, struct lfs_ctl_where *w, uid_t *owner)
 	return mount_owner(st.st_dev, owner);
 }
 
+/* The uid a refused daemon runs as, for lfs_ctl_strerror. */
+static _Thread_local uid_t untrusted_uid;
+
+/* Does LFS_TRUST_UID (a uid or a user name) name `uid`? */
+static bool
+trust_named(uid_t uid)
+{
+	const char *v = getenv(LFS_TRUST_UID_ENV);
+	if (!v || !*v)
+		return false;
+	char *end;
+	errno = 0;
+	unsigned long n = strtoul(v, &end, 10);
+	if (*end == '\0' && !errno && v[0] >= '0' && v[0] <= '9')
+		return n == (unsigned long)uid;
+	char buf[4096];
+	struct passwd pw, *found = NULL;
+	return getpwnam_r(v, &pw, buf, sizeof(buf), &found) == 0 && found && found->pw_uid == uid;
+}
+
+/* A daemon running as `uid`, the mount's owner: trusted by its owner,
+ * and by root only if told to. */
+static int
+trust(uid_t uid)
+{
+	if (uid == 0 || geteuid() != 0 || trust_named(uid))
+		return 0;
+	untrusted_uid = uid;
+	return LFS_CTL_EUNTRUSTED;
+}
+
 int
 lfs_ctl_connect_where(struct lfs_ctl_client *cl, const struct lfs_ctl_where *w, uid_t owner)
 {
@@ -113,6 +148,8 @@ lfs_ctl_connect_where(struct lfs_ctl_client *cl, const struct lfs_ctl_where *w, 
 			err = -errno;
 		else if ((uint32_t)cr.pid != w->pid || (cr.uid != 0 && cr.uid != owner))
 			err = -EPERM;
+		else
+			err = trust(cr.uid);
 	}
 	if (err) {
 		close(cl->fd);
@@ -149,6 +186,13 @@ lfs_ctl_strerror(int err)
 	case -ENOTCONN: return "the lfs daemon has no control socket";
 	case -EPERM: return "the control socket is not held by the daemon of this mount";
 	case -EPROTO: return "the daemon's answer is malformed (another lfs version?)";
+	case LFS_CTL_EUNTRUSTED: {
+		static _Thread_local char msg[160];
+		snprintf(msg, sizeof(msg),
+			 "the daemon of this mount runs as uid %u, not root: root trusts it only with %s=%u",
+			 (unsigned)untrusted_uid, LFS_TRUST_UID_ENV, (unsigned)untrusted_uid);
+		return msg;
+	}
 	case -EPROTONOSUPPORT:
 		return "the daemon speaks another version of the control protocol than this tool's (" LFS_CTL_VERSION_STR
 		       "): use the tools of the lfs that is mounted";

@@ -122,7 +122,12 @@ opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 			return 0;
 		}
 		if (!c->mountpoint) {
-			c->mountpoint = realpath(arg, NULL);
+			/* /dev/fd/N: a /dev/fuse descriptor its opener has
+			 * mounted already (mount.fuse3 -o drop_privileges);
+			 * libfuse takes it as it stands */
+			unsigned n;
+			char end;
+			c->mountpoint = sscanf(arg, "/dev/fd/%u%c", &n, &end) == 1 ? strdup(arg) : realpath(arg, NULL);
 			if (!c->mountpoint) {
 				fprintf(stderr, "lfs: %s: %s\n", arg, strerror(errno));
 				return -1;
@@ -219,27 +224,21 @@ usage(FILE *f)
 	       "and the generic FUSE mount options (ro, allow_other, ...).\n");
 }
 
-/* The cleaner: next to this program in a build tree, else where
- * make install put it, else on PATH. */
+/* The cleaner: where make install put it, or the program LFS_CLEANERD
+ * names (a build tree's, for the tests).  Never one found by a search
+ * (PATH, or beside this program): a daemon run by root would run as
+ * root whatever a user put there.  NULL after a message if the variable
+ * is not an absolute path. */
 static const char *
 cleaner_path(char *buf, size_t len)
 {
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		char *slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(buf, len, "%s/../cleaner/lfs_cleanerd", self);
-			if (access(buf, X_OK) == 0)
-				return buf;
-		}
+	const char *env = getenv(LFS_CLEANERD_ENV);
+	if (env && env[0] != '/') {
+		fprintf(stderr, "lfs: %s=%s: not an absolute path\n", LFS_CLEANERD_ENV, env);
+		return NULL;
 	}
-	snprintf(buf, len, "%s/lfs_cleanerd", LFS_SBINDIR);
-	if (access(buf, X_OK) == 0)
-		return buf;
-	return "lfs_cleanerd";
+	snprintf(buf, len, "%s", env ? env : LFS_SBINDIR "/lfs_cleanerd");
+	return buf;
 }
 
 /* Where messages go once detached: -o log=FILE; else syslog if the host
@@ -312,6 +311,11 @@ main(int argc, char *argv[])
 		}
 		free(c.cleaner_conf);
 		c.cleaner_conf = abs;
+	}
+	char cleaner[PATH_MAX];
+	if (!cleaner_path(cleaner, sizeof(cleaner))) {
+		cmdline_free(&c, &args);
+		return 2;
 	}
 	if (c.snapshot && !c.ro) {
 		/* a snapshot is read-only: the kernel is told so too */
@@ -454,9 +458,8 @@ main(int argc, char *argv[])
 	}
 	/* supervised: restarted when it dies, started and stopped by
 	 * lfs-clean; a read-only mount has nothing to clean */
-	char cleaner[PATH_MAX + 32];
-	if (!err && !c.ro && (err = lfs_supervisor_start(ctl, cleaner_path(cleaner, sizeof(cleaner)), c.mountpoint,
-							 c.cleaner_conf, !c.no_cleaner, &d.sup)))
+	if (!err && !c.ro &&
+	    (err = lfs_supervisor_start(ctl, cleaner, c.mountpoint, c.cleaner_conf, !c.no_cleaner, &d.sup)))
 		lfs_log("cannot supervise a cleaner: %s", strerror(-err));
 	/* several threads: one can be in the kernel fetching or answering
 	 * requests while another holds the filesystem lock */

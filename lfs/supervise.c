@@ -122,7 +122,7 @@ spawn(struct lfs_supervisor *sv)
 		for (int sig = SIGHUP; sig < NSIG; sig++)
 			(void)sigaction(sig, &dfl, NULL);
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		execvpe(sv->prog, argv, env);
+		execve(sv->prog, argv, env);
 		_exit(127);
 	}
 	int err = errno;

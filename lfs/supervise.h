@@ -21,7 +21,12 @@
 struct lfs_ctl_server;
 struct lfs_supervisor;
 
-/* `prog` is the cleaner to run, `conf` its -c file or NULL; with
+/* The cleaner the daemon runs instead of the installed one: an absolute
+ * path, set explicitly (the tests name the build tree's). */
+#define LFS_CLEANERD_ENV "LFS_CLEANERD"
+
+/* `prog` is the cleaner to run, by its absolute path (never searched
+ * for), `conf` its -c file or NULL; with
  * `enabled` false the supervisor waits for lfs-clean --start
  * (-o nocleaner).  0 or -errno. */
 int lfs_supervisor_start(struct lfs_ctl_server *ctl, const char *prog, const char *mountpoint, const char *conf,

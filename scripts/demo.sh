@@ -8,6 +8,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 IMG=${LFS_DEMO_IMAGE:-/var/tmp/lfs-demo.img}
 MNT=${LFS_DEMO_MNT:-/mnt/lfs-demo}
 mkdir -p "$MNT"
+# not installed: the daemon runs the build tree's cleaner only if told to
+export LFS_CLEANERD="$top/build/cleaner/lfs_cleanerd"
 if mountpoint -q "$MNT"; then
 	echo "demo: $MNT is already mounted"
 else
@@ -20,6 +22,6 @@ lfs is mounted: $IMG on $MNT (log-structured, cleaner running).
   use it:       cp -a /usr/include "$MNT"/ && ls "$MNT"
   statistics:   $top/build/cleaner/lfs_cleanerd --status "$MNT"
   unmount:      fusermount3 -u "$MNT"      (or: umount "$MNT")
-  remount:      $top/build/lfs/lfs "$IMG" "$MNT"
+  remount:      LFS_CLEANERD=$LFS_CLEANERD $top/build/lfs/lfs "$IMG" "$MNT"
   manual:       man -l $top/man/lfs.8
 MSG

@@ -15,6 +15,13 @@
  *   ctl_hostile verify NAME PID OWNER  lfs_ctl_connect_where() on a socket
  *                                  NAME said to be held by PID for a mount
  *                                  of OWNER: prints 0 or the error
+ *   ctl_hostile userd UID SOURCE MOUNTPOINT PROG ARG...  (as root) mount
+ *                                  FUSE from SOURCE at MOUNTPOINT for user
+ *                                  UID, allow_other,
+ *                                  and run PROG as UID on it, an ARG
+ *                                  @FUSE@ becoming /dev/fd/N: a user's lfs
+ *                                  daemon that root's tools can reach, as
+ *                                  with user_allow_other in fuse.conf
  */
 #include "cleaner.h"
 #include "ctl_server.h"
@@ -28,7 +35,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -393,9 +402,39 @@ done:
 	return 0;
 }
 
+static int
+userd(uid_t uid, const char *source, const char *mnt, char **argv)
+{
+	int fd = open("/dev/fuse", O_RDWR);
+	char opts[128], dev[32];
+	if (fd < 0) {
+		perror("/dev/fuse");
+		return 1;
+	}
+	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=%u,group_id=%u,allow_other,default_permissions",
+		 fd, (unsigned)uid, (unsigned)uid);
+	if (mount(source, mnt, "fuse.lfs", MS_NOSUID | MS_NODEV, opts) < 0) {
+		perror("mount");
+		return 1;
+	}
+	snprintf(dev, sizeof(dev), "/dev/fd/%d", fd);
+	for (char **a = argv; *a; a++)
+		if (strcmp(*a, "@FUSE@") == 0)
+			*a = dev;
+	if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0) {
+		perror("dropping to the user");
+		return 1;
+	}
+	execv(argv[0], argv);
+	perror(argv[0]);
+	return 127;
+}
+
 int
 main(int argc, char **argv)
 {
+	if (argc >= 6 && strcmp(argv[1], "userd") == 0)
+		return userd((uid_t)atol(argv[2]), argv[3], argv[4], argv + 5);
 	if (argc >= 3 && strcmp(argv[1], "squat") == 0)
 		return squat(argc - 2, argv + 2);
 	if (argc == 3 && strcmp(argv[1], "garbage") == 0)
@@ -410,6 +449,7 @@ main(int argc, char **argv)
 		lfs_ctl_close(&cl);
 		return 0;
 	}
-	fprintf(stderr, "usage: ctl_hostile squat NAME... | garbage MOUNTPOINT | verify NAME PID OWNER\n");
+	fprintf(stderr, "usage: ctl_hostile squat NAME... | garbage MOUNTPOINT | verify NAME PID OWNER |\n"
+			"       userd UID SOURCE MOUNTPOINT PROG ARG...\n");
 	return 2;
 }

@@ -5,7 +5,10 @@
 # user away; a socket held by anyone but the mount's daemon is refused by
 # the client; malformed, short, oversized and random requests, from the
 # stranger and from root, do not crash the daemon or hurt the filesystem;
-# lfs_cleanerd refuses an image whose superblock contradicts the daemon.
+# lfs_cleanerd refuses an image whose superblock contradicts the daemon;
+# root's tools (lfs-ckpt, lfs_cleanerd, lfs -o snapshot=) refuse the
+# daemon of a user's mount unless LFS_TRUST_UID names the user, whose
+# own tools keep using it.
 . "$(dirname "$0")/lib.sh"
 HOSTILE="$top_builddir/tests/integration/ctl_hostile"
 CKPT="$top_builddir/ckpt/lfs-ckpt"
@@ -22,8 +25,16 @@ stop_squatter() {
 	wait "$SQUAT_PID" 2>/dev/null || true
 	SQUAT_PID=
 }
+USER_PID=
+UMNT="$WORK/umnt"
+stop_userd() {
+	[ -n "$USER_PID" ] || return 0
+	umount "$UMNT" 2>/dev/null || umount -l "$UMNT" 2>/dev/null || true
+	wait "$USER_PID" 2>/dev/null || true
+	USER_PID=
+}
 # cleanup (lib.sh) takes the exit status from $?
-trap 'rc=$?; stop_squatter; (exit $rc) && cleanup || cleanup' EXIT INT TERM
+trap 'rc=$?; stop_squatter; stop_userd; (exit $rc) && cleanup || cleanup' EXIT INT TERM
 
 mkfs_img 128M
 # the names a squatter could guess: the one lfs used before, and others
@@ -91,8 +102,10 @@ for _ in $(seq 50); do grep -q ready "$WORK/squat.out" && break; sleep 0.1; done
 	fail "a socket of uid 65534 was taken for a root daemon's"
 [ "$("$HOSTILE" verify "lfs-ctl:impostor-$$" "$LFS_PID" 65534)" = "Operation not permitted" ] ||
 	fail "a socket held by another pid was taken for the daemon's"
-[ "$("$HOSTILE" verify "lfs-ctl:impostor-$$" "$SQUAT_PID" 65534)" = 0 ] ||
+[ "$(LFS_TRUST_UID=65534 "$HOSTILE" verify "lfs-ctl:impostor-$$" "$SQUAT_PID" 65534)" = 0 ] ||
 	fail "the check refuses a mount owner's own daemon"
+[ "$("$HOSTILE" verify "lfs-ctl:impostor-$$" "$SQUAT_PID" 65534)" = "Key was rejected by service" ] ||
+	fail "root took the word of a daemon run by uid 65534 without LFS_TRUST_UID"
 stop_squatter
 echo "ok the client checks the server's pid and uid"
 
@@ -111,3 +124,35 @@ grep -q "the daemon's geometry .* is not that of the image's superblock" "$WORK/
 lfs_umount
 mv -f "$IMG.mounted" "$IMG"
 echo "ok lfs_cleanerd refuses an image whose superblock contradicts the daemon"
+
+# A user's daemon (uid 65534, on a mount root reaches, as the user's
+# allow_other would give) serves whatever image it likes: root's tools
+# refuse to act on what it says, naming the way to trust it; told to
+# (LFS_TRUST_UID, a uid or a name), they do; the user's own tools always
+UIMG="$WORK/user.img"
+mkdir -p "$UMNT"
+"$MKFS" -s 64M "$UIMG" >/dev/null
+chown 65534:65534 "$UIMG"
+"$HOSTILE" userd 65534 "$UIMG" "$UMNT" "$LFS" -f -o nocleaner "$UIMG" @FUSE@ 2>"$WORK/user.log" &
+USER_PID=$!
+wait_mounted "$USER_PID" "$UMNT" "$WORK/user.log"
+# the user's own lfs-ckpt: answered once the daemon serves (FUSE holds
+# the request until then)
+"${NOBODY[@]}" "$CKPT" -s -n mine "$UMNT" >/dev/null 2>"$WORK/err" || { cat "$WORK/err" "$WORK/user.log"; fail "uid 65534's own lfs-ckpt -s"; }
+"${NOBODY[@]}" "$CKPT" -l "$UMNT" | matches "^image $UIMG, mounted at" || fail "uid 65534's own lfs-ckpt -l"
+untrusted="the daemon of this mount runs as uid 65534, not root: root trusts it only with LFS_TRUST_UID=65534"
+for cmd in "$CKPT -l" "$CKPT -c" "$CLEANERD --status" "$CLEANERD -f" "$top_builddir/cleaner/lfs-clean -s" "$top_builddir/cleaner/lfs-requests"; do
+	if timeout 20 $cmd "$UMNT" >"$WORK/out" 2>"$WORK/err"; then fail "root's $cmd took a user's daemon's word"; fi
+	grep -qF "$untrusted" "$WORK/err" || { cat "$WORK/err"; fail "root's $cmd: no reason given"; }
+done
+mkdir -p "$WORK/smnt"
+if "$LFS" -f -o snapshot=mine "$UIMG" "$WORK/smnt" 2>"$WORK/err"; then fail "root's snapshot mount read through a user's daemon"; fi
+grep -qF "$untrusted" "$WORK/err" || { cat "$WORK/err"; fail "root's snapshot mount: no reason given"; }
+LFS_TRUST_UID=65534 "$CKPT" -l "$UMNT" | matches "^image $UIMG, mounted at" || fail "LFS_TRUST_UID=65534: lfs-ckpt -l"
+name=$(getent passwd 65534 | cut -d: -f1)
+if [ -n "$name" ]; then
+	LFS_TRUST_UID=$name "$CKPT" -l "$UMNT" | matches "  mine$" || fail "LFS_TRUST_UID=$name: lfs-ckpt -l"
+fi
+if LFS_TRUST_UID=1000 "$CKPT" -l "$UMNT" >/dev/null 2>&1; then fail "LFS_TRUST_UID=1000 trusted uid 65534"; fi
+stop_userd
+echo "ok root's tools refuse a daemon run by uid 65534 unless LFS_TRUST_UID names it${name:+ (or $name)}"

@@ -5,6 +5,9 @@ set -euo pipefail
 : "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 LFS="$top_builddir/lfs/lfs"
 MKFS="$top_builddir/lfs/mkfs.lfs"
+# the daemons the tests start run the cleaner built beside them, which
+# they would not look for on their own (lfs(8), ENVIRONMENT)
+export LFS_CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
 
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }

@@ -6,7 +6,9 @@
 # resumes, makes a pass now (which cleans), stops and starts it;
 # -o nocleaner waits for lfs-clean --start; the cleaner ends with the
 # mount, killed if it is stuck; an umount right after the mount is
-# neither busy nor hung.
+# neither busy nor hung; a daemon run by root runs only the cleaner
+# installed with it or named by LFS_CLEANERD, never one planted beside a
+# copy of its program or on PATH.
 . "$(dirname "$0")/lib.sh"
 
 CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
@@ -242,3 +244,37 @@ started=$(grep -c "lfs_cleanerd.*: cleaning $MNT" "$WORK/cycles.log")
 [ "$started" -gt 0 ] || { cat "$WORK/cycles.log"; fail "no cleaner reached the filesystem in $cycles mounts"; }
 "$FSCK" "$IMG" >/dev/null || fail "fsck after the cycles"
 echo "ok umount right after the mount, $cycles times: never busy (the cleaner reached the filesystem in $started)"
+
+# The cleaner a daemon run by root starts runs as root: only the one
+# installed with it, or the one LFS_CLEANERD names (as lib.sh does for
+# the build tree), never one planted beside a copy of its program or
+# on PATH.  A relative LFS_CLEANERD is refused before anything mounts.
+P="$WORK/plant"
+mkdir -p "$P/bin" "$P/cleaner" "$P/path"
+cp "$LFS" "$P/bin/lfs"
+for d in cleaner path; do
+	printf '#!/bin/sh\ntouch "%s/ran-%s"\nexit 3\n' "$P" "$d" >"$P/$d/lfs_cleanerd"
+	chmod 755 "$P/$d/lfs_cleanerd"
+done
+rc=0
+LFS_CLEANERD=lfs_cleanerd "$LFS" -f "$IMG" "$MNT" 2>"$WORK/err" || rc=$?
+[ $rc = 2 ] || fail "a relative LFS_CLEANERD: status $rc"
+grep -q "LFS_CLEANERD=lfs_cleanerd: not an absolute path" "$WORK/err" || { cat "$WORK/err"; fail "relative LFS_CLEANERD: no reason"; }
+mountpoint -q "$MNT" && fail "mounted with a relative LFS_CLEANERD"
+env -u LFS_CLEANERD PATH="$P/path:$PATH" "$P/bin/lfs" -f -o "cleaner_conf=$WORK/cleaner.conf" "$IMG" "$MNT" \
+	2>"$WORK/plant.log" &
+LFS_PID=$!
+wait_mounted "$LFS_PID" "$MNT" "$WORK/plant.log"
+# the event: the supervisor has started a cleaner and seen it end, or
+# the installed one has reached the filesystem
+for _ in $(seq 200); do
+	grep -q "lfs_cleanerd (pid [0-9]*) exited\|cleaning $MNT" "$WORK/plant.log" && break
+	sleep 0.05
+done
+grep -q "lfs_cleanerd (pid [0-9]*) exited\|cleaning $MNT" "$WORK/plant.log" ||
+	{ cat "$WORK/plant.log"; fail "the daemon started no cleaner in 10 s"; }
+lfs_umount
+for d in cleaner path; do
+	[ ! -e "$P/ran-$d" ] || { cat "$WORK/plant.log"; fail "the root daemon ran the lfs_cleanerd planted in $P/$d"; }
+done
+echo "ok a root daemon runs neither a cleaner beside its program nor one on PATH; a relative LFS_CLEANERD is refused"
