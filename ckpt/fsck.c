@@ -110,16 +110,16 @@ main(int argc, char **argv)
 	}
 	/* both copies of the superblock must be the one in use */
 	const struct lfs_super *sb = lfs_fs_super(fs);
-	uint64_t copies[2] = { 0, sb->backup_sb }, bad[2];
-	int ncopies = sb->feature_compat & LFS_FEATURE_BACKUP_SB ? 2 : 1, nbad = 0;
-	for (int i = 0; i < ncopies; i++) {
+	uint64_t copies[2], bad[2];
+	int ncopies, errs[2];
+	int nbad = lfs_fsck_super_copies(fs, copies, &ncopies, bad, errs);
+	for (int i = 0, b = 0; i < ncopies; i++) {
 		const char *what = i ? "backup superblock" : "superblock";
-		int cerr = lfs_super_check_copy(lfs_fs_bdev(fs), sb, copies[i]);
-		if (cerr) {
+		if (b < nbad && bad[b] == copies[i]) {
 			printf("fsck.lfs: %s at block %" PRIu64 " %s\n", what, copies[i],
-			       cerr == -EFSCORRUPTED ? "is damaged (it differs from the superblock in use)"
-						     : strerror(-cerr));
-			bad[nbad++] = copies[i];
+			       errs[b] == -EFSCORRUPTED ? "is damaged (it differs from the superblock in use)"
+							: strerror(-errs[b]));
+			b++;
 		} else if (verbose) {
 			printf("fsck.lfs: %s at block %" PRIu64 " is intact\n", what, copies[i]);
 		}

@@ -365,6 +365,23 @@ check_kept(struct fsck *live)
 }
 
 int
+lfs_fsck_super_copies(struct lfs_fs *fs, uint64_t copies[2], int *ncopies, uint64_t bad[2], int errs[2])
+{
+	copies[0] = 0;
+	copies[1] = fs->sb.backup_sb;
+	*ncopies = fs->sb.feature_compat & LFS_FEATURE_BACKUP_SB ? 2 : 1;
+	int nbad = 0;
+	for (int i = 0; i < *ncopies; i++) {
+		int err = lfs_super_check_copy(&fs->dev, &fs->sb, copies[i]);
+		if (err) {
+			bad[nbad] = copies[i];
+			errs[nbad++] = err;
+		}
+	}
+	return nbad;
+}
+
+int
 lfs_fsck(struct lfs_fs *fs, uint64_t *problems)
 {
 	struct fsck fx = { .fs = fs }, *f = &fx;

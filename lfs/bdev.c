@@ -17,12 +17,19 @@
 int
 lfs_bdev_open(struct lfs_bdev *dev, const char *path, bool readonly)
 {
+	int fd = open(path, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return lfs_bdev_adopt(dev, fd, readonly);
+}
+
+int
+lfs_bdev_adopt(struct lfs_bdev *dev, int fd, bool readonly)
+{
 	memset(dev, 0, sizeof(*dev));
 	dev->trace_fd = -1;
 	dev->readonly = readonly;
-	dev->fd = open(path, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
-	if (dev->fd < 0)
-		return -errno;
+	dev->fd = fd;
 	struct stat st;
 	if (fstat(dev->fd, &st) < 0) {
 		int err = -errno;

@@ -36,6 +36,10 @@ struct lfs_bdev {
 
 /* Open PATH; returns 0 or -errno.  block_size may be set later. */
 int lfs_bdev_open(struct lfs_bdev *dev, const char *path, bool readonly);
+/* The same on a descriptor the caller opened (opened as `readonly`
+ * says), which the device owns from now on, closed on failure too:
+ * -ENOTBLK unless it is a regular file or a block device. */
+int lfs_bdev_adopt(struct lfs_bdev *dev, int fd, bool readonly);
 void lfs_bdev_close(struct lfs_bdev *dev);
 int lfs_bdev_read(struct lfs_bdev *dev, uint64_t blk, uint32_t nblk, void *buf);
 int lfs_bdev_write(struct lfs_bdev *dev, uint64_t blk, uint32_t nblk, const void *buf);

@@ -30,6 +30,7 @@ struct lfs_opts {
 				     * and compares block maps, a testing aid */
 	bool readonly;
 	bool hold_lock;             /* a daemon: hold the image lock alone while mounted, read-only too */
+	bool lock_held;             /* read-only: the caller holds the image lock itself (lfs-resize) */
 	bool verbose;
 	/* the standard mount options (lfs(8), MOUNT OPTIONS): when reads
 	 * move atime, and which changes are durable before the reply */
@@ -292,6 +293,14 @@ void lfs_get_stats(struct lfs_fs *fs, struct lfs_stats *st);
 void lfs_abandon(struct lfs_fs *fs);
 /* ckpt/fsck_core.c: check everything; problems are printed. */
 int lfs_fsck(struct lfs_fs *fs, uint64_t *problems);
+/* Both superblock copies must be the one in use: the blocks of those
+ * that are not go in bad[] with why in errs[] (-EFSCORRUPTED: it
+ * differs); how many; `copies` gets the blocks of all there are (1 or 2). */
+int lfs_fsck_super_copies(struct lfs_fs *fs, uint64_t copies[2], int *ncopies, uint64_t bad[2], int errs[2]);
+/* Was the image not cleanly unmounted?  Its newest checkpoint is not
+ * the clean one an unmount writes, or a log follows it: a writable
+ * mount would recover it (a read-only one did, in memory only). */
+bool lfs_needs_recovery(const struct lfs_fs *fs);
 
 /* The read-only switch that stands in for mount -o remount,ro|rw (the
  * kernel tells a FUSE daemon nothing of a remount; lfs(8), REMOUNTING).

@@ -270,6 +270,7 @@ struct lfs_fs {
 	uint32_t max_pseg;          /* blocks per pseg after the summary */
 	int fatal;                  /* after a failed write or flush: -EIO forever (fail.c) */
 	bool shut_down;             /* fatal because lfs_shutdown asked, not a failure */
+	bool needs_recovery;        /* at mount: not cleanly unmounted (lfs_needs_recovery) */
 	bool acl;                   /* POSIX ACLs in use (lfs_set_acl) */
 
 	/* inode map: protected by lock */

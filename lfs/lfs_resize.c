@@ -4,17 +4,21 @@
  *
  *   lfs-resize [-n] DEVICE|IMAGE [SIZE]
  *
- * First the image is mounted and unmounted in-process, so that its
- * newest checkpoint is clean (recovery done, nothing to roll forward
- * into the new geometry); then, under the image lock, an image file is
- * extended and grow.c rewrites the checkpoint and both superblocks.
- * Shrinking is refused.
+ * The image may come from anyone, and root may be the one resizing it:
+ * it is opened once, never through a symbolic link, and checked as
+ * fsck.lfs checks it, read-only, before anything is written.  An image
+ * that was not cleanly unmounted is refused rather than recovered here:
+ * mounting and unmounting it does that, with the daemon's care.  Then,
+ * under the image lock taken at the open, an image file is extended and
+ * grow.c rewrites the checkpoint and both superblocks.  Shrinking is
+ * refused.
  */
 #include "image.h"
 #include "lfs.h"
 #include "tool.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -29,6 +33,45 @@ usage(FILE *f)
 		   "  SIZE  the new size (K, M, G, T suffixes); default: the device's or file's size;\n"
 		   "        an image file is extended to it; only growing is supported\n"
 		   "  -n    say what would be done, change nothing\n" LFS_TOOL_HELP_LINES);
+}
+
+/* Check the image open on `fd` as fsck.lfs does, read-only (roll-forward,
+ * if it needs one, in memory only), with the image lock held (`locked`)
+ * or not; 0, or -1 after saying why not. */
+static int
+check_image(const char *path, int fd, bool locked)
+{
+	char fdpath[32];
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	lfs_log_set_quiet_info(true);
+	struct lfs_opts o;
+	lfs_opts_default(&o);
+	o.readonly = true;
+	o.lock_held = locked;
+	struct lfs_fs *fs;
+	int err = lfs_mount(fdpath, &o, &fs);
+	if (err) {
+		fprintf(stderr, "lfs-resize: %s cannot be opened: %s; see fsck.lfs\n", path, strerror(-err));
+		return -1;
+	}
+	uint64_t problems = 0, copies[2], bad[2];
+	int ncopies, errs[2];
+	err = lfs_fsck(fs, &problems);
+	if (!err)
+		problems += (uint64_t)lfs_fsck_super_copies(fs, copies, &ncopies, bad, errs);
+	bool recover = lfs_needs_recovery(fs);
+	lfs_abandon(fs);
+	if (err || problems) {
+		fprintf(stderr, "lfs-resize: %s: %s%s; nothing was changed: run fsck.lfs %s\n", path,
+			err ? "cannot be checked: " : "fsck.lfs finds problems", err ? strerror(-err) : "", path);
+		return -1;
+	}
+	if (recover) {
+		fprintf(stderr, "lfs-resize: %s was not cleanly unmounted; nothing was changed: mount it with lfs "
+				"and unmount it first, which recovers it\n", path);
+		return -1;
+	}
+	return 0;
 }
 
 int
@@ -52,30 +95,28 @@ main(int argc, char **argv)
 		fprintf(stderr, "lfs-resize: bad size '%s'\n", argv[optind + 1]);
 		return 2;
 	}
-	struct stat st;
-	if (stat(path, &st) < 0) {
-		fprintf(stderr, "lfs-resize: %s: %s\n", path, strerror(errno));
+	/* never through a link (one swapped in after a look at it would
+	 * be followed): the file or device itself, then only this descriptor */
+	int fd = open(path, (dry_run ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "lfs-resize: %s: %s\n", path,
+			errno == ELOOP ? "a symbolic link: name the image file or device itself" : strerror(errno));
 		return 1;
 	}
-	if (!dry_run) {
-		/* a clean checkpoint: the mount recovers, the unmount writes it */
-		struct lfs_opts o;
-		lfs_opts_default(&o);
-		o.hold_lock = true;
-		struct lfs_fs *fs;
-		int err = lfs_mount(path, &o, &fs);
-		if (!err)
-			err = lfs_unmount(fs);
-		if (err) {
-			fprintf(stderr, "lfs-resize: %s: cannot open it to write a clean checkpoint: %s\n", path,
-				strerror(-err));
-			return 1;
-		}
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		fprintf(stderr, "lfs-resize: %s: %s\n", path, strerror(errno));
+		close(fd);
+		return 1;
 	}
 	struct lfs_bdev dev;
 	struct lfs_super old, grown;
-	if (lfs_tool_open_image("lfs-resize", path, !dry_run, &dev, &old))
+	if (lfs_tool_open_image_fd("lfs-resize", path, fd, !dry_run, &dev, &old))
 		return 1;
+	if (check_image(path, dev.fd, !dry_run)) {
+		lfs_bdev_close(&dev);
+		return 1;
+	}
 	int status = 1;
 	if (!size)
 		size = dev.size_bytes;

@@ -281,7 +281,7 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 		lfs_log("%s: %s", path, strerror(-err));
 		return err;
 	}
-	if ((err = lock_image(&dev, path, opts->readonly, opts->hold_lock))) {
+	if ((!opts->lock_held || !opts->readonly) && (err = lock_image(&dev, path, opts->readonly, opts->hold_lock))) {
 		lfs_bdev_close(&dev);
 		return err;
 	}
@@ -330,6 +330,7 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 	}
 	if (!err)
 		err = lfs_recover(fs, &hdr, &found);
+	fs->needs_recovery = found || !(hdr.flags & LFS_CKPT_CLEAN);
 	if (!err && !lfs_imap_valid_ino(fs, LFS_ROOT_INO)) {
 		lfs_log("the root directory is missing from the inode map");
 		err = -EFSCORRUPTED;
@@ -339,7 +340,7 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 	for (int w = 0; w < 2 && !err && !opts->readonly; w++)
 		err = lfs_region_adopt(fs, w);
 	if (!err && !opts->readonly) {
-		if (found || !(hdr.flags & LFS_CKPT_CLEAN)) {
+		if (fs->needs_recovery) {
 			/* Continue in fresh segments, so psegs left after the end
 			 * of the log can never follow new ones (recover.c). */
 			err = lfs_seg_pick_next(fs, &fs->cur_seg);
@@ -371,6 +372,12 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 	fs->last_flush_ns = lfs_now_ns();
 	*out = fs;
 	return 0;
+}
+
+bool
+lfs_needs_recovery(const struct lfs_fs *fs)
+{
+	return fs->needs_recovery;
 }
 
 void

@@ -5,6 +5,7 @@
 #include "lfs_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -84,9 +85,23 @@ lfs_uuid_parse(const char *s, uint8_t uuid[16])
 int
 lfs_tool_open_image(const char *name, const char *path, bool write, struct lfs_bdev *dev, struct lfs_super *sb)
 {
-	int err = lfs_bdev_open(dev, path, !write);
-	if (err) {
+	int fd = open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0) {
+		int err = -errno;
 		fprintf(stderr, "%s: %s: %s\n", name, path, strerror(-err));
+		return err;
+	}
+	return lfs_tool_open_image_fd(name, path, fd, write, dev, sb);
+}
+
+int
+lfs_tool_open_image_fd(const char *name, const char *path, int fd, bool write, struct lfs_bdev *dev,
+		       struct lfs_super *sb)
+{
+	int err = lfs_bdev_adopt(dev, fd, !write);
+	if (err) {
+		fprintf(stderr, "%s: %s: %s\n", name, path,
+			err == -ENOTBLK ? "neither a regular file nor a block device" : strerror(-err));
 		return err;
 	}
 	char where[4096];

@@ -55,6 +55,11 @@ struct lfs_super;
  * wrong on stderr, prefixed with the tool's name; 0 or -errno. */
 int lfs_tool_open_image(const char *name, const char *path, bool write, struct lfs_bdev *dev,
 			struct lfs_super *sb);
+/* The same on `fd`, opened by the caller (read-write for `write`) from
+ * `path`, which only names it in messages; the device owns fd from now
+ * on.  Neither a regular file nor a block device: -ENOTBLK. */
+int lfs_tool_open_image_fd(const char *name, const char *path, int fd, bool write, struct lfs_bdev *dev,
+			   struct lfs_super *sb);
 
 /* 16 bytes -> "0123abcd-...": `out` holds LFS_UUID_STR bytes. */
 void lfs_uuid_format(const uint8_t uuid[16], char *out);

@@ -5,7 +5,9 @@
 # with fsck clean, the data intact, the room usable and the backup
 # superblock moved to the new last block (block 0 destroyed, it still
 # mounts); -n changes nothing; shrinking and a size beyond what the
-# checkpoint regions can describe are refused with a message.
+# checkpoint regions can describe are refused with a message; so are a
+# symbolic link, an image fsck.lfs rejects and one not cleanly unmounted
+# (-n too), each with the image untouched.
 . "$(dirname "$0")/lib.sh"
 
 TUNE="$top_builddir/lfs/lfs-tune"
@@ -81,3 +83,61 @@ sums | grep -v ' ./more$' | diff - "$WORK/sums" || fail "data after losing block
 [ "$(stat -c %s "$MNT/more")" = $((120 << 20)) ] || fail "the file in the grown room after losing block 0"
 lfs_umount
 echo "ok lfs-resize 64M -> 256M: fsck clean, data intact, 120 MiB more written, backup superblock moved"
+
+# What it is handed is checked before anything is written: a symbolic
+# link is refused (the image itself must be named, so none can be
+# swapped in), so is an image fsck.lfs rejects, and one that was not
+# cleanly unmounted (recovering it is a mount's work, not lfs-resize's);
+# each leaves the image as it was.  Unmounted once, it grows.
+unchanged() { # what
+	[ "$before" = "$(md5sum < "$IMG")" ] || fail "$1: the image was written"
+	[ "$(stat -c %s "$IMG")" = $((64 << 20)) ] || fail "$1: the image size changed"
+}
+refused() { # what, message, lfs-resize's arguments...
+	local what=$1 msg=$2 rc=0
+	shift 2
+	"$RESIZE" "$@" >/dev/null 2>"$WORK/err" || rc=$?
+	[ $rc = 1 ] && grep -q "$msg" "$WORK/err" || { cat "$WORK/err"; fail "$what: status $rc"; }
+	unchanged "$what"
+	echo "ok lfs-resize refuses $what: $(cat "$WORK/err")"
+}
+rm -f "$IMG"
+mkfs_img 64M
+lfs_mount
+head -c 300K /dev/urandom > "$MNT/early"
+lfs_umount
+ln -s "$IMG" "$WORK/link"
+before=$(md5sum < "$IMG")
+refused "a symbolic link" "a symbolic link: name the image file or device itself" "$WORK/link" 128M
+
+backup=$("$FSCK" -v "$IMG" | sed -n 's/.*backup superblock at block \([0-9]*\) is intact.*/\1/p')
+[ -n "$backup" ] || fail "no backup superblock found"
+cp "$IMG" "$WORK/good.img"
+head -c 4096 /dev/urandom | dd of="$IMG" bs=4096 seek="$backup" conv=notrunc status=none
+rc=0; "$FSCK" "$IMG" >/dev/null 2>&1 || rc=$?
+[ $rc = 4 ] || fail "fsck.lfs: status $rc on an image with its backup superblock overwritten"
+before=$(md5sum < "$IMG")
+refused "an image fsck.lfs rejects" "fsck.lfs finds problems; nothing was changed" "$IMG" 128M
+
+mv "$WORK/good.img" "$IMG"
+lfs_mount
+head -c 1M /dev/urandom > "$MNT/late"
+sync "$MNT/late"
+cp "$MNT/late" "$WORK/late"
+kill -KILL "$LFS_PID"
+wait "$LFS_PID" 2>/dev/null || true
+LFS_PID=
+umount "$MNT" 2>/dev/null || umount -l "$MNT"
+flock -w 60 "$IMG" true || fail "image still locked a minute after the daemon was killed"
+before=$(md5sum < "$IMG")
+why="was not cleanly unmounted; nothing was changed: mount it with lfs and unmount it first"
+refused "an image not cleanly unmounted" "$why" "$IMG" 128M
+refused "an image not cleanly unmounted (-n)" "$why" -n "$IMG" 128M
+lfs_mount
+lfs_umount
+"$RESIZE" "$IMG" 128M >/dev/null || fail "lfs-resize after a mount and unmount"
+fsck_clean "lfs-resize after recovery"
+lfs_mount
+cmp "$MNT/late" "$WORK/late" || fail "the file written before the crash"
+lfs_umount
+echo "ok lfs-resize grows that image once mounted and unmounted"
