@@ -219,13 +219,23 @@ lfs_getattr(struct lfs_fs *fs, uint64_t ino, struct stat *st)
 	return unlock(fs, err);
 }
 
-/* What Linux does to a file's privileges when it is written, truncated or
- * given away: the file capability goes; for a caller without CAP_FSETID
- * (who != NULL) set-user-ID goes, and set-group-ID goes if group
- * execution is on or the caller is not in the file's group.  Returns 1
- * if anything changed. */
+/* setattr_should_drop_sgid's rule: without group execution, set-group-ID
+ * marks mandatory locking rather than a privilege, and stays for a caller
+ * in the file's group or privileged (who == NULL). */
+static bool
+sgid_goes(const struct lfs_inode *ip, const struct lfs_caller *who)
+{
+	if (!(ip->di.mode & S_ISGID))
+		return false;
+	if (ip->di.mode & S_IXGRP)
+		return true;
+	return who && (!who->in_group || !who->in_group(who->ctx, ip->di.gid));
+}
+
+/* Take the file capability and the mode bits `kill` (of S_ISUID and
+ * S_ISGID) away.  Returns 1 if anything changed. */
 static int
-drop_privs(struct lfs_fs *fs, struct lfs_inode *ip, const struct lfs_caller *who)
+drop_privs(struct lfs_fs *fs, struct lfs_inode *ip, uint32_t kill)
 {
 	int changed = 0;
 	if (ip->di.xattr || ip->xattr_dirty) {
@@ -235,12 +245,7 @@ drop_privs(struct lfs_fs *fs, struct lfs_inode *ip, const struct lfs_caller *who
 		else if (err != -ENODATA)
 			return err;
 	}
-	uint32_t mode = ip->di.mode;
-	if (who && S_ISREG(mode) && (mode & (S_ISUID | S_ISGID))) {
-		mode &= ~(uint32_t)S_ISUID;
-		if ((mode & S_IXGRP) || !who->in_group || !who->in_group(who->ctx, ip->di.gid))
-			mode &= ~(uint32_t)S_ISGID;
-	}
+	uint32_t mode = ip->di.mode & ~kill;
 	if (mode != ip->di.mode) {
 		ip->di.mode = mode;
 		lfs_inode_touch(ip, false, true);
@@ -250,12 +255,27 @@ drop_privs(struct lfs_fs *fs, struct lfs_inode *ip, const struct lfs_caller *who
 	return changed;
 }
 
-static bool
-in_any_group(void *ctx, gid_t gid)
+/* What a write or truncate takes from a regular file, as Linux's
+ * setattr_should_drop_suidgid says: for a caller without CAP_FSETID
+ * (who != NULL) set-user-ID, and set-group-ID by sgid_goes. */
+static uint32_t
+write_kills(const struct lfs_inode *ip, const struct lfs_caller *who)
 {
-	(void)ctx;
-	(void)gid;
-	return true;
+	if (!who || !S_ISREG(ip->di.mode))
+		return 0;
+	return S_ISUID | (sgid_goes(ip, who) ? S_ISGID : 0);
+}
+
+/* What chown(2) takes from any non-directory, as the VFS does
+ * (chown_common, notify_change), whoever asks and even if nothing
+ * changes hands: set-user-ID, and set-group-ID by sgid_goes for the
+ * file's group before the change. */
+static uint32_t
+chown_kills(const struct lfs_inode *ip, const struct lfs_caller *who)
+{
+	if (S_ISDIR(ip->di.mode))
+		return 0;
+	return S_ISUID | (sgid_goes(ip, who) ? S_ISGID : 0);
 }
 
 /* Take the lock (held on return, error or not) and the inode `ino` of a
@@ -274,12 +294,19 @@ lfs_drop_privs(struct lfs_fs *fs, uint64_t ino, const struct lfs_caller *who)
 	struct lfs_inode *ip;
 	int err = lock_inode_for_change(fs, ino, &ip);
 	if (!err)
-		err = drop_privs(fs, ip, who);
+		err = drop_privs(fs, ip, write_kills(ip, who));
 	return unlock(fs, err);
 }
 
 int
 lfs_setattr(struct lfs_fs *fs, uint64_t ino, const struct stat *a, int to_set, struct stat *out)
+{
+	return lfs_setattr_as(fs, ino, a, to_set, NULL, out);
+}
+
+int
+lfs_setattr_as(struct lfs_fs *fs, uint64_t ino, const struct stat *a, int to_set,
+	       const struct lfs_caller *who, struct stat *out)
 {
 	struct lfs_inode *ip;
 	int err = lock_inode_for_change(fs, ino, &ip);
@@ -305,11 +332,8 @@ lfs_setattr(struct lfs_fs *fs, uint64_t ino, const struct stat *a, int to_set, s
 	}
 	/* a file given away loses its privileges, as chown(2) says; a mode
 	 * set in the same call (the kernel's own clearing) comes after */
-	/* given away, group execution decides alone (root's rule; the
-	 * owner is in the group it gives the file to) */
-	static const struct lfs_caller chown_caller = { in_any_group, NULL };
-	if ((to_set & (LFS_SET_UID | LFS_SET_GID)) && !S_ISDIR(di->mode) &&
-	    (err = drop_privs(fs, ip, &chown_caller)) < 0)
+	if ((to_set & (LFS_SET_UID | LFS_SET_GID | LFS_SET_CHOWN)) && !S_ISDIR(di->mode) &&
+	    (err = drop_privs(fs, ip, chown_kills(ip, who))) < 0)
 		return unlock(fs, err);
 	if ((to_set & LFS_SET_MODE) && (di->mode & 07777) != (a->st_mode & 07777)) {
 		uint32_t was = di->mode;

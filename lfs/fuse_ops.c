@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,6 +197,36 @@ caller_in_group(void *ctx, gid_t gid)
 	return false;
 }
 
+/* Whether the caller has CAP_FSETID, which the kernel does not tell with
+ * a chown: its thread's effective set in /proc or, where that cannot be
+ * read (a caller outside our pid namespace), whether it is root. */
+static bool
+caller_fsetid(fuse_req_t req)
+{
+	const struct fuse_ctx *c = fuse_req_ctx(req);
+	char path[40], line[128];
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)c->pid);
+	FILE *f = c->pid > 0 ? fopen(path, "re") : NULL;
+	if (!f)
+		return c->uid == 0;
+	bool found = false, fsetid = false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long long caps;
+		found = sscanf(line, "CapEff: %llx", &caps) == 1;
+		fsetid = found && (caps >> CAP_FSETID & 1);
+	}
+	fclose(f);
+	return found ? fsetid : c->uid == 0;
+}
+
+/* chown keeps set-group-ID without group execution for a caller in the
+ * file's group or with CAP_FSETID (Linux's in_group_or_capable) */
+static bool
+caller_in_group_or_fsetid(void *ctx, gid_t gid)
+{
+	return caller_in_group(ctx, gid) || caller_fsetid(ctx);
+}
+
 /* Privileges a write or truncate takes away (lfs_drop_privs): the kernel
  * leaves them to us once FUSE_HANDLE_KILLPRIV_V2 is agreed. */
 static int
@@ -222,12 +253,18 @@ op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (to_set & map[i].fuse)
 			set |= map[i].lfs;
+	/* Once the kernel leaves privileges to us, a chown(2) of -1, -1 comes
+	 * as a SETATTR of nothing (ctime alone under the writeback cache):
+	 * the kernel sends one only for privileges to go. */
+	if (D(req)->io.killpriv && !(set & ~LFS_SET_CTIME))
+		set |= LFS_SET_CHOWN;
+	struct lfs_caller who = { caller_in_group_or_fsetid, req };
 	struct stat st;
 	int err = 0;
 	if (set & LFS_SET_SIZE)
 		err = drop_privs(req, ino);
 	if (err >= 0)
-		WITH_ROOM(req, err, lfs_setattr(FS(req), ino, attr, set, &st));
+		WITH_ROOM(req, err, lfs_setattr_as(FS(req), ino, attr, set, &who, &st));
 	if (err)
 		fuse_reply_err(req, -err);
 	else

@@ -96,14 +96,31 @@ int lfs_lookup(struct lfs_fs *fs, uint64_t dir, const char *name, struct stat *s
 void lfs_forget(struct lfs_fs *fs, uint64_t ino, uint64_t nlookup);
 int lfs_getattr(struct lfs_fs *fs, uint64_t ino, struct stat *st);
 
-/* setattr: which fields of `st` to apply */
+/* Who asks for a change that may take privileges away (setattr, write). */
+struct lfs_caller {
+	/* whether the caller is in group gid or, for chown, has CAP_FSETID
+	 * (the kernel has said a writer lacks it); NULL: it is not */
+	bool (*in_group)(void *ctx, gid_t gid);
+	void *ctx;
+};
+
+/* setattr: which fields of `st` to apply.  LFS_SET_CHOWN: the call is a
+ * chown(2), even one that changes nothing (-1, -1); LFS_SET_UID and
+ * LFS_SET_GID imply it.  A non-directory chown(2)ed loses its file
+ * capability, set-user-ID, and set-group-ID if group execution is on or
+ * the caller is neither in the file's group nor privileged, as on ext4. */
 enum {
 	LFS_SET_MODE = 1 << 0, LFS_SET_UID = 1 << 1, LFS_SET_GID = 1 << 2,
 	LFS_SET_SIZE = 1 << 3, LFS_SET_ATIME = 1 << 4, LFS_SET_MTIME = 1 << 5,
 	LFS_SET_ATIME_NOW = 1 << 6, LFS_SET_MTIME_NOW = 1 << 7, LFS_SET_CTIME = 1 << 8,
+	LFS_SET_CHOWN = 1 << 9,
 };
+/* lfs_setattr is for a privileged caller (root, CAP_FSETID); lfs_setattr_as
+ * for `who` (NULL: privileged). */
 int lfs_setattr(struct lfs_fs *fs, uint64_t ino, const struct stat *attr, int to_set,
 		struct stat *out);
+int lfs_setattr_as(struct lfs_fs *fs, uint64_t ino, const struct stat *attr, int to_set,
+		   const struct lfs_caller *who, struct stat *out);
 
 int lfs_mknod(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, dev_t rdev,
 	      const struct lfs_cred *cred, struct stat *out);
@@ -158,14 +175,10 @@ void lfs_set_cache_headroom(struct lfs_fs *fs, uint64_t bytes);
  * else -ENOSPC or the filesystem's error. */
 int lfs_space_check(struct lfs_fs *fs);
 int lfs_fsync(struct lfs_fs *fs, uint64_t ino, bool datasync);
-/* Before a write, truncate or chown: remove the file capability and, for
- * a caller without CAP_FSETID (who != NULL), clear set-user-ID and
- * set-group-ID as Linux does.  1 if anything changed, else 0 or -errno. */
-struct lfs_caller {
-	/* whether the caller is in group gid; NULL: it is not */
-	bool (*in_group)(void *ctx, gid_t gid);
-	void *ctx;
-};
+/* Before a write or truncate: remove the file capability and, for a
+ * caller without CAP_FSETID (who != NULL), clear set-user-ID and
+ * set-group-ID of a regular file as Linux does.  1 if anything changed,
+ * else 0 or -errno. */
 int lfs_drop_privs(struct lfs_fs *fs, uint64_t ino, const struct lfs_caller *who);
 int lfs_syncfs(struct lfs_fs *fs);
 /* Stop writing the image now, as ext4's FS_IOC_SHUTDOWN does (fail.c):

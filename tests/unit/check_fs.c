@@ -286,6 +286,53 @@ START_TEST(rename_whiteout)
 }
 END_TEST
 
+static bool
+in_group_1000(void *ctx, gid_t gid)
+{
+	(void)ctx;
+	return gid == 1000;
+}
+
+/* chown(2) of a non-directory, as on ext4: set-user-ID goes, whoever
+ * asks and even for -1, -1 (LFS_SET_CHOWN alone); set-group-ID goes with
+ * group execute, or, without, for a caller neither in the file's group
+ * nor privileged; a directory keeps both. */
+START_TEST(chown_clears_setid)
+{
+	testfs_make(32 << 20, 1 << 20);
+	struct lfs_fs *fs = testfs_mount();
+	static const mode_t types[] = { S_IFREG, S_IFIFO, S_IFSOCK, S_IFBLK, S_IFCHR };
+	const struct lfs_caller owner = { in_group_1000, NULL };
+	struct stat st, a = { .st_gid = 1000 };
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "n%zu", i);
+		ck_assert_int_eq(lfs_mknod(fs, LFS_ROOT_INO, name, types[i] | 06555, 0, &testfs_me, &st), 0);
+		uint64_t ino = st.st_ino;
+		ck_assert_uint_eq(st.st_mode & 07777, 06555);
+		ck_assert_int_eq(lfs_setattr_as(fs, ino, &a, LFS_SET_GID, &owner, &st), 0);
+		ck_assert_uint_eq(st.st_mode, types[i] | 0555);
+		a.st_mode = 06745;
+		ck_assert_int_eq(lfs_setattr(fs, ino, &a, LFS_SET_MODE, &st), 0);
+		ck_assert_int_eq(lfs_setattr_as(fs, ino, &a, LFS_SET_CHOWN, &owner, &st), 0);
+		ck_assert_uint_eq(st.st_mode & 07777, 02745);
+		a.st_gid = 1001;
+		ck_assert_int_eq(lfs_setattr(fs, ino, &a, LFS_SET_GID, &st), 0);
+		ck_assert_uint_eq(st.st_mode & 07777, 02745);
+		ck_assert_int_eq(lfs_setattr_as(fs, ino, &a, LFS_SET_CHOWN, &owner, &st), 0);
+		ck_assert_uint_eq(st.st_mode & 07777, 0745);
+		a.st_gid = 1000;
+	}
+	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "d", 0755, &testfs_me, &st), 0);
+	a.st_mode = 06755;
+	ck_assert_int_eq(lfs_setattr(fs, st.st_ino, &a, LFS_SET_MODE, &st), 0);
+	ck_assert_int_eq(lfs_setattr_as(fs, st.st_ino, &a, LFS_SET_GID | LFS_SET_CHOWN, &owner, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 06755);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	testfs_remove();
+}
+END_TEST
+
 /* chattr's flags: nodump and noatime are kept across a remount and
  * change ctime; noatime leaves atime alone at a read that would move
  * it (relatime: atime not after mtime); any other flag is refused. */
@@ -606,5 +653,5 @@ START_TEST(full_filesystem)
 END_TEST
 
 CHECK_MAIN("fs", "api", 120, write_read_remount, sparse_terabyte_and_truncate, directories,
-	   posix_acls, large_directory, renames_and_links, rename_whiteout, file_flags, unlink_open_file,
-	   xattrs, crash_keeps_fsynced_data, corrupt_block_is_eio, full_filesystem)
+	   posix_acls, large_directory, renames_and_links, rename_whiteout, chown_clears_setid, file_flags,
+	   unlink_open_file, xattrs, crash_keeps_fsynced_data, corrupt_block_is_eio, full_filesystem)
