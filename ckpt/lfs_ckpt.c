@@ -22,6 +22,7 @@
 #include "image.h"
 #include "lfs.h"
 #include "out.h"
+#include "text.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -301,10 +302,12 @@ lfs_ckpt_list(const char *path, const char *mnt, bool json)
 	if (json) {
 		print_json(path, mnt, &sb, r, newest, ci, n, held, protect);
 	} else {
+		/* with mnt, the path is the daemon's word: shown escaped */
+		printf("image ");
+		lfs_escape_put(stdout, path, LFS_ESC_SHOW);
 		if (mnt)
-			printf("image %s, mounted at %s\n", path, mnt);
-		else
-			printf("image %s\n", path);
+			printf(", mounted at %s", mnt);
+		putchar('\n');
 		printf("  %-6s %-6s %-8s %-24s %-5s %-12s %-8s %-10s %-8s %-14s %s\n", "REGION", "BLOCK", "SEQ",
 		       "TIME", "STATE", "HEAD", "NEXT_SEG", "NEXT_PSEG", "INODES", "WRITTEN", "STATUS");
 		for (int i = 0; i < 2; i++) {
@@ -331,10 +334,10 @@ lfs_ckpt_list(const char *path, const char *mnt, bool json)
 			       " bytes held for them\n", protect, held);
 			printf("  %-10s %-24s %-8s %-14s %s\n", "CP", "TIME", "KIND", "OWN_BYTES", "NAME");
 			for (size_t i = 0; i < n; i++) {
-				char t[64];
+				char t[64], name[LFS_ESC_LEN(sizeof(ci[i].name))];
 				fmt_time(t, sizeof(t), ci[i].time_ns);
 				printf("  %-10" PRIu64 " %-24s %-8s %-14" PRIu64 " %s\n", ci[i].seq, t, kind_of(&ci[i]),
-				       ci[i].own_bytes, ci[i].name);
+				       ci[i].own_bytes, lfs_escape(ci[i].name, LFS_ESC_SHOW, name, sizeof(name)));
 			}
 		}
 	}

@@ -15,6 +15,7 @@
 #include "cleaner.h"
 #include "image.h"
 #include "lfs.h"
+#include "text.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -620,7 +621,10 @@ status(const char *mountpoint, bool json)
 			printf("%s%llu", i ? "," : "", (unsigned long long)st.victim_hist[i]);
 		printf("]}\n");
 	} else {
-		printf("lfs on %s (image %s)%s\n", mountpoint, path, st.readonly ? ", read-only" : "");
+		/* the image's path is the daemon's word, shown escaped as names are */
+		printf("lfs on %s (image ", mountpoint);
+		lfs_escape_put(stdout, path, LFS_ESC_SHOW);
+		printf(")%s\n", st.readonly ? ", read-only" : "");
 		printf("  segments        %llu total, %llu clean, %llu reserved, %.1f MiB live\n",
 		       (unsigned long long)st.segs_total, (unsigned long long)st.segs_clean,
 		       (unsigned long long)st.segs_reserved, (double)st.live_bytes / 1048576.0);

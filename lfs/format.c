@@ -5,6 +5,8 @@
  */
 #include "format.h"
 
+#include "text.h"
+
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -103,6 +105,8 @@ lfs_super_decode(struct lfs_super *sb, const uint8_t buf[LFS_SB_SIZE])
 	memcpy(sb->uuid, buf + LFS_SB_OFF_UUID, 16);
 	memcpy(sb->label, buf + LFS_SB_OFF_LABEL, LFS_LABEL_MAX);
 	sb->label[LFS_LABEL_MAX] = '\0';
+	/* not trusted, but no reason to keep the data from its owner */
+	sb->label_refused = lfs_label_check(sb->label, NULL) != 0;
 
 	/* Geometry must be what mkfs makes (lfs_plan_geometry) before anyone
 	 * sizes memory by it.  Each product is of values already bounded,

@@ -171,6 +171,10 @@ struct lfs_super {
 	uint64_t created_ns;
 	uint8_t uuid[16];
 	char label[LFS_LABEL_MAX + 1];
+	bool label_refused;         /* decoded: the label has bytes mkfs.lfs and
+				     * lfs-tune refuse (lfs_label_check); the
+				     * image is still lfs, its label shown only
+				     * escaped (text.h) */
 	uint64_t backup_sb;         /* block of the backup, 0 without LFS_FEATURE_BACKUP_SB */
 	uint32_t csum_seed;         /* with LFS_FEATURE_CSUM_SEED: the seed the first uuid gave */
 };
@@ -194,7 +198,9 @@ void lfs_super_encode(const struct lfs_super *sb, uint8_t buf[LFS_SB_SIZE]);
 /* Store the crc of an encoded superblock (lfs_super_encode does). */
 void lfs_super_seal(uint8_t buf[LFS_SB_SIZE]);
 /* Returns 0, -EINVAL (not lfs), -EPROTONOSUPPORT (newer version),
- * -EFSCORRUPTED (bad crc or impossible geometry). */
+ * -EFSCORRUPTED (bad crc or impossible geometry).  A label that could
+ * not have been set (lfs_label_check) sets label_refused: the image
+ * still decodes. */
 int lfs_super_decode(struct lfs_super *sb, const uint8_t buf[LFS_SB_SIZE]);
 /* The seed of every checksum in the log and the checkpoint regions. */
 uint32_t lfs_super_seed(const struct lfs_super *sb);

@@ -12,6 +12,7 @@
 #include "fuse_daemon.h"
 #include "format.h"
 #include "loopdev.h"
+#include "text.h"
 #include "fuse_snapshot.h"
 #include "tool.h"
 #include "lfs.h"
@@ -371,8 +372,9 @@ main(int argc, char *argv[])
 			  lfs_remote_view(c.image, live_mnt, c.snapshot, &remote, &d.fs) :
 			  lfs_mount(c.image, &o, &d.fs);
 	if (err) {
+		char shown[LFS_ESC_LEN(LFS_HIST_NAME_MAX + 1)];
 		fprintf(stderr, "lfs: cannot mount %s%s%s: %s\n", c.image, c.snapshot ? ", snapshot " : "",
-			c.snapshot ? c.snapshot : "", strerror(-err));
+			c.snapshot ? lfs_escape(c.snapshot, LFS_ESC_SHOW, shown, sizeof(shown)) : "", strerror(-err));
 		lfs_fuse_cache_free(&d.cache);
 		cmdline_free(&c, &args);
 		return 1;

@@ -11,6 +11,7 @@
 
 #include "cleaner.h"
 #include "format.h"
+#include "text.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -104,8 +105,9 @@ lfs_remote_view(const char *image, const char *mnt, const char *spec, struct lfs
 	r->bsize = (uint32_t)info.val[0];
 	uint64_t seq;
 	if ((err = resolve(r, spec, &seq))) {
+		char shown[LFS_ESC_LEN(LFS_HIST_NAME_MAX + 1)];
 		lfs_log("%s (mounted at %s): no snapshot or kept checkpoint '%s' (lfs-ckpt -l lists them): %s", image,
-			mnt, spec, lfs_ctl_strerror(err));
+			mnt, lfs_escape(spec, LFS_ESC_SHOW, shown, sizeof(shown)), lfs_ctl_strerror(err));
 		lfs_remote_free(r);
 		return err;
 	}

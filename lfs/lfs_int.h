@@ -11,6 +11,8 @@
  * tools are layer 7, on lfs.h and image.h.
  * Layer 1, bytes and blocks:
  *   fault.c                injected faults; the core's allocators
+ *   text.c                 labels and names: which may be set, and how
+ *                          each output escapes them (text.h)
  *   format.c, u64map.c     on-disk encoding (format.h); a hash map
  *   log.c, parse.c         where messages go, the clock; sizes as users
  *                          write them
@@ -125,6 +127,7 @@
 #include "hist.h"
 #include "image.h"
 #include "lfs.h"
+#include "text.h"
 #include "u64map.h"
 
 #include <pthread.h>

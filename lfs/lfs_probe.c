@@ -16,6 +16,7 @@
  */
 #include "image.h"
 #include "lfs.h"
+#include "text.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -56,40 +57,27 @@ probe(const char *path, struct lfs_super *sb)
 	return ok;
 }
 
-/* udev's \x escapes of what is not safe in a link name (ID_FS_*_ENC) */
-static void
-print_enc(const char *s)
-{
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if ((ch >= '0' && ch <= '9') || (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
-		    strchr("#+-.:=@_", ch))
-			putchar(ch);
-		else
-			printf("\\x%02x", ch);
-	}
-}
-
+/* The label comes from the image: whoever made it chose its bytes, and
+ * udev imports as root every KEY=VALUE line printed here.  It is shown
+ * only escaped (text.h), as blkid does for the other filesystems. */
 static void
 print(const char *path, const struct lfs_super *sb, enum format f)
 {
-	char uuid[LFS_UUID_STR];
+	char uuid[LFS_UUID_STR], label[LFS_ESC_LEN(LFS_LABEL_MAX)];
 	lfs_uuid_format(sb->uuid, uuid);
 	switch (f) {
 	case FULL:
-		printf("%s: %s%s%sUUID=\"%s\" TYPE=\"lfs\" VERSION=\"%u\"\n", path, sb->label[0] ? "LABEL=\"" : "",
-		       sb->label, sb->label[0] ? "\" " : "", uuid, sb->version);
+		printf("%s: ", path);
+		if (sb->label[0])
+			printf("LABEL=\"%s\" ", lfs_escape(sb->label, LFS_ESC_SHOW, label, sizeof(label)));
+		printf("UUID=\"%s\" TYPE=\"lfs\" VERSION=\"%u\"\n", uuid, sb->version);
 		break;
 	case UDEV:
 		printf("ID_FS_TYPE=lfs\nID_FS_USAGE=filesystem\nID_FS_VERSION=%u\nID_FS_UUID=%s\nID_FS_UUID_ENC=%s\n",
 		       sb->version, uuid, uuid);
 		if (sb->label[0]) {
-			printf("ID_FS_LABEL=");
-			for (const char *p = sb->label; *p; p++)
-				putchar(*p == ' ' || *p == '/' ? '_' : *p);
-			printf("\nID_FS_LABEL_ENC=");
-			print_enc(sb->label);
-			putchar('\n');
+			printf("ID_FS_LABEL=%s\n", lfs_escape(sb->label, LFS_ESC_UDEV_SAFE, label, sizeof(label)));
+			printf("ID_FS_LABEL_ENC=%s\n", lfs_escape(sb->label, LFS_ESC_UDEV, label, sizeof(label)));
 		}
 		break;
 	case DEVICE:

@@ -15,6 +15,7 @@
  */
 #include "image.h"
 #include "lfs.h"
+#include "text.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -29,7 +30,7 @@ usage(FILE *f)
 {
 	fprintf(f, "usage: lfs-tune [-l] [-L LABEL] [-U UUID|random] [-O xattr_blocks|snapshots|relink] DEVICE|IMAGE\n"
 		   "  -l        list the superblock's settings (the default without -L or -U)\n"
-		   "  -L LABEL  set the label (at most 64 bytes; \"\" clears it)\n"
+		   "  -L LABEL  set the label (at most 64 bytes of printable UTF-8; \"\" clears it)\n"
 		   "  -U UUID   set the UUID: 32 hex digits, or \"random\"\n"
 		   "  -O xattr_blocks  turn on extended attributes beyond one block per inode\n"
 		   "  -O snapshots     turn on snapshots (see lfs-ckpt)\n"
@@ -42,7 +43,9 @@ list(const char *path, const struct lfs_super *sb)
 	char uuid[LFS_UUID_STR];
 	lfs_uuid_format(sb->uuid, uuid);
 	printf("lfs on %s\n", path);
-	printf("  label                 '%s'\n", sb->label);
+	char label[LFS_ESC_LEN(LFS_LABEL_MAX)];
+	printf("  label                 '%s'%s\n", lfs_escape(sb->label, LFS_ESC_SHOW, label, sizeof(label)),
+	       sb->label_refused ? " (shown escaped: bytes lfs-tune -L would refuse)" : "");
 	printf("  uuid                  %s\n", uuid);
 	printf("  checksum seed         %#010x%s\n", lfs_super_seed(sb),
 	       sb->feature_incompat & LFS_FEATURE_CSUM_SEED ? " (kept from an earlier uuid)" : " (from the uuid)");
@@ -82,10 +85,8 @@ main(int argc, char **argv)
 		case 'l': want_list = true; break;
 		case 'L':
 			label = optarg;
-			if (strlen(label) > LFS_LABEL_MAX) {
-				fprintf(stderr, "lfs-tune: label longer than %d bytes\n", LFS_LABEL_MAX);
+			if (lfs_tool_check_label("lfs-tune", label))
 				return 2;
-			}
 			break;
 		case 'U':
 			uuid_arg = optarg;

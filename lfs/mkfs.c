@@ -8,6 +8,7 @@
  */
 #include "image.h"
 #include "lfs.h"
+#include "text.h"
 #include "tool.h"
 
 #include <blkid.h>
@@ -30,7 +31,7 @@ usage(FILE *f)
 		   "  -S SEGMENT_SIZE  bytes per segment (default 1M)\n"
 		   "  -b BLOCK_SIZE    bytes per block (default 4K)\n"
 		   "  -N INODES        number of inodes\n"
-		   "  -L LABEL         volume label\n"
+		   "  -L LABEL         volume label (at most 64 bytes of printable UTF-8)\n"
 		   "  -U UUID          the filesystem's UUID instead of a random one\n"
 		   "  -f               overwrite another filesystem found there\n"
 		   "  -n               say what would be made, write nothing\n"
@@ -53,7 +54,10 @@ probe_other(const char *path, char *what, size_t len)
 	int rc = blkid_do_safeprobe(pr), found = 0;
 	const char *type = NULL, *label = NULL;
 	if (rc == 0 && blkid_probe_lookup_value(pr, "TYPE", &type, NULL) == 0) {
-		blkid_probe_lookup_value(pr, "LABEL", &label, NULL);
+		/* the other filesystem's label is its maker's bytes */
+		char shown[LFS_ESC_LEN(256)];
+		if (blkid_probe_lookup_value(pr, "LABEL", &label, NULL) == 0)
+			label = lfs_escape(label, LFS_ESC_SHOW, shown, sizeof(shown));
 		snprintf(what, len, "a filesystem of type %s%s%s%s", type, label ? " labelled '" : "",
 			 label ? label : "", label ? "'" : "");
 		found = 1;
@@ -147,10 +151,8 @@ main(int argc, char **argv)
 			break;
 		case 'L':
 			label = optarg;
-			if (strlen(label) > LFS_LABEL_MAX) {
-				fprintf(stderr, "mkfs.lfs: label longer than %d bytes\n", LFS_LABEL_MAX);
+			if (lfs_tool_check_label("mkfs.lfs", label))
 				return 2;
-			}
 			break;
 		case 'U':
 			if (lfs_uuid_parse(optarg, uuid_bytes)) {

@@ -311,13 +311,14 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 		/* what a kept checkpoint reads is on disk as its checkpoint
 		 * left it: nothing after it is needed */
 		uint64_t seq;
+		char shown[LFS_ESC_LEN(LFS_HIST_NAME_MAX + 1)];
 		if (!opts->readonly)
 			err = -EINVAL;
 		else if (!fs->snapshots)
 			err = -EOPNOTSUPP;
 		else if ((err = lfs_snapshot_find(fs, opts->snapshot, &seq)))
 			lfs_log("%s: no snapshot or kept checkpoint '%s' (lfs-ckpt -l lists them)", path,
-				opts->snapshot);
+				lfs_escape(opts->snapshot, LFS_ESC_SHOW, shown, sizeof(shown)));
 		else
 			err = lfs_ckpt_load_view(fs, fs, seq);
 		if (err) {

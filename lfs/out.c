@@ -3,56 +3,35 @@
  */
 #include "out.h"
 
+#include "text.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-/* Length of the valid UTF-8 sequence at p, 0 if there is none. */
-static size_t
-utf8_len(const unsigned char *p, size_t avail)
-{
-	size_t n;
-	uint32_t cp, min;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-		n = 2, cp = p[0] & 0x1fu, min = 0x80;
-	} else if ((p[0] & 0xf0) == 0xe0) {
-		n = 3, cp = p[0] & 0x0fu, min = 0x800;
-	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		n = 4, cp = p[0] & 0x07u, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n > avail)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3fu);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-/* Labels come from disk: any bytes.  JSON must stay valid UTF-8 (bytes
- * that are not become \u00XX); text shows them as \xXX. */
+/* Strings from disk may be any bytes.  Text shows them as lfs-probe and
+ * lfs-tune do (text.h); JSON must stay valid UTF-8 (bytes that are not
+ * become \u00XX). */
 static void
 lfs_out_put_string(bool json, const char *s)
 {
+	if (!json) {
+		lfs_escape_put(stdout, s, LFS_ESC_SHOW);
+		return;
+	}
 	const unsigned char *p = (const unsigned char *)s;
 	size_t len = strlen(s);
-	if (json)
-		putchar('"');
+	putchar('"');
 	for (size_t i = 0; i < len;) {
 		unsigned c = p[i];
 		size_t n = 0;
-		if (json && (c == '"' || c == '\\')) {
+		if (c == '"' || c == '\\') {
 			printf("\\%c", c);
 			i++;
-		} else if (c < 0x20 || c == 0x7f || (c >= 0x80 && !(n = utf8_len(p + i, len - i)))) {
-			printf(json ? "\\u%04x" : "\\x%02x", c);
+		} else if (c < 0x20 || c == 0x7f || (c >= 0x80 && !(n = lfs_utf8_len(p + i, len - i)))) {
+			printf("\\u%04x", c);
 			i++;
 		} else if (c >= 0x80) {
 			fwrite(p + i, 1, n, stdout);
@@ -62,8 +41,7 @@ lfs_out_put_string(bool json, const char *s)
 			i++;
 		}
 	}
-	if (json)
-		putchar('"');
+	putchar('"');
 }
 
 void

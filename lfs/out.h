@@ -4,8 +4,8 @@
  * Text prints objects as "key value" lines and array items either as
  * one "label id key=value ..." line (a row) or as an indented block;
  * JSON rows are kept on one line.  Strings from disk may be any bytes:
- * JSON stays valid UTF-8 (other bytes become \u00XX), text shows them as
- * \xXX.
+ * JSON stays valid UTF-8 (other bytes become \u00XX), text escapes them
+ * as lfs-probe and lfs-tune do (text.h, LFS_ESC_SHOW).
  */
 #ifndef LFS_OUT_H
 #define LFS_OUT_H

@@ -126,6 +126,11 @@ lfs_read_super(struct lfs_bdev *dev, uint64_t block, struct lfs_super *sb)
 			(unsigned long long)w.block);
 	else if (block)
 		lfs_log("using the superblock at block %llu", (unsigned long long)block);
+	if (!err && sb->label_refused) {
+		char label[LFS_ESC_LEN(LFS_LABEL_MAX)];
+		lfs_log("the label '%s' has bytes lfs-tune -L would refuse (shown escaped); lfs-tune -L sets another",
+			lfs_escape(sb->label, LFS_ESC_SHOW, label, sizeof(label)));
+	}
 	return err;
 }
 

@@ -3,6 +3,7 @@
  */
 #include "tool.h"
 #include "lfs_int.h"
+#include "text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -130,4 +131,17 @@ lfs_tool_open_image_fd(const char *name, const char *path, int fd, bool write, s
 	if (err)
 		lfs_bdev_close(dev);
 	return err;
+}
+
+int
+lfs_tool_check_label(const char *name, const char *label)
+{
+	const char *why;
+	if (!lfs_label_check(label, &why))
+		return 0;
+	char shown[LFS_ESC_LEN(LFS_LABEL_MAX)];
+	fprintf(stderr, "%s: label '%s%s' %s: a label is at most %d bytes of printable UTF-8, without control "
+		"characters\n", name, lfs_escape(label, LFS_ESC_SHOW, shown, sizeof(shown)),
+		strlen(label) > LFS_LABEL_MAX ? "..." : "", why, LFS_LABEL_MAX);
+	return -EINVAL;
 }

@@ -61,6 +61,10 @@ int lfs_tool_open_image(const char *name, const char *path, bool write, struct l
 int lfs_tool_open_image_fd(const char *name, const char *path, int fd, bool write, struct lfs_bdev *dev,
 			   struct lfs_super *sb);
 
+/* A label given to -L (mkfs.lfs, lfs-tune): 0, or -EINVAL after saying
+ * on stderr, with the label escaped, why it is refused. */
+int lfs_tool_check_label(const char *name, const char *label);
+
 /* 16 bytes -> "0123abcd-...": `out` holds LFS_UUID_STR bytes. */
 void lfs_uuid_format(const uint8_t uuid[16], char *out);
 

@@ -2,7 +2,8 @@
  * check_out.c — the tools' text and JSON output (out.c): the same calls
  * give "key value" lines or rows in text and one valid JSON object,
  * with bytes that are not UTF-8 escaped in both, quotes and backslashes
- * escaped in JSON, and times in UTC text or nanoseconds.
+ * escaped in both (\x22 and \x5c in text, as text.h shows strings),
+ * and times in UTC text or nanoseconds.
  */
 #include "out.h"
 
@@ -59,7 +60,7 @@ START_TEST(text_and_json_agree)
 	static char t[4096], j[4096];
 	capture(emit, false, t, sizeof(t));
 	capture(emit, true, j, sizeof(j));
-	ck_assert_str_eq(t, "name               a\"b\\c\\xff\n"
+	ck_assert_str_eq(t, "name               a\\x22b\\x5cc\\xff\n"
 			    "n                  7\n"
 			    "magic              0xff\n"
 			    "time               1970-01-01T00:00:01.500Z\n"
