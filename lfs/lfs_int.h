@@ -61,6 +61,8 @@
  *                          format; growing an unmounted image
  *   fs.c, ctl_ops.c        the API of lfs.h; the control operations
  *   reclaim.c              the reclaimer: room made for refused requests
+ *   mounted.c              whether a device or image is mounted (any
+ *                          filesystem), for the tools that write one
  *   ctl_server.c, tool.c, out.c  the control socket; the tools' shared
  *                          options, and their text and JSON output
  *   ckpt/fsck_core.c       the read-only checks of fsck.lfs

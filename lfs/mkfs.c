@@ -220,6 +220,11 @@ main(int argc, char **argv)
 			lfs_bdev_close(&dev);
 			return 1;
 		}
+		/* mounted as anything, even through another name: -f or not */
+		if (lfs_tool_refuse_in_use("mkfs.lfs", path)) {
+			lfs_bdev_close(&dev);
+			return 1;
+		}
 		if (!force) {
 			/* block 0, or the backup when block 0 is damaged (lfs.5) */
 			struct lfs_super old;

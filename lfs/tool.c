@@ -114,7 +114,9 @@ lfs_tool_open_image_fd(const char *name, const char *path, int fd, bool write, s
 			fprintf(stderr, "%s: %s is in use by a mounted lfs at %s; unmount it first\n", name, path, where);
 		else
 			fprintf(stderr, "%s: %s: cannot lock it: %s\n", name, path, strerror(-err));
-	} else if (!write && lfs_image_busy(dev->fd, path, where, sizeof(where))) {
+	} else if (write) {
+		err = lfs_tool_refuse_in_use(name, path); /* through a loop device, say */
+	} else if (lfs_image_busy(dev->fd, path, where, sizeof(where))) {
 		fprintf(stderr, "%s: warning: %s is mounted at %s: its daemon may change what is shown\n", name,
 			path, where);
 	}

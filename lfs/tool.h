@@ -51,7 +51,8 @@ struct lfs_bdev;
 struct lfs_super;
 /* Open an unmounted image to change it (`write`) or to read it, with
  * its superblock from block 0; a change holds the image lock until
- * lfs_bdev_close, so that no daemon mounts it meanwhile.  Says what is
+ * lfs_bdev_close, so that no daemon mounts it meanwhile, and is refused
+ * when the image is mounted by any name (lfs_tool_refuse_in_use).  Says what is
  * wrong on stderr, prefixed with the tool's name; 0 or -errno. */
 int lfs_tool_open_image(const char *name, const char *path, bool write, struct lfs_bdev *dev,
 			struct lfs_super *sb);
@@ -64,6 +65,27 @@ int lfs_tool_open_image_fd(const char *name, const char *path, int fd, bool writ
 /* A label given to -L (mkfs.lfs, lfs-tune): 0, or -EINVAL after saying
  * on stderr, with the label escaped, why it is refused. */
 int lfs_tool_check_label(const char *name, const char *label);
+
+/* What a device or image is in use by (mounted.c): LFS_IN_USE_MOUNTED,
+ * a mount of any filesystem, at `where`, of type `fstype`; _SWAP, swap
+ * (`where`: the name /proc/swaps gives); _HELD, a block device the
+ * kernel has claimed for something not in this mount namespace's table. */
+enum { LFS_IN_USE_NONE, LFS_IN_USE_MOUNTED, LFS_IN_USE_SWAP, LFS_IN_USE_HELD };
+struct lfs_in_use {
+	int how;                    /* LFS_IN_USE_* */
+	char where[4096];
+	char fstype[64];
+};
+/* Whether `path` (a block device or an image file) is in use, from
+ * /proc/self/mountinfo and /proc/swaps; 0 and *u, or -errno when that
+ * cannot be told.  lfs_in_use_from reads the tables from the files given
+ * (the unit tests' own). */
+int lfs_in_use(const char *path, struct lfs_in_use *u);
+int lfs_in_use_from(const char *path, const char *mountinfo, const char *swaps, struct lfs_in_use *u);
+/* For a tool about to write `path`: 0 when nothing uses it, else -EBUSY
+ * (or the error that kept it from telling) after saying on stderr, with
+ * the tool's name, where it is mounted. */
+int lfs_tool_refuse_in_use(const char *name, const char *path);
 
 /* 16 bytes -> "0123abcd-...": `out` holds LFS_UUID_STR bytes. */
 void lfs_uuid_format(const uint8_t uuid[16], char *out);
