@@ -350,6 +350,21 @@ lfs_ckpt_list(const char *path, const char *mnt, bool json)
 	return kerr ? 1 : 0;
 }
 
+/* Where a view holding checkpoint seq is mounted (LFS_CTL_VIEW_WHO):
+ * 0 and the path in `where`, or -errno. */
+static int
+view_who(struct lfs_ctl_client *cl, uint64_t seq, char where[LFS_CTL_PATH_MAX])
+{
+	struct lfs_ctl_req req = { .op = LFS_CTL_VIEW_WHO, .arg = { seq } };
+	struct lfs_ctl_resp resp;
+	size_t got;
+	int err = lfs_ctl_call(cl, &req, NULL, 0, &resp, where, LFS_CTL_PATH_MAX, &got);
+	/* exactly one NUL, the last byte */
+	if (!err && (got < 2 || where[got - 1] != '\0' || strlen(where) != got - 1))
+		err = -EPROTO;
+	return err;
+}
+
 /* One snapshot request to the daemon at mnt; 0 or 1 after a message. */
 static int
 snap_call(const char *mnt, struct lfs_ctl_req *req, const char *name, const char *what)
@@ -380,7 +395,19 @@ snap_call(const char *mnt, struct lfs_ctl_req *req, const char *name, const char
 	req->count = named ? 1 : 0;
 	struct lfs_ctl_resp resp;
 	err = lfs_ctl_call(&cl, req, named ? &nm : NULL, named ? sizeof(nm) : 0, &resp, NULL, 0, NULL);
+	/* a snapshot mounted (lfs -o snapshot=) is not taken from its mount */
+	static char where[LFS_CTL_PATH_MAX];
+	bool held = err == -EBUSY && req->op != LFS_CTL_SNAP_MAKE;
+	int werr = held ? view_who(&cl, req->arg[0], where) : 0;
 	lfs_ctl_close(&cl);
+	if (held && !werr)
+		fprintf(stderr, "lfs-ckpt: %s: %s: checkpoint %" PRIu64 " is mounted at %s (lfs -o snapshot=); "
+			"unmount it first\n", mnt, what, req->arg[0], where);
+	else if (held)
+		fprintf(stderr, "lfs-ckpt: %s: %s: checkpoint %" PRIu64 " is held by a snapshot mount that is going "
+			"away (%s); try again\n", mnt, what, req->arg[0], lfs_ctl_strerror(werr));
+	if (held)
+		return 1;
 	if (err) {
 		const char *why = err == -EOPNOTSUPP ? "the image has no snapshots (lfs-tune -O snapshots)" :
 				  err == -EEXIST	? "another snapshot has that name" :

@@ -48,7 +48,7 @@
 #define LFS_CTL_MAGIC   0x4c544331u /* "1CTL" */
 #define LFS_CTL_VERSION 7         /* 4: one registered cleaner, its state, lfs-clean's verbs;
 				   * 5: LFS_CTL_REQUESTS; 6: snapshots; 7: SNAP_LIST pages by
-				   * checkpoint number */
+				   * checkpoint number, views held */
 #define LFS_CTL_VERSION_STR "7"   /* in messages: keep equal */
 _Static_assert(LFS_CTL_VERSION == 7, "LFS_CTL_VERSION_STR");
 #define LFS_CTL_PREFIX  "lfs-ctl:"
@@ -124,6 +124,13 @@ enum lfs_ctl_op {
 				 * inode-map block addresses it read; val0 how many in all */
 	LFS_CTL_VIEW_READ = 19, /* arg0 checkpoint, arg1 an address it reads -> the block (count 1,
 				 * a block of payload), verified; -ESTALE once it is not kept */
+	LFS_CTL_VIEW_HOLD = 20, /* arg0 checkpoint, payload 1 struct lfs_ctl_path: where the view this
+				 * connection reads for is mounted.  Until the connection closes,
+				 * SNAP_DELETE of it and SNAP_KEEP arg1 0 of it as a snapshot get
+				 * -EBUSY, and the protection period does not drop it.  -ENOENT if
+				 * it is not kept, -EALREADY if this connection holds one already */
+	LFS_CTL_VIEW_WHO = 21,  /* arg0 checkpoint -> where a view that holds it is mounted (count 1,
+				 * the path and its NUL); -ENOENT if none holds it */
 };
 
 /* A kept checkpoint (LFS_CTL_SNAP_LIST): lfs_ckpt_info of lfs.h. */
@@ -201,6 +208,11 @@ struct lfs_ctl_resp {
  * segments, first block of segment 0; payload: the image path. */
 #define LFS_CTL_PATH_MAX 4096
 
+/* A path, NUL-terminated (LFS_CTL_VIEW_HOLD). */
+struct lfs_ctl_path {
+	char path[LFS_CTL_PATH_MAX];
+};
+
 struct lfs_ctl_seg {
 	uint64_t live_bytes;    /* including map blocks */
 	uint64_t mtime_ns;
@@ -259,11 +271,13 @@ _Static_assert(sizeof(struct lfs_ctl_blk) == 32, "block record size");
 _Static_assert(sizeof(struct lfs_ctl_stats) == 33 * 8, "statistics size");
 _Static_assert(sizeof(struct lfs_ctl_ckpt) == 72, "checkpoint record size");
 _Static_assert(sizeof(struct lfs_ctl_name) == 40, "name size");
+_Static_assert(sizeof(struct lfs_ctl_path) == LFS_CTL_PATH_MAX, "path size");
 
 /* Every message either end reads fits LFS_CTL_MSG_MAX bytes: the largest
  * payload of each op's request and reply, by construction (a count is at
  * most LFS_CTL_MAX_RECORDS), is below, and each is asserted to fit. */
 #define LFS_CTL_REQ_PAYLOAD_MAX (LFS_CTL_MAX_RECORDS * sizeof(struct lfs_ctl_blk)) /* LIVE, MOVE */
+#define LFS_CTL_REQ_VIEW_HOLD_MAX sizeof(struct lfs_ctl_path)
 #define LFS_CTL_REPLY_INFO_MAX LFS_CTL_PATH_MAX
 #define LFS_CTL_REPLY_USAGE_MAX (LFS_CTL_MAX_RECORDS * sizeof(struct lfs_ctl_seg))
 #define LFS_CTL_REPLY_LIVE_MAX (LFS_CTL_MAX_RECORDS * sizeof(struct lfs_ctl_blk))
@@ -272,10 +286,12 @@ _Static_assert(sizeof(struct lfs_ctl_name) == 40, "name size");
 #define LFS_CTL_REPLY_SNAP_LIST_MAX (LFS_CTL_MAX_RECORDS * sizeof(struct lfs_ctl_ckpt))
 #define LFS_CTL_REPLY_VIEW_IMAP_MAX (LFS_CTL_MAX_RECORDS * sizeof(uint64_t))
 #define LFS_CTL_REPLY_VIEW_READ_MAX LFS_CTL_BLOCK_MAX
+#define LFS_CTL_REPLY_VIEW_WHO_MAX sizeof(struct lfs_ctl_path)
 #define LFS_CTL_PAYLOAD_MAX LFS_CTL_REPLY_SNAP_LIST_MAX /* the largest of them all */
 #define LFS_CTL_MSG_MAX (sizeof(struct lfs_ctl_resp) + LFS_CTL_PAYLOAD_MAX)
 _Static_assert(sizeof(struct lfs_ctl_req) == sizeof(struct lfs_ctl_resp), "one header size");
 _Static_assert(LFS_CTL_REQ_PAYLOAD_MAX <= LFS_CTL_PAYLOAD_MAX, "largest request");
+_Static_assert(LFS_CTL_REQ_VIEW_HOLD_MAX <= LFS_CTL_PAYLOAD_MAX, "VIEW_HOLD request");
 _Static_assert(LFS_CTL_REPLY_INFO_MAX <= LFS_CTL_PAYLOAD_MAX, "INFO reply");
 _Static_assert(LFS_CTL_REPLY_USAGE_MAX <= LFS_CTL_PAYLOAD_MAX, "USAGE reply");
 _Static_assert(LFS_CTL_REPLY_LIVE_MAX <= LFS_CTL_PAYLOAD_MAX, "LIVE reply");
@@ -284,6 +300,7 @@ _Static_assert(LFS_CTL_REPLY_REQUESTS_MAX <= LFS_CTL_PAYLOAD_MAX, "REQUESTS repl
 _Static_assert(LFS_CTL_REPLY_SNAP_LIST_MAX <= LFS_CTL_PAYLOAD_MAX, "SNAP_LIST reply");
 _Static_assert(LFS_CTL_REPLY_VIEW_IMAP_MAX <= LFS_CTL_PAYLOAD_MAX, "VIEW_IMAP reply");
 _Static_assert(LFS_CTL_REPLY_VIEW_READ_MAX <= LFS_CTL_PAYLOAD_MAX, "VIEW_READ reply");
+_Static_assert(LFS_CTL_REPLY_VIEW_WHO_MAX <= LFS_CTL_PAYLOAD_MAX, "VIEW_WHO reply");
 /* a unix SOCK_SEQPACKET message must fit the default socket buffer
  * (net.core.wmem_default, 212,992 bytes) */
 _Static_assert(LFS_CTL_MSG_MAX <= 200000, "a message fits the socket buffer");

@@ -42,6 +42,10 @@ struct client {
 	int fd;                     /* -1: slot free */
 	bool done;                  /* the thread has finished */
 	pthread_t thread;
+	/* the kept checkpoint this connection's view holds (LFS_CTL_VIEW_HOLD)
+	 * and where it is mounted; 0 and NULL: none; protected by srv->lock */
+	uint64_t view_seq;
+	char *view_mnt;
 };
 
 struct lfs_ctl_server {
@@ -140,6 +144,10 @@ payload_len(uint16_t op, uint32_t count)
 	case LFS_CTL_SNAP_MAKE:
 	case LFS_CTL_SNAP_KEEP:
 		return count == 1 ? sizeof(struct lfs_ctl_name) : SIZE_MAX - 1;
+	case LFS_CTL_VIEW_HOLD:
+		return count == 1 ? sizeof(struct lfs_ctl_path) : SIZE_MAX - 1;
+	case LFS_CTL_VIEW_WHO:
+		return 0;
 	default:
 		return SIZE_MAX;
 	}
@@ -304,6 +312,69 @@ cleaner_stats(struct lfs_ctl_server *srv, struct lfs_ctl_stats *st)
 	st->readonly = lfs_is_readonly(srv->fs);
 }
 
+/* The view `c` holds is let go of; lock held. */
+static void
+drop_view(struct lfs_ctl_server *srv, struct client *c)
+{
+	if (!c->view_seq)
+		return;
+	lfs_snapshot_release(srv->fs, c->view_seq);
+	free(c->view_mnt);
+	c->view_seq = 0;
+	c->view_mnt = NULL;
+}
+
+/* LFS_CTL_VIEW_HOLD from `c`: kept checkpoint seq is mounted at p. */
+static int
+view_hold(struct lfs_ctl_server *srv, struct client *c, uint64_t seq, const struct lfs_ctl_path *p)
+{
+	if (!seq || !memchr(p->path, '\0', sizeof(p->path)))
+		return -EINVAL;
+	char *mnt = strdup(p->path);
+	if (!mnt)
+		return -ENOMEM;
+	pthread_mutex_lock(&srv->lock);
+	int err = c->view_seq ? -EALREADY : lfs_snapshot_hold(srv->fs, seq);
+	if (!err) {
+		c->view_seq = seq;
+		c->view_mnt = mnt;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	if (err)
+		free(mnt);
+	return err;
+}
+
+/* Before a change that a held view refuses: views whose daemons have
+ * exited (a snapshot just unmounted) no longer hold, though their
+ * threads have not read the hang-up yet. */
+static void
+drop_gone_views(struct lfs_ctl_server *srv)
+{
+	pthread_mutex_lock(&srv->lock);
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		if (srv->clients[i].fd >= 0 && srv->clients[i].view_seq && cleaner_gone(&srv->clients[i]))
+			drop_view(srv, &srv->clients[i]);
+	pthread_mutex_unlock(&srv->lock);
+}
+
+/* LFS_CTL_VIEW_WHO: where a view holding seq is mounted, into out;
+ * the payload's length, or -ENOENT. */
+static ssize_t
+view_who(struct lfs_ctl_server *srv, uint64_t seq, char *out)
+{
+	_Static_assert(sizeof(struct lfs_ctl_resp) + LFS_CTL_PATH_MAX <= MSG_MAX, "VIEW_WHO reply fits");
+	ssize_t n = -ENOENT;
+	pthread_mutex_lock(&srv->lock);
+	for (int i = 0; i < MAX_CLIENTS && n < 0; i++)
+		if (srv->clients[i].fd >= 0 && seq && srv->clients[i].view_seq == seq) {
+			n = (ssize_t)strlen(srv->clients[i].view_mnt) + 1; /* < LFS_CTL_PATH_MAX: held so */
+			memcpy(out, srv->clients[i].view_mnt, (size_t)n);
+		}
+	pthread_mutex_unlock(&srv->lock);
+	return n;
+}
+
 /* Answer one request of `len` bytes from `c` into `out`; returns the
  * reply length. */
 static size_t
@@ -414,6 +485,8 @@ handle(struct lfs_ctl_server *srv, struct client *c, uint8_t *msg, size_t len, u
 	case LFS_CTL_SNAP_KEEP: {
 		struct lfs_ctl_name nm;
 		memcpy(&nm, payload, sizeof(nm));
+		if (req.op == LFS_CTL_SNAP_KEEP)
+			drop_gone_views(srv);
 		if (!memchr(nm.name, '\0', sizeof(nm.name)))
 			resp->err = -EINVAL;
 		else if (req.op == LFS_CTL_SNAP_MAKE)
@@ -425,6 +498,7 @@ handle(struct lfs_ctl_server *srv, struct client *c, uint8_t *msg, size_t len, u
 		break;
 	}
 	case LFS_CTL_SNAP_DELETE:
+		drop_gone_views(srv);
 		resp->err = lfs_snapshot_delete(srv->fs, req.arg[0]);
 		break;
 	case LFS_CTL_PROTECT:
@@ -440,6 +514,16 @@ handle(struct lfs_ctl_server *srv, struct client *c, uint8_t *msg, size_t len, u
 		resp->count = !resp->err;
 		extra = resp->err ? 0 : v;
 		break;
+	case LFS_CTL_VIEW_HOLD:
+		resp->err = view_hold(srv, c, req.arg[0], (const struct lfs_ctl_path *)payload);
+		break;
+	case LFS_CTL_VIEW_WHO: {
+		ssize_t n = view_who(srv, req.arg[0], (char *)rout);
+		resp->err = n < 0 ? (int)n : 0;
+		resp->count = n > 0;
+		extra = n > 0 ? (size_t)n : 0;
+		break;
+	}
 	}
 	return sizeof(*resp) + extra;
 }
@@ -471,6 +555,7 @@ client_main(void *arg)
 	struct lfs_ctl_server *srv = c->srv;
 	pthread_mutex_lock(&srv->lock);
 	c->done = true;
+	drop_view(srv, c);
 	bool was_cleaner = srv->cleaner == c;
 	pid_t pid = srv->cleaner_pid;
 	if (was_cleaner) {

@@ -369,7 +369,7 @@ main(int argc, char *argv[])
 	struct lfs_remote *remote = NULL;
 	char live_mnt[PATH_MAX];
 	int err = c.snapshot && lfs_image_mounted_at(c.image, live_mnt, sizeof(live_mnt)) ?
-			  lfs_remote_view(c.image, live_mnt, c.snapshot, &remote, &d.fs) :
+			  lfs_remote_view(c.image, live_mnt, c.snapshot, c.mountpoint, &remote, &d.fs) :
 			  lfs_mount(c.image, &o, &d.fs);
 	if (err) {
 		char shown[LFS_ESC_LEN(LFS_HIST_NAME_MAX + 1)];

@@ -5,7 +5,9 @@
  * control socket of the daemon that has the image (LFS_CTL_VIEW_READ),
  * which finds it through its held table: only that daemon knows where
  * the cleaner has moved a block.  The kernel mount is read-only, so no
- * write reaches even the page cache.
+ * write reaches even the page cache.  The connection holds the
+ * checkpoint (LFS_CTL_VIEW_HOLD, with this mount point) for as long as
+ * this daemon runs: lfs-ckpt cannot delete it from under the mount.
  */
 #include "fuse_snapshot.h"
 
@@ -84,9 +86,23 @@ resolve(struct lfs_remote *r, const char *spec, uint64_t *seq)
 	return err;
 }
 
+/* Hold checkpoint seq for the view mounted at `where`. */
+static int
+hold(struct lfs_remote *r, uint64_t seq, const char *where)
+{
+	static struct lfs_ctl_path p; /* 4 KiB, off the stack; one view per process */
+	if (strlen(where) >= sizeof(p.path))
+		return -ENAMETOOLONG;
+	memset(&p, 0, sizeof(p));
+	memcpy(p.path, where, strlen(where));
+	struct lfs_ctl_req req = { .op = LFS_CTL_VIEW_HOLD, .count = 1, .arg = { seq } };
+	struct lfs_ctl_resp resp;
+	return lfs_ctl_call(&r->cl, &req, &p, sizeof(p), &resp, NULL, 0, NULL);
+}
+
 int
-lfs_remote_view(const char *image, const char *mnt, const char *spec, struct lfs_remote **out_r,
-		struct lfs_fs **out_fs)
+lfs_remote_view(const char *image, const char *mnt, const char *spec, const char *where,
+		struct lfs_remote **out_r, struct lfs_fs **out_fs)
 {
 	struct lfs_remote *r = calloc(1, sizeof(*r));
 	if (!r)
@@ -108,6 +124,12 @@ lfs_remote_view(const char *image, const char *mnt, const char *spec, struct lfs
 		char shown[LFS_ESC_LEN(LFS_HIST_NAME_MAX + 1)];
 		lfs_log("%s (mounted at %s): no snapshot or kept checkpoint '%s' (lfs-ckpt -l lists them): %s", image,
 			mnt, lfs_escape(spec, LFS_ESC_SHOW, shown, sizeof(shown)), lfs_ctl_strerror(err));
+		lfs_remote_free(r);
+		return err;
+	}
+	if ((err = hold(r, seq, where))) {
+		lfs_log("%s (mounted at %s): holding checkpoint %" PRIu64 " for %s: %s", image, mnt, seq, where,
+			lfs_ctl_strerror(err));
 		lfs_remote_free(r);
 		return err;
 	}

@@ -16,6 +16,7 @@ int
 lfs_hist_init(struct lfs_hist *h, const struct lfs_fs *fs)
 {
 	memset(h, 0, sizeof(*h));
+	u64map_init(&h->pins);
 	return lfs_ptable_init(&h->tab, fs, LFS_TABLE_HIST, LFS_HIST_ENTRY_SIZE);
 }
 
@@ -24,6 +25,7 @@ lfs_hist_free(struct lfs_fs *fs, struct lfs_hist *h)
 {
 	lfs_ptable_free(fs, &h->tab);
 	free(h->ent);
+	u64map_free(&h->pins);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -179,13 +181,38 @@ lfs_hist_delete(struct lfs_fs *fs, struct lfs_hist *h, uint64_t seq)
 }
 
 int
+lfs_hist_pin(struct lfs_hist *h, uint64_t seq)
+{
+	if (!lfs_hist_get(h, seq))
+		return -ENOENT;
+	uintptr_t n = (uintptr_t)u64map_get(&h->pins, seq);
+	return u64map_put(&h->pins, seq, (void *)(n + 1));
+}
+
+void
+lfs_hist_unpin(struct lfs_hist *h, uint64_t seq)
+{
+	uintptr_t n = (uintptr_t)u64map_get(&h->pins, seq);
+	if (n > 1)
+		(void)u64map_put(&h->pins, seq, (void *)(n - 1)); /* replaces: allocates nothing */
+	else if (n == 1)
+		u64map_del(&h->pins, seq);
+}
+
+bool
+lfs_hist_pinned(const struct lfs_hist *h, uint64_t seq)
+{
+	return u64map_get(&h->pins, seq) != NULL;
+}
+
+int
 lfs_hist_prune(struct lfs_fs *fs, struct lfs_hist *h, uint64_t now_ns, uint64_t period_ns, uint64_t *gone)
 {
 	*gone = 0;
 	for (uint64_t i = 0; i < h->tab.nslots; i++) {
 		const struct lfs_hist_entry *e = &h->ent[i];
 		uint64_t age = now_ns > e->time_ns ? now_ns - e->time_ns : 0; /* a clock set back: young */
-		if (!e->seq || (e->flags & LFS_HIST_SNAPSHOT) || age < period_ns)
+		if (!e->seq || (e->flags & LFS_HIST_SNAPSHOT) || age < period_ns || lfs_hist_pinned(h, e->seq))
 			continue;
 		int err = lfs_hist_delete(fs, h, e->seq);
 		if (err)

@@ -8,6 +8,7 @@
 
 #include "format.h"
 #include "ptable.h"
+#include "u64map.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,6 +21,9 @@ struct lfs_hist {
 	struct lfs_hist_entry *ent; /* decoded, per slot (seq 0: free) */
 	uint64_t cap;
 	uint64_t count;             /* records in use */
+	/* In memory only: the checkpoints mounted views read (seq -> how
+	 * many views), which are not pruned while they read them. */
+	struct u64map pins;
 };
 
 int lfs_hist_init(struct lfs_hist *h, const struct lfs_fs *fs);
@@ -42,7 +46,13 @@ const struct lfs_hist_entry *lfs_hist_named(const struct lfs_hist *h, const char
 int lfs_hist_snapshot(struct lfs_fs *fs, struct lfs_hist *h, uint64_t seq, bool on, const char *name);
 /* Forget checkpoint seq.  -ENOENT if not recorded. */
 int lfs_hist_delete(struct lfs_fs *fs, struct lfs_hist *h, uint64_t seq);
-/* Forget the plain checkpoints older than now - period; *gone: how many. */
+/* A view reads checkpoint seq: pinned until as many unpins (-ENOENT if
+ * not recorded).  lfs_hist_pinned: whether any view reads it. */
+int lfs_hist_pin(struct lfs_hist *h, uint64_t seq);
+void lfs_hist_unpin(struct lfs_hist *h, uint64_t seq);
+bool lfs_hist_pinned(const struct lfs_hist *h, uint64_t seq);
+/* Forget the plain checkpoints older than now - period and not pinned;
+ * *gone: how many. */
 int lfs_hist_prune(struct lfs_fs *fs, struct lfs_hist *h, uint64_t now_ns, uint64_t period_ns, uint64_t *gone);
 /* The checkpoints retained (every record left), ascending, into out
  * (room for h->count); how many. */

@@ -238,11 +238,17 @@ int lfs_snapshot_list(struct lfs_fs *fs, struct lfs_ckpt_info **out, size_t *n, 
  * -EEXIST if another has the name, -EINVAL if it is not allowed. */
 int lfs_snapshot_make(struct lfs_fs *fs, const char *name, uint64_t *seq);
 /* Make kept checkpoint seq a snapshot (named, or not: NULL), or a plain
- * checkpoint again (on false); -ENOENT if it is not kept. */
+ * checkpoint again (on false); -ENOENT if it is not kept, -EBUSY to let
+ * go of a snapshot that a view holds. */
 int lfs_snapshot_keep(struct lfs_fs *fs, uint64_t seq, bool on, const char *name);
 /* Forget kept checkpoint seq, freeing what it alone held (a checkpoint
- * commits it). */
+ * commits it); -EBUSY while a view holds it. */
 int lfs_snapshot_delete(struct lfs_fs *fs, uint64_t seq);
+/* A view in another process (a snapshot's mount) reads kept checkpoint
+ * seq: until as many releases it is not deleted, let go or dropped by
+ * the protection period.  -ENOENT if it is not kept. */
+int lfs_snapshot_hold(struct lfs_fs *fs, uint64_t seq);
+void lfs_snapshot_release(struct lfs_fs *fs, uint64_t seq);
 /* The kept checkpoint a snapshot's name or a number names; -ENOENT. */
 int lfs_snapshot_find(struct lfs_fs *fs, const char *spec, uint64_t *seq);
 /* A read-only view of the kept checkpoint spec (a snapshot's name or a

@@ -86,11 +86,26 @@ lfs_snapshot_list(struct lfs_fs *fs, struct lfs_ckpt_info **out, size_t *n, uint
 	return unlock(fs, 0);
 }
 
+/* Whether a change would take checkpoint seq from a view that reads it:
+ * deleting it, or making a snapshot a plain checkpoint (which the
+ * protection period drops once the view is gone), as NILFS refuses
+ * either for a mounted snapshot. */
+static int
+in_view(const struct lfs_fs *fs, uint64_t seq, bool deleting)
+{
+	const struct lfs_hist_entry *e = lfs_hist_get(&fs->hist, seq);
+	if (!e || !lfs_hist_pinned(&fs->hist, seq))
+		return 0;
+	return deleting || (e->flags & LFS_HIST_SNAPSHOT) ? -EBUSY : 0;
+}
+
 int
 lfs_snapshot_keep(struct lfs_fs *fs, uint64_t seq, bool on, const char *name)
 {
 	lfs_lock(fs);
 	int err = changeable(fs);
+	if (!err && !on)
+		err = in_view(fs, seq, false);
 	if (!err)
 		err = lfs_hist_snapshot(fs, &fs->hist, seq, on, name);
 	/* a plain one past the period goes at this checkpoint */
@@ -105,6 +120,8 @@ lfs_snapshot_delete(struct lfs_fs *fs, uint64_t seq)
 	lfs_lock(fs);
 	int err = changeable(fs);
 	if (!err)
+		err = in_view(fs, seq, true);
+	if (!err)
 		err = lfs_hist_delete(fs, &fs->hist, seq);
 	if (!err)
 		err = lfs_retain_update(fs);
@@ -112,6 +129,22 @@ lfs_snapshot_delete(struct lfs_fs *fs, uint64_t seq)
 	if (!err)
 		err = lfs_ckpt_write_unlocked(fs);
 	return unlock(fs, err);
+}
+
+int
+lfs_snapshot_hold(struct lfs_fs *fs, uint64_t seq)
+{
+	lfs_lock(fs);
+	int err = fs->snapshots ? lfs_hist_pin(&fs->hist, seq) : -EOPNOTSUPP;
+	return unlock(fs, err);
+}
+
+void
+lfs_snapshot_release(struct lfs_fs *fs, uint64_t seq)
+{
+	lfs_lock(fs);
+	lfs_hist_unpin(&fs->hist, seq);
+	pthread_mutex_unlock(&fs->lock);
 }
 
 int

@@ -6,8 +6,8 @@
 # moves its blocks, after a remount and after kill -9 of the daemon; the
 # snapshots are listed (text and JSON) with what each alone holds; a
 # filesystem held full by a snapshot frees that space when it is
-# deleted; fsck.lfs checks every kept tree; a snapshot mounts on its own
-# from the unmounted image.  SNAPSHOT_TIMES scales the overwrite volume.
+# deleted, but not while it is mounted; fsck.lfs checks every kept tree;
+# a snapshot mounts on its own from the unmounted image.  SNAPSHOT_TIMES scales the overwrite volume.
 . "$(dirname "$0")/lib.sh"
 
 OW="$top_builddir/tests/cleaner/overwrite"
@@ -156,7 +156,25 @@ lfs_mount_cleaner "$WORK/cleaner.conf"
 manifest "$MNT" > "$WORK/m_live"
 snap_mount s1
 manifest "$SNAP" | diff -q - "$WORK/m1" >/dev/null || fail "the snapshot changed across a remount"
+# mounted, it is neither deleted nor let go (issue 35): EBUSY, naming the
+# mount, as NILFS refuses; it still reads as it did
+for verb in "-d s1" "-u $s1"; do
+	rc=0
+	"$CKPT" $verb "$MNT" 2>"$WORK/err" || rc=$?
+	[ $rc = 1 ] && grep -qF "is mounted at $SNAP (" "$WORK/err" ||
+		{ cat "$WORK/err"; fail "lfs-ckpt $verb of the mounted snapshot: status $rc, no mount named"; }
+	echo "ok lfs-ckpt $verb refused: $(cat "$WORK/err")"
+done
+"$CKPT" -l "$MNT" | matches -E "^  $s1 +[0-9T:.-]+Z +snapshot +[0-9]+ +s1$" || fail "s1 changed by the refusals"
+manifest "$SNAP" | diff -q - "$WORK/m1" >/dev/null || fail "the mounted snapshot reads otherwise after the refusals"
 snap_umount
+# and once unmounted (its daemon gone), deleted at once
+s3=$("$CKPT" -s -n s3 "$MNT") || fail "lfs-ckpt -s -n s3"
+snap_mount "$s3"
+"$CKPT" -d s3 "$MNT" 2>/dev/null && fail "the mounted s3 was deleted"
+snap_umount
+"$CKPT" -d s3 "$MNT" || fail "deleting s3 just after its unmount"
+echo "ok a mounted snapshot is not deleted; unmounted, it is"
 s2=$("$CKPT" -s -n s2 "$MNT")
 manifest "$MNT" > "$WORK/m2"
 echo more > "$MNT/after-s2"

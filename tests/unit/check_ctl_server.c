@@ -4,7 +4,9 @@
  * SOCK_SEQPACKET client written here: the name it binds, the framing of
  * requests and replies, the exact refusal of malformed or oversized
  * requests (the connection still served afterwards), the one registered
- * cleaner, lfs-clean's verbs and the request counters' hook.
+ * cleaner, lfs-clean's verbs, the request counters' hook, and a view
+ * held by its connection (a snapshot's mount), which no other client
+ * deletes or lets go of until that connection closes.
  * (tests/integration/ctl_hostile.c throws garbage at a real mount and
  * counts what comes back; this holds each answer to its errno.)
  */
@@ -152,7 +154,7 @@ START_TEST(malformed_refused_exactly)
 	exchange(fd, big, sizeof(q) + q.count * 8, &r);
 	ck_assert_int_eq(r.err, -EPROTO);
 	q = ok;
-	q.op = LFS_CTL_VIEW_READ + 1;
+	q.op = LFS_CTL_VIEW_WHO + 1;
 	exchange(fd, &q, sizeof(q), &r);
 	ck_assert_int_eq(r.err, -EOPNOTSUPP);
 	q = ok; /* a name that does not end */
@@ -443,5 +445,65 @@ START_TEST(snap_list_pages_thousands)
 }
 END_TEST
 
+/* One request with one payload record of `len` bytes; the reply's err. */
+static int
+call_with(int fd, uint16_t op, uint64_t arg0, uint64_t arg1, const void *rec, size_t len, struct lfs_ctl_resp *r)
+{
+	static uint8_t msg[sizeof(struct lfs_ctl_req) + sizeof(struct lfs_ctl_path)];
+	struct lfs_ctl_req q = { .magic = LFS_CTL_MAGIC, .version = LFS_CTL_VERSION, .op = op, .count = 1,
+				 .arg = { arg0, arg1 } };
+	ck_assert_uint_le(len, sizeof(msg) - sizeof(q));
+	memcpy(msg, &q, sizeof(q));
+	memcpy(msg + sizeof(q), rec, len);
+	exchange(fd, msg, sizeof(q) + len, r);
+	return r->err;
+}
+
+/* A connection that holds a snapshot (VIEW_HOLD, its mount point) keeps
+ * every other client from deleting it or making it a plain checkpoint
+ * (EBUSY), and VIEW_WHO names the mount point; a second hold on the
+ * connection, a checkpoint not kept and a path without its NUL are
+ * refused; once the holder hangs up, the delete goes through at once. */
+START_TEST(held_view_refuses_delete)
+{
+	struct lfs_fs *fs;
+	struct lfs_ctl_server *srv = start(&fs);
+	uint64_t s1;
+	ck_assert_int_eq(lfs_snapshot_make(fs, "s1", &s1), 0);
+	int holder = connect_to(srv), other = connect_to(srv);
+	static struct lfs_ctl_path p;
+	struct lfs_ctl_resp r;
+	memset(p.path, 'x', sizeof(p.path));
+	ck_assert_int_eq(call_with(holder, LFS_CTL_VIEW_HOLD, s1, 0, &p, sizeof(p), &r), -EINVAL);
+	memset(&p, 0, sizeof(p));
+	snprintf(p.path, sizeof(p.path), "/mnt/the snapshot");
+	ck_assert_int_eq(call_with(holder, LFS_CTL_VIEW_HOLD, s1 + 100, 0, &p, sizeof(p), &r), -ENOENT);
+	ck_assert_int_eq(call_with(holder, LFS_CTL_VIEW_HOLD, s1, 0, &p, sizeof(p), &r), 0);
+	ck_assert_int_eq(call_with(holder, LFS_CTL_VIEW_HOLD, s1, 0, &p, sizeof(p), &r), -EALREADY);
+
+	ck_assert_int_eq(call(other, LFS_CTL_SNAP_DELETE, s1, &r), -EBUSY);
+	struct lfs_ctl_name nm = { "" };
+	ck_assert_int_eq(call_with(other, LFS_CTL_SNAP_KEEP, s1, 0, &nm, sizeof(nm), &r), -EBUSY);
+	snprintf(nm.name, sizeof(nm.name), "renamed"); /* kept a snapshot: allowed */
+	ck_assert_int_eq(call_with(other, LFS_CTL_SNAP_KEEP, s1, 1, &nm, sizeof(nm), &r), 0);
+	struct lfs_ctl_req q = { .magic = LFS_CTL_MAGIC, .version = LFS_CTL_VERSION, .op = LFS_CTL_VIEW_WHO,
+				 .arg = { s1 } };
+	size_t n = exchange(other, &q, sizeof(q), &r);
+	ck_assert_int_eq(r.err, 0);
+	ck_assert_uint_eq(r.count, 1);
+	ck_assert_uint_eq(n, 48 + sizeof("/mnt/the snapshot"));
+	ck_assert_str_eq((char *)reply + 48, "/mnt/the snapshot");
+	ck_assert_int_eq(call(other, LFS_CTL_VIEW_WHO, s1 + 100, &r), -ENOENT);
+	ck_assert_int_eq(call(other, LFS_CTL_VIEW_WHO, 0, &r), -ENOENT);
+
+	close(holder);
+	ck_assert_int_eq(call(other, LFS_CTL_SNAP_DELETE, s1, &r), 0);
+	ck_assert_int_eq(call(other, LFS_CTL_VIEW_WHO, s1, &r), -ENOENT);
+	close(other);
+	finish(srv, fs);
+}
+END_TEST
+
 CHECK_MAIN("ctl_server", "socket", 300, where_and_info, malformed_refused_exactly,
-	   one_registered_cleaner, clean_verbs, request_counters, snap_list_pages_thousands)
+	   one_registered_cleaner, clean_verbs, request_counters, snap_list_pages_thousands,
+	   held_view_refuses_delete)

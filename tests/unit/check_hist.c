@@ -6,7 +6,8 @@
  * pruning forgets the plain ones older than the protection period and
  * never a snapshot; the retained set is every record left, ascending;
  * the records come back from the log as written, and crafted ones are
- * refused.
+ * refused; a checkpoint a view reads (pinned) is not pruned until the
+ * last view lets go.
  */
 #include "testfs.h"
 
@@ -90,6 +91,43 @@ START_TEST(records_snapshots_prune)
 }
 END_TEST
 
+/* A plain checkpoint past the period that a mounted view reads stays,
+ * counted per view: pruned once the last one has let go. */
+START_TEST(pinned_not_pruned)
+{
+	testfs_make(32ull << 20, SEG);
+	struct lfs_fs *fs = testfs_mount();
+	struct lfs_hist h;
+	ck_assert_int_eq(lfs_hist_init(&h, fs), 0);
+	ck_assert_int_eq(lfs_hist_add(fs, &h, 5, 100), 0);
+	ck_assert_int_eq(lfs_hist_add(fs, &h, 6, 200), 0);
+	ck_assert_int_eq(lfs_hist_pin(&h, 9), -ENOENT); /* not recorded */
+	ck_assert_int_eq(lfs_hist_pin(&h, 0), -ENOENT);
+	ck_assert_int_eq(lfs_hist_pin(&h, 5), 0);
+	ck_assert_int_eq(lfs_hist_pin(&h, 5), 0);
+	ck_assert(lfs_hist_pinned(&h, 5));
+	ck_assert(!lfs_hist_pinned(&h, 6));
+	uint64_t gone, r[4];
+	ck_assert_int_eq(lfs_hist_prune(fs, &h, 1000, 100, &gone), 0);
+	ck_assert_uint_eq(gone, 1); /* 6 goes, 5 is read */
+	ck_assert_uint_eq(lfs_hist_retained(&h, r), 1);
+	ck_assert_uint_eq(r[0], 5);
+	lfs_hist_unpin(&h, 5);
+	ck_assert(lfs_hist_pinned(&h, 5)); /* one view still reads it */
+	ck_assert_int_eq(lfs_hist_prune(fs, &h, 1000, 100, &gone), 0);
+	ck_assert_uint_eq(gone, 0);
+	lfs_hist_unpin(&h, 5);
+	lfs_hist_unpin(&h, 5); /* one more than the pins: nothing */
+	ck_assert(!lfs_hist_pinned(&h, 5));
+	ck_assert_int_eq(lfs_hist_prune(fs, &h, 1000, 100, &gone), 0);
+	ck_assert_uint_eq(gone, 1);
+	ck_assert_uint_eq(h.count, 0);
+	lfs_hist_free(fs, &h);
+	lfs_abandon(fs);
+	testfs_remove();
+}
+END_TEST
+
 /* Records no history holds: a checkpoint twice, a name twice, a name on
  * a plain checkpoint, a name not ended or not allowed, unknown flags. */
 START_TEST(refuses_crafted_records)
@@ -131,4 +169,4 @@ START_TEST(refuses_crafted_records)
 }
 END_TEST
 
-CHECK_MAIN("hist", "core", 30, records_snapshots_prune, refuses_crafted_records)
+CHECK_MAIN("hist", "core", 30, records_snapshots_prune, refuses_crafted_records, pinned_not_pruned)
