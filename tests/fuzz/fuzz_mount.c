@@ -11,19 +11,28 @@
  *
  * applied to a copy of a small image built once (files inline and in
  * blocks, a sparse file three levels deep, a directory of several blocks,
- * a symlink, a fifo, xattrs, hard links, psegs after the last
- * checkpoint); then every checksum is re-sealed.  `target` picks the
- * superblock, a checkpoint region, a summary header or entry, an inode
- * record, an inode map or usage-table entry, a block-map node, a
- * directory record, an xattr block or any block; `which` and `sub` are
- * taken modulo what exists, so every input names real structures.
+ * a symlink, a fifo, xattrs, one file's in leaves and value blocks, hard
+ * links, two snapshots and plain checkpoints kept, with blocks and
+ * records held for them in two pages of the held table, and psegs after
+ * the last checkpoint with replaced-address and relink records); then
+ * every checksum is re-sealed.  `target` picks the superblock, a
+ * checkpoint region, a summary header or entry, an inode record, an
+ * inode map or usage-table entry, a block-map node, a directory record,
+ * an xattr block or any block, a node or entry of the held table or the
+ * checkpoint history, a replaced-address record, a relink record, an
+ * xattr root or entry; `which` and `sub` are taken modulo what exists,
+ * so every input names real structures.
  *
- * Each image is mounted read-only and checked by fsck, then mounted
- * read-write for a short workload (walk and read everything, write,
- * truncate, punch, create, unlink, rename, the cleaner's MOVE both
- * through lfs_clean_segment and the control operations, a checkpoint,
- * unmount), then mounted once more and walked.  Errors are expected; a
- * crash, a hang or a sanitizer report is a bug.
+ * Each image is mounted read-only and checked by fsck, its snapshots
+ * listed and each kept checkpoint opened as a view (in process, and
+ * through the control operations as another process's view reads it)
+ * and walked; then a kept checkpoint is mounted (-o snapshot=); then the
+ * image is mounted read-write for a short workload (walk and read
+ * everything, write, truncate, punch, create, unlink, rename, a snapshot
+ * made and one deleted, the cleaner's MOVE both through
+ * lfs_clean_segment and the control operations, a checkpoint, unmount),
+ * then mounted once more and walked.  Errors are expected; a crash, a
+ * hang or a sanitizer report is a bug.
  *
  * LLVMFuzzerCustomMutator makes edits that name existing structures with
  * values at the edges (0, all ones, block and segment sizes, 2^31, 2^32,
@@ -46,6 +55,11 @@
 
 #define IMG (2u << 20)
 #define EDIT_SIZE 20
+/* plain checkpoints are kept this long: past any run */
+#define PROTECT_S (1u << 31)
+#define XATTR_BIG 6000          /* a value in two blocks of its own */
+#define XATTR_MANY 40           /* attributes that fill more than a root */
+#define HELD_RECORDS 120        /* records held by a snapshot: two pages of entries */
 
 size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
 
@@ -54,6 +68,7 @@ static struct img base_im;      /* the index of base, shared by every input */
 static int memfd = -1;
 static char path[64];
 static const struct lfs_cred root = { 0, 0, 0 };
+static uint64_t base_seq;       /* the newest checkpoint of base */
 /* Images that mounted read-write, and of those, that also unmounted
  * cleanly: how far inputs get (fuzz_replay reports them). */
 unsigned long long fuzz_mounted, fuzz_unmounted;
@@ -77,6 +92,46 @@ mk(struct lfs_fs *fs, uint64_t dir, const char *name, size_t len, uint64_t off)
 	if (len)
 		check(lfs_write(fs, st.st_ino, buf, len, (off_t)off, NULL) == (ssize_t)len, name);
 	return st.st_ino;
+}
+
+/* Attributes in an indexed root: leaves of entries and a value in
+ * blocks of its own. */
+static void
+build_xattrs(struct lfs_fs *fs, uint64_t ino)
+{
+	static char val[XATTR_BIG];
+	memset(val, 'v', sizeof(val));
+	check(lfs_setxattr(fs, ino, "user.big", val, sizeof(val), 0) == 0, "xattr value blocks");
+	char name[32];
+	for (int i = 0; i < XATTR_MANY; i++) {
+		snprintf(name, sizeof(name), "user.attr-%02d", i);
+		check(lfs_setxattr(fs, ino, name, val, 100, 0) == 0, "xattr leaves");
+	}
+}
+
+/* Two snapshots and a plain checkpoint kept (the protection period), and
+ * what the live tree let go of since held for them: inode records,
+ * data blocks, an xattr leaf, inode-map blocks.  Few: fsck reads every
+ * kept checkpoint's tree, the cost of each input. */
+static void
+build_snapshots(struct lfs_fs *fs, uint64_t many, uint64_t big, uint64_t xa)
+{
+	uint64_t seq;
+	check(lfs_snapshot_make(fs, "first", &seq) == 0, "snapshot");
+	check(lfs_set_protection(fs, PROTECT_S) == 0, "protection");
+	char name[40];
+	struct stat st, set = { .st_mode = 0600 };
+	for (int i = 0; i < HELD_RECORDS; i++) {
+		snprintf(name, sizeof(name), "entry-with-a-longer-name-%d", i);
+		check(lfs_lookup(fs, many, name, &st) == 0, "lookup");
+		check(lfs_setattr(fs, st.st_ino, &set, LFS_SET_MODE, &st) == 0, "chmod");
+		lfs_forget(fs, st.st_ino, 1);
+	}
+	check(lfs_write(fs, big, "snapped", 7, 100, NULL) == 7, "overwrite");
+	check(lfs_setxattr(fs, xa, "user.attr-07", "changed", 7, 0) == 0, "xattr");
+	check(lfs_snapshot_make(fs, "second", &seq) == 0, "snapshot");
+	check(lfs_unlink(fs, many, "entry-with-a-longer-name-7") == 0, "unlink");
+	check(lfs_checkpoint(fs) == 0, "checkpoint");
 }
 
 static void
@@ -114,18 +169,43 @@ build_base(void)
 		snprintf(name, sizeof(name), "entry-with-a-longer-name-%d", i);
 		mk(fs, many.st_ino, name, i % 7 == 0 ? 100 : 0, 0);
 	}
+	uint64_t xa = mk(fs, LFS_ROOT_INO, "xa", 0, 0);
+	build_xattrs(fs, xa);
 	check(lfs_write(fs, big, "rewritten", 9, 4096, NULL) == 9, "overwrite"); /* dead blocks to clean */
 	check(lfs_checkpoint(fs) == 0, "checkpoint");
+	build_snapshots(fs, many.st_ino, big, xa);
 	/* after the checkpoint: rolled forward at mount */
 	mk(fs, LFS_ROOT_INO, "after", 6000, 0);
 	check(lfs_unlink(fs, d.st_ino, "small") == 0, "unlink");
 	check(lfs_rename(fs, LFS_ROOT_INO, "big", d.st_ino, "big2", 0) == 0, "rename");
 	check(lfs_write(fs, sparse, "more", 4, 8192, NULL) == 4, "write");
+	check(lfs_write(fs, big, "again", 5, 0, NULL) == 5, "overwrite"); /* a replaced address listed */
 	check(lfs_fsync(fs, LFS_ROOT_INO, false) == 0, "fsync");
+	/* an overwrite in tree 1, fsynced: a relink record */
+	check(lfs_write(fs, sparse, "relink", 6, 1ll << 30, NULL) == 6, "overwrite");
+	check(lfs_fsync(fs, sparse, false) == 0, "fsync");
 	lfs_abandon(fs);
 	base = malloc(IMG);
 	check(base && pread(memfd, base, IMG, 0) == IMG, "read back");
 	check(img_open(&base_im, base, IMG) == 0, "index");
+	for (size_t i = 0; i < base_im.count[IMG_CKPT]; i++) {
+		struct lfs_ckpt_hdr h;
+		lfs_ckpt_hdr_decode(&h, base + base_im.at[IMG_CKPT][i]);
+		if (h.ckpt_seq > base_seq)
+			base_seq = h.ckpt_seq;
+	}
+}
+
+const char *
+fuzz_base_path(void)
+{
+	return path;
+}
+
+const struct img *
+fuzz_base_index(void)
+{
+	return &base_im;
 }
 
 int
@@ -305,6 +385,107 @@ clean(struct lfs_fs *fs)
 	}
 }
 
+/* ---------------------------------------------------------------- */
+/* Snapshots: the history, the held table and the views they give.    */
+
+#define MAX_VIEWS 2
+
+/* A view as another process has it: every block through the control
+ * operations of the filesystem's daemon. */
+static int
+remote_read(void *ctx, uint64_t seq, uint64_t addr, void *buf)
+{
+	uint64_t len;
+	return lfs_ctl_view_read(ctx, seq, addr, buf, &len);
+}
+
+static int
+remote_imap(void *ctx, uint64_t seq, uint64_t *addrs, uint32_t n)
+{
+	uint32_t got;
+	uint64_t total;
+	int err = lfs_ctl_view_imap(ctx, seq, 0, n, addrs, &got, &total);
+	return err ? err : got == n ? 0 : -EIO;
+}
+
+static void
+walk_view(struct lfs_fs *v)
+{
+	struct found f = { .nfiles = 0 };
+	struct statvfs sv;
+	lfs_statfs(v, &sv);
+	walk(v, LFS_ROOT_INO, 0, &f);
+	lfs_abandon(v);
+}
+
+/* List the kept checkpoints and read a few through views; *spec gets
+ * the number of the first kept one, for a snapshot mount. */
+static void
+views(struct lfs_fs *fs, char *spec, size_t len)
+{
+	struct lfs_ckpt_info *ci;
+	size_t n;
+	uint64_t held;
+	if (lfs_snapshot_list(fs, &ci, &n, &held))
+		return;
+	struct lfs_ctl_ckpt out[4];
+	struct lfs_ctl_resp resp;
+	lfs_ctl_snap_list(fs, 1, 4, out, &resp);
+	struct lfs_fs *v;
+	for (size_t i = 0, opened = 0; i < n && opened < MAX_VIEWS; i++) {
+		if (!(ci[i].flags & LFS_CKPT_INFO_KEPT))
+			continue;
+		char s[24];
+		snprintf(s, sizeof(s), "%llu", (unsigned long long)ci[i].seq);
+		if (!opened++)
+			snprintf(spec, len, "%s", s);
+		if (lfs_view_open(fs, ci[i].name[0] && i % 2 ? ci[i].name : s, false, &v) == 0)
+			walk_view(v);
+	}
+	for (size_t i = n; i-- > 0;) {
+		if (!(ci[i].flags & LFS_CKPT_INFO_KEPT))
+			continue;
+		struct lfs_view_source src = { remote_read, remote_imap, fs };
+		if (lfs_view_open_remote(path, ci[i].seq, &src, &v) == 0)
+			walk_view(v);
+		break;
+	}
+	free(ci);
+}
+
+/* A snapshot made and the oldest kept checkpoint let go: the history
+ * and held table written again, what was held for it released. */
+static void
+change_snapshots(struct lfs_fs *fs)
+{
+	uint64_t seq;
+	lfs_snapshot_make(fs, "fz-snap", &seq);
+	struct lfs_ckpt_info *ci;
+	size_t n;
+	uint64_t held;
+	if (lfs_snapshot_list(fs, &ci, &n, &held))
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (ci[i].flags & LFS_CKPT_INFO_KEPT) {
+			lfs_snapshot_delete(fs, ci[i].seq);
+			break;
+		}
+	if (n > 1)
+		lfs_snapshot_keep(fs, ci[n - 1].seq, true, "fz-kept");
+	free(ci);
+}
+
+/* A kept checkpoint mounted read-only (lfs -o snapshot=). */
+static void
+mount_snapshot(struct lfs_opts o, const char *spec)
+{
+	struct lfs_fs *fs;
+	o.readonly = true;
+	o.snapshot = spec;
+	if (lfs_mount(path, &o, &fs) == 0)
+		walk_view(fs);
+}
+
 static void
 use_image(void)
 {
@@ -313,11 +494,14 @@ use_image(void)
 	o.readonly = true;
 	o.ckpt_interval_s = 0;
 	struct lfs_fs *fs;
+	char spec[24] = "second";
 	if (lfs_mount(path, &o, &fs) == 0) {
 		uint64_t problems;
 		lfs_fsck(fs, &problems);
+		views(fs, spec, sizeof(spec));
 		lfs_abandon(fs);
 	}
+	mount_snapshot(o, spec);
 	o.readonly = false;
 	if (lfs_mount(path, &o, &fs) == 0) {
 		struct found f = { .nfiles = 0 };
@@ -325,6 +509,7 @@ use_image(void)
 		lfs_statfs(fs, &sv);
 		walk(fs, LFS_ROOT_INO, 0, &f);
 		change(fs, &f);
+		change_snapshots(fs);
 		clean(fs);
 		lfs_checkpoint(fs);
 		fuzz_mounted++;
@@ -406,13 +591,21 @@ edge_value(uint64_t *r)
 		bs - LFS_INODE_HDR_SIZE, bs - LFS_INODE_HDR_SIZE + 1, 64 * bs, 0xffffffffull * bs,
 		sb->seg_blocks, sb->seg_blocks - 1, sb->nsegs, sb->nsegs - 1, sb->seg0, sb->seg0 - 1,
 		sb->nblocks, sb->nblocks - 1, sb->max_inodes, sb->max_inodes - 1, LFS_DIR_MAX_SIZE,
-		LFS_NODE_FLAG, 040755, 0100644, 0120777, 0,
+		LFS_NODE_FLAG, 040755, 0100644, 0120777, LFS_DI_RELINK, LFS_DI_RELINK | LFS_DI_INLINE,
+		LFS_XATTR_MAGIC, LFS_XATTR_SIZE_MAX, LFS_XATTR_SIZE_MAX + 1, LFS_XATTR_NAME_MAX + 1,
+		lfs_xattr_max_slots(bs), bs / LFS_HELD_ENTRY_SIZE, bs / LFS_HELD_ENTRY_SIZE + 1,
+		bs / LFS_HIST_ENTRY_SIZE, bs / LFS_HIST_ENTRY_SIZE + 1, (uint64_t)bs / 8 * (bs / 8) * (bs / LFS_HIST_ENTRY_SIZE),
+		LFS_BK_TABLE, LFS_BK_HELD, LFS_BK_IMAP, 0,
 	};
-	switch (next(r) % 4) {
+	switch (next(r) % 5) {
 	case 0: /* the address of another block in the log */
 		return raw ? base_im.at[IMG_RAW][next(r) % raw] / bs : 0;
 	case 1:
 		return next(r);
+	case 2: /* near the last checkpoint: history records, held ranges */
+		return base_seq + next(r) % 6 - 4;
+	case 3: /* an xattr slot: a block's address and a kind */
+		return (raw ? base_im.at[IMG_RAW][next(r) % raw] / bs : 0) | (next(r) % 4) << 56;
 	default:
 		return edges[next(r) % (sizeof(edges) / sizeof(edges[0]))];
 	}

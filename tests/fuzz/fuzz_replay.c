@@ -9,7 +9,18 @@
  *   fuzz_replay [-n MUTATIONS_PER_SEED] [FILE|DIR]...
  *
  * Without FILE or DIR, $top_srcdir/tests/fuzz/corpus and .../regress.
+ *
+ * First it checks that the image the inputs edit holds every structure
+ * the decoders read, through the library (a decoder with nothing to read
+ * is never fuzzed): kept checkpoints and snapshots in the history, held
+ * entries in more than one page of the held table, replaced-address
+ * lists and relink records rolled forward, a file's attributes in
+ * leaves and value blocks, views of kept checkpoints; and that the
+ * editor finds an instance of every target (imgedit.h).
  */
+#include "imgedit.h"
+#include "lfs_int.h"
+
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,11 +32,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
 extern unsigned long long fuzz_mounted, fuzz_unmounted;
+const char *fuzz_base_path(void);
+const struct img *fuzz_base_index(void);
 
 #define INPUT_MAX 4096
 
 static unsigned long long executions;
-static unsigned mutations = 48;
+static unsigned mutations = 20;
 static unsigned rng_state = 1;
 
 /* libFuzzer's byte-level mutator, which the custom one falls back to:
@@ -48,6 +61,75 @@ LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size)
 	}
 	data[r / 3 % size] ^= (uint8_t)(1u << (r >> 20) % 8);
 	return size;
+}
+
+static int missing;
+
+static void
+expect(bool ok, const char *what, unsigned long long n)
+{
+	fprintf(stderr, "fuzz_replay: base image: %-50s %s (%llu)\n", what, ok ? "yes" : "MISSING", n);
+	missing += !ok;
+}
+
+/* What a read-only mount of the base image decodes, rolling forward. */
+static void
+check_decoded(struct lfs_fs *fs)
+{
+	expect(fs->hist.count >= 3, "checkpoint history: kept checkpoints", fs->hist.count);
+	uint64_t snaps = 0;
+	for (uint64_t i = 0; i < fs->hist.tab.nslots; i++)
+		snaps += (fs->hist.ent[i].flags & LFS_HIST_SNAPSHOT) != 0;
+	expect(snaps >= 2, "checkpoint history: snapshots", snaps);
+	expect(fs->held.tab.npages >= 2, "held table: pages", fs->held.tab.npages);
+	expect(fs->held.count > 0, "held table: entries", fs->held.count);
+	expect(fs->rf_listed > 0, "roll-forward: inodes accounted from REPL lists", fs->rf_listed);
+	expect(fs->rf_relinked > 0, "roll-forward: relink records applied", fs->rf_relinked);
+	struct stat st;
+	uint64_t blocks = 0;
+	char val[8192];
+	ssize_t len = -1;
+	if (lfs_lookup(fs, LFS_ROOT_INO, "xa", &st) == 0) {
+		blocks = (uint64_t)st.st_blocks * 512 / fs->bsize;
+		len = lfs_getxattr(fs, st.st_ino, "user.big", val, sizeof(val));
+		lfs_forget(fs, st.st_ino, 1);
+	}
+	expect(blocks >= 4 && len > (ssize_t)fs->bsize, "xattrs in a root, leaves and value blocks", blocks);
+	struct lfs_ckpt_info *ci;
+	size_t n = 0;
+	uint64_t held = 0;
+	if (lfs_snapshot_list(fs, &ci, &n, &held) == 0)
+		free(ci);
+	expect(n >= 3 && held > 0, "snapshot list: kept checkpoints, bytes held", n);
+	struct lfs_fs *v;
+	bool view = lfs_view_open(fs, "first", false, &v) == 0;
+	if (view) {
+		view = lfs_lookup(v, LFS_ROOT_INO, "xa", &st) == 0;
+		lfs_abandon(v);
+	}
+	expect(view, "a view of the snapshot \"first\"", view);
+}
+
+static void
+check_base(void)
+{
+	struct lfs_opts o;
+	lfs_opts_default(&o);
+	o.readonly = true;
+	o.ckpt_interval_s = 0;
+	struct lfs_fs *fs;
+	int err = lfs_mount(fuzz_base_path(), &o, &fs);
+	expect(err == 0, "mounts read-only", (unsigned long long)-err);
+	if (!err) {
+		check_decoded(fs);
+		lfs_abandon(fs);
+	}
+	const struct img *im = fuzz_base_index();
+	for (unsigned t = 0; t < IMG_NTARGETS; t++) {
+		char what[64];
+		snprintf(what, sizeof(what), "edit target %u: %s", t, img_target_name(t));
+		expect(im->count[t] > 0, what, im->count[t]);
+	}
 }
 
 static int
@@ -116,6 +198,12 @@ main(int argc, char **argv)
 		}
 	}
 	LLVMFuzzerInitialize(&argc, &argv);
+	check_base();
+	if (missing) {
+		fprintf(stderr, "fuzz_replay: the base image lacks %d of the structures above: the decoders of "
+				"those are not fuzzed\n", missing);
+		return 1;
+	}
 	unsigned files = 0;
 	int err = 0;
 	if (optind < argc) {

@@ -17,6 +17,11 @@ enum sub_kind {
 	SUB_IN_BLOCK,           /* anywhere in the block */
 	SUB_UUID,               /* a byte of the uuid */
 	SUB_NAME,               /* a byte of a directory record's name */
+	SUB_TABLE_PTR,          /* one of the first addresses of a table node (those in use) */
+	SUB_HIST_NAME,          /* a byte of a history record's name */
+	SUB_XSLOT,              /* a slot of an xattr root (at off within it) */
+	SUB_XENT_NAME,          /* a byte of an xattr entry's name */
+	SUB_XENT_SLOT,          /* a slot number of an out-of-line value */
 };
 
 struct field {
@@ -37,10 +42,14 @@ static const struct field ckpt_fields[] = {
 	{ LFS_CK_OFF_HEAD_SEG, 8, 0 }, { LFS_CK_OFF_HEAD_OFF, 4, 0 }, { LFS_CK_OFF_FLAGS, 4, 0 },
 	{ LFS_CK_OFF_NEXT_SEG, 8, 0 }, { LFS_CK_OFF_NIMAP, 4, 0 }, { LFS_CK_OFF_NSUT, 4, 0 },
 	{ LFS_CK_OFF_INODES, 8, 0 }, { 0, 8, SUB_CKPT_ADDR },
+	/* the snapshot tables (appended: older inputs keep their fields) */
+	{ LFS_CK_OFF_HELD_ROOT, 8, 0 }, { LFS_CK_OFF_HELD_SLOTS, 8, 0 }, { LFS_CK_OFF_HIST_ROOT, 8, 0 },
+	{ LFS_CK_OFF_HIST_SLOTS, 4, 0 }, { LFS_CK_OFF_PROTECT, 4, 0 },
 };
 static const struct field pseg_fields[] = {
 	{ LFS_PS_OFF_MAGIC, 4, 0 }, { LFS_PS_OFF_SEQ, 8, 0 }, { LFS_PS_OFF_CKPT, 8, 0 },
 	{ LFS_PS_OFF_NEXT_SEG, 8, 0 }, { LFS_PS_OFF_NBLOCKS, 4, 0 }, { LFS_PS_OFF_FLAGS, 4, 0 },
+	{ LFS_PS_OFF_REPL, 4, 0 },
 };
 static const struct field pentry_fields[] = {
 	{ LFS_PE_OFF_INO, 4, 0 }, { LFS_PE_OFF_VERSION, 4, 0 }, { LFS_PE_OFF_LBLK, 8, 0 },
@@ -54,6 +63,7 @@ static const struct field inode_fields[] = {
 	{ LFS_DI_OFF_MAGIC, 4, 0 }, { LFS_DI_OFF_DIRECT, 8, 0 }, { LFS_DI_OFF_DIRECT + 8, 8, 0 },
 	{ LFS_DI_OFF_DIRECT + 88, 8, 0 }, { LFS_DI_OFF_IND, 8, 0 }, { LFS_DI_OFF_IND + 8, 8, 0 },
 	{ LFS_DI_OFF_IND + 24, 8, 0 }, { LFS_DI_OFF_XATTR, 8, 0 }, { LFS_INODE_HDR_SIZE, 1, 0 },
+	{ LFS_DI_OFF_XBLOCKS, 4, 0 },
 };
 static const struct field imap_fields[] = {
 	{ LFS_IM_OFF_DADDR, 8, 0 }, { LFS_IM_OFF_VERSION, 4, 0 }, { LFS_IM_OFF_SLOT, 2, 0 },
@@ -70,6 +80,28 @@ static const struct field dirent_fields[] = {
 static const struct field xattr_fields[] = {
 	{ 0, 4, 0 }, { LFS_XATTR_HDR, 2, 0 }, { LFS_XATTR_HDR + 4, 4, 0 }, { 0, 1, SUB_IN_BLOCK },
 };
+static const struct field tnode_fields[] = { { 0, 8, SUB_TABLE_PTR }, { 0, 8, SUB_NODE_PTR } };
+static const struct field held_fields[] = {
+	{ LFS_HE_OFF_ORIG, 8, 0 }, { LFS_HE_OFF_CUR, 8, 0 }, { LFS_HE_OFF_FROM, 8, 0 },
+	{ LFS_HE_OFF_UNTIL, 8, 0 }, { LFS_HE_OFF_AUX, 8, 0 }, { LFS_HE_OFF_CHARGE, 4, 0 },
+	{ LFS_HE_OFF_KIND, 1, 0 }, { LFS_HE_OFF_FLAGS, 1, 0 }, { LFS_HE_OFF_SLOT, 2, 0 },
+};
+static const struct field hist_fields[] = {
+	{ LFS_HI_OFF_SEQ, 8, 0 }, { LFS_HI_OFF_TIME, 8, 0 }, { LFS_HI_OFF_FLAGS, 4, 0 },
+	{ LFS_HI_OFF_NAME, 1, SUB_HIST_NAME }, { LFS_HI_OFF_NAME + LFS_HIST_NAME_MAX, 1, 0 },
+};
+static const struct field repl_fields[] = {
+	{ LFS_RP_OFF_INO, 4, 0 }, { LFS_RP_OFF_KIND, 1, 0 }, { LFS_RP_OFF_VERSION, 4, 0 },
+	{ LFS_RP_OFF_COUNT, 4, 0 }, { LFS_RP_OFF_ADDR, 8, 0 },
+};
+static const struct field xroot_fields[] = {
+	{ LFS_XR_OFF_MAGIC, 4, 0 }, { LFS_XR_OFF_NSLOTS, 2, 0 }, { LFS_XR_OFF_COUNT, 4, 0 },
+	{ 0, 8, SUB_XSLOT }, { 7, 1, SUB_XSLOT }, /* a slot, and its kind */
+};
+static const struct field xent_fields[] = {
+	{ LFS_XE_OFF_NAMELEN, 2, 0 }, { LFS_XE_OFF_FLAGS, 1, 0 }, { LFS_XE_OFF_VALLEN, 4, 0 },
+	{ 0, 1, SUB_XENT_NAME }, { 0, 2, SUB_XENT_SLOT },
+};
 static const struct field raw_fields[] = {
 	{ 0, 1, SUB_IN_BLOCK }, { 0, 2, SUB_IN_BLOCK }, { 0, 4, SUB_IN_BLOCK }, { 0, 8, SUB_IN_BLOCK },
 };
@@ -82,13 +114,30 @@ static const struct {
 	[IMG_SUPER] = TABLE(super_fields), [IMG_CKPT] = TABLE(ckpt_fields), [IMG_PSEG] = TABLE(pseg_fields),
 	[IMG_PENTRY] = TABLE(pentry_fields), [IMG_INODE] = TABLE(inode_fields), [IMG_IMAP] = TABLE(imap_fields),
 	[IMG_SUT] = TABLE(sut_fields), [IMG_NODE] = TABLE(node_fields), [IMG_DIRENT] = TABLE(dirent_fields),
-	[IMG_XATTR] = TABLE(xattr_fields), [IMG_RAW] = TABLE(raw_fields),
+	[IMG_XATTR] = TABLE(xattr_fields), [IMG_RAW] = TABLE(raw_fields), [IMG_TNODE] = TABLE(tnode_fields),
+	[IMG_HELD] = TABLE(held_fields), [IMG_HIST] = TABLE(hist_fields), [IMG_REPL] = TABLE(repl_fields),
+	[IMG_RELINK] = TABLE(inode_fields), [IMG_XROOT] = TABLE(xroot_fields), [IMG_XENT] = TABLE(xent_fields),
 };
 
 unsigned
 img_nfields(unsigned target)
 {
 	return target < IMG_NTARGETS ? tables[target].n : 0;
+}
+
+const char *
+img_target_name(unsigned target)
+{
+	static const char *const names[IMG_NTARGETS] = {
+		[IMG_SUPER] = "superblock", [IMG_CKPT] = "checkpoint region", [IMG_PSEG] = "summary header",
+		[IMG_PENTRY] = "summary entry", [IMG_INODE] = "inode record", [IMG_IMAP] = "inode map entry",
+		[IMG_SUT] = "usage-table entry", [IMG_NODE] = "block-map node", [IMG_DIRENT] = "directory record",
+		[IMG_XATTR] = "xattr block", [IMG_RAW] = "block", [IMG_TNODE] = "table root or index block",
+		[IMG_HELD] = "held-table entry", [IMG_HIST] = "history record",
+		[IMG_REPL] = "replaced-address record (rolled forward)", [IMG_RELINK] = "relink record",
+		[IMG_XROOT] = "indexed xattr root", [IMG_XENT] = "xattr entry",
+	};
+	return target < IMG_NTARGETS ? names[target] : "?";
 }
 
 static int
@@ -128,6 +177,91 @@ find_dirs(struct img *im, uint8_t **isdir)
 	return 0;
 }
 
+/* The entries of an xattr root (lblk 0) or leaf, and a root's slots. */
+static int
+index_xattr(struct img *im, uint64_t base, uint64_t lblk)
+{
+	const uint8_t *blk = im->buf + base;
+	uint32_t nslots = lfs_xattr_max_slots(im->bs), off = LFS_XATTR_HDR, count = lfs_xleaf_count(blk);
+	int err = 0;
+	if (lblk == 0) {
+		struct lfs_xroot r;
+		if (lfs_xroot_decode(&r, blk, im->bs))
+			return 0;
+		if (r.nslots && (err = add(im, IMG_XROOT, base)))
+			return err;
+		nslots = r.nslots;
+		off = r.ents;
+		count = r.count;
+	}
+	for (uint32_t i = 0; i < count && !err; i++) {
+		struct lfs_xent x;
+		if (lfs_xent_decode(&x, blk, off, im->bs, im->bs, nslots))
+			break; /* a value block, or the end */
+		err = add(im, IMG_XENT, base + off);
+		off += lfs_xent_len(x.name_len, x.value_len, x.flags & LFS_XENT_OUT, im->bs);
+	}
+	return err;
+}
+
+/* Offset off in the index of target t already? (a table's nodes that
+ * both regions name are indexed once) */
+static bool
+indexed(const struct img *im, unsigned t, uint64_t off)
+{
+	for (size_t i = 0; i < im->count[t]; i++)
+		if (im->at[t][i] == off)
+			return true;
+	return false;
+}
+
+/* The nodes of the paged table at root with nslots slots, as a
+ * checkpoint names them (not the copies that later ones replaced), and
+ * the entries of its pages under nslots. */
+static int
+index_table(struct img *im, uint64_t root, uint64_t nslots, unsigned entries, uint32_t esize)
+{
+	uint32_t fan = im->bs / 8, per = im->bs / esize;
+	if (!root || !in_image(im, root, 1) || indexed(im, IMG_TNODE, root * im->bs))
+		return 0;
+	int err = add(im, IMG_TNODE, root * im->bs);
+	for (uint32_t k = 0; k < fan && !err; k++) {
+		uint64_t idx = lfs_get64(im->buf + root * im->bs + 8 * k);
+		if (!idx || !in_image(im, idx, 1) || indexed(im, IMG_TNODE, idx * im->bs))
+			continue;
+		err = add(im, IMG_TNODE, idx * im->bs);
+		for (uint32_t j = 0; j < fan && !err; j++) {
+			uint64_t page = lfs_get64(im->buf + idx * im->bs + 8 * j), first = ((uint64_t)k * fan + j) * per;
+			if (!page || !in_image(im, page, 1) || first >= nslots || indexed(im, entries, page * im->bs))
+				continue;
+			for (uint32_t i = 0; i < per && first + i < nslots && !err; i++)
+				err = add(im, entries, page * im->bs + (uint64_t)i * esize);
+		}
+	}
+	return err;
+}
+
+/* The snapshot tables of both checkpoint regions. */
+static int
+index_tables(struct img *im)
+{
+	int err = 0;
+	for (int i = 0; i < 2 && !err; i++) {
+		if (!in_image(im, im->sb.ckpt_addr[i], 1))
+			continue;
+		struct lfs_ckpt_hdr h;
+		lfs_ckpt_hdr_decode(&h, im->buf + im->sb.ckpt_addr[i] * im->bs);
+		if (h.magic != LFS_CKPT_MAGIC)
+			continue;
+		if (h.ckpt_seq > im->ckpt_seq)
+			im->ckpt_seq = h.ckpt_seq;
+		err = index_table(im, h.held_root, h.held_slots, IMG_HELD, LFS_HELD_ENTRY_SIZE);
+		if (!err)
+			err = index_table(im, h.hist_root, h.hist_slots, IMG_HIST, LFS_HIST_ENTRY_SIZE);
+	}
+	return err;
+}
+
 static int
 index_block(struct img *im, uint64_t addr, const struct lfs_pseg_entry *e)
 {
@@ -142,6 +276,8 @@ index_block(struct img *im, uint64_t addr, const struct lfs_pseg_entry *e)
 			if (r < 0)
 				break;
 			err = add(im, IMG_INODE, base + off);
+			if (!err && (di.flags & LFS_DI_RELINK))
+				err = add(im, IMG_RELINK, base + off);
 			off = lfs_inode_block_next(blk, im->bs, off + (uint32_t)r);
 		}
 		break;
@@ -150,6 +286,7 @@ index_block(struct img *im, uint64_t addr, const struct lfs_pseg_entry *e)
 		break;
 	case LFS_BK_XATTR:
 		err = err ? err : add(im, IMG_XATTR, base);
+		err = err ? err : index_xattr(im, base, e->lblk);
 		break;
 	case LFS_BK_IMAP:
 		for (uint32_t i = 0; i < lfs_imap_per_block(im->bs) && !err; i++)
@@ -224,6 +361,13 @@ index_log(struct img *im)
 				if (!err)
 					err = index_block(im, first + off + 1 + j, &e);
 			}
+			/* those that roll-forward reads: after the last checkpoint */
+			uint32_t nrepl;
+			if (!err && h.ckpt_seq >= im->ckpt_seq && !lfs_pseg_repl_count(&h, im->bs, &nrepl))
+				for (uint32_t i = 0; i < nrepl && !err; i++)
+					err = add(im, IMG_REPL,
+						  (first + off) * im->bs + lfs_pseg_repl_off(h.nblocks) +
+							  (uint64_t)i * LFS_REPL_REC_SIZE);
 			if (err)
 				return err;
 			off += 1 + h.nblocks;
@@ -246,6 +390,8 @@ img_open(struct img *im, uint8_t *buf, size_t len)
 	int err = add(im, IMG_SUPER, 0);
 	for (int i = 0; i < 2 && !err; i++)
 		err = add(im, IMG_CKPT, im->sb.ckpt_addr[i] * im->bs);
+	if (!err)
+		err = index_tables(im);
 	if (!err)
 		err = index_log(im);
 	uint8_t *isdir = NULL;
@@ -295,6 +441,24 @@ img_field(const struct img *im, unsigned target, unsigned field, uint32_t which,
 	case SUB_NAME:
 		at = base + LFS_DIRENT_HDR + sub % (room - LFS_DIRENT_HDR);
 		break;
+	case SUB_TABLE_PTR:
+		at = base + 8 * (uint64_t)(sub % 4);
+		break;
+	case SUB_HIST_NAME:
+		at = base + f->off + sub % (LFS_HIST_NAME_MAX + 1);
+		break;
+	case SUB_XSLOT:
+		at = base + LFS_XATTR_ROOT_HDR + 8 * (uint64_t)(sub % lfs_xattr_max_slots(im->bs)) + f->off;
+		break;
+	case SUB_XENT_NAME:
+	case SUB_XENT_SLOT: {
+		/* within the entry as it is now, or its header's first byte */
+		uint32_t name_len = room >= LFS_XATTR_ENT_HDR ? lfs_get16(im->buf + base + LFS_XE_OFF_NAMELEN) : 0;
+		uint32_t rel = LFS_XATTR_ENT_HDR + (f->sub == SUB_XENT_NAME ? (name_len ? sub % name_len : 0)
+									 : name_len + 2 * (sub % 16));
+		at = rel + f->width <= room ? base + rel : base;
+		break;
+	}
 	}
 	if (at + f->width > im->len)
 		return -ENOENT;

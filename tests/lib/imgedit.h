@@ -9,7 +9,9 @@
  *
  * Use:  img_open() indexes a valid image (the superblock, every verifying
  * summary chain, and what the summaries name: inode records, directory
- * records, block-map nodes, map and usage-table entries, xattr blocks);
+ * records, block-map nodes, map and usage-table entries, xattr blocks,
+ * their roots and entries, the nodes and entries of the snapshot tables,
+ * replaced-address records, relink records);
  * edit through img_field() / img_edit() or by hand; img_reseal() then
  * recomputes every block crc in every indexed summary, every summary crc,
  * both checkpoint regions' crcs and the superblock crc.
@@ -35,6 +37,15 @@ enum img_target {
 	IMG_DIRENT,             /* directory records in directories' DATA blocks */
 	IMG_XATTR,              /* XATTR blocks */
 	IMG_RAW,                /* any block a summary names */
+	/* the structures of the snapshots, roll-forward and xattr blocks,
+	 * after the first eleven so that older inputs keep their targets */
+	IMG_TNODE,              /* root and index blocks of the paged tables */
+	IMG_HELD,               /* held-table entries under the slots in use */
+	IMG_HIST,               /* checkpoint-history records under the slots in use */
+	IMG_REPL,               /* replaced-address records that roll-forward reads */
+	IMG_RELINK,             /* relink records (inode records, LFS_DI_RELINK) */
+	IMG_XROOT,              /* xattr roots with slots: header, slots */
+	IMG_XENT,               /* xattr entries in roots and leaves */
 	IMG_NTARGETS
 };
 
@@ -62,6 +73,7 @@ struct img {
 	uint32_t bs;
 	struct img_pseg *psegs;
 	size_t npsegs;
+	uint64_t ckpt_seq;          /* the newer region's checkpoint */
 	/* byte offsets in buf of each instance, per target */
 	uint64_t *at[IMG_NTARGETS];
 	size_t count[IMG_NTARGETS];
@@ -75,8 +87,9 @@ void img_close(struct img *im);
  * and width (1, 2, 4 or 8); -ENOENT if there is no such instance. */
 int img_field(const struct img *im, unsigned target, unsigned field, uint32_t which, uint32_t sub,
 	      uint64_t *off, unsigned *width);
-/* Number of fields of a target. */
+/* Number of fields of a target; its name. */
 unsigned img_nfields(unsigned target);
+const char *img_target_name(unsigned target);
 /* Apply one edit (not yet sealed); -ENOENT if it names nothing. */
 int img_apply(struct img *im, const struct img_edit *e);
 void img_reseal(struct img *im);
