@@ -68,7 +68,6 @@ static struct img base_im;      /* the index of base, shared by every input */
 static int memfd = -1;
 static char path[64];
 static const struct lfs_cred root = { 0, 0, 0 };
-static uint64_t base_seq;       /* the newest checkpoint of base */
 /* Images that mounted read-write, and of those, that also unmounted
  * cleanly: how far inputs get (fuzz_replay reports them). */
 unsigned long long fuzz_mounted, fuzz_unmounted;
@@ -188,12 +187,6 @@ build_base(void)
 	base = malloc(IMG);
 	check(base && pread(memfd, base, IMG, 0) == IMG, "read back");
 	check(img_open(&base_im, base, IMG) == 0, "index");
-	for (size_t i = 0; i < base_im.count[IMG_CKPT]; i++) {
-		struct lfs_ckpt_hdr h;
-		lfs_ckpt_hdr_decode(&h, base + base_im.at[IMG_CKPT][i]);
-		if (h.ckpt_seq > base_seq)
-			base_seq = h.ckpt_seq;
-	}
 }
 
 const char *
@@ -603,7 +596,7 @@ edge_value(uint64_t *r)
 	case 1:
 		return next(r);
 	case 2: /* near the last checkpoint: history records, held ranges */
-		return base_seq + next(r) % 6 - 4;
+		return base_im.ckpt_seq + next(r) % 6 - 4;
 	case 3: /* an xattr slot: a block's address and a kind */
 		return (raw ? base_im.at[IMG_RAW][next(r) % raw] / bs : 0) | (next(r) % 4) << 56;
 	default:

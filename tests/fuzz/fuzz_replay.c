@@ -124,6 +124,11 @@ check_base(void)
 		check_decoded(fs);
 		lfs_abandon(fs);
 	}
+	o.snapshot = "second"; /* lfs -o snapshot=second */
+	err = lfs_mount(fuzz_base_path(), &o, &fs);
+	expect(err == 0, "a mount of the snapshot \"second\"", (unsigned long long)-err);
+	if (!err)
+		lfs_abandon(fs);
 	const struct img *im = fuzz_base_index();
 	for (unsigned t = 0; t < IMG_NTARGETS; t++) {
 		char what[64];
