@@ -344,6 +344,9 @@ lfs_ckpt_snapshot(struct lfs_fs *fs, const char *name, uint64_t *seq)
 		return -EOPNOTSUPP;
 	if (name && *name && (!lfs_hist_name_ok(name) || lfs_hist_named(&fs->hist, name)))
 		return lfs_hist_name_ok(name) ? -EEXIST : -EINVAL;
+	/* a full history makes room by letting a plain checkpoint go */
+	if (fs->hist.count >= LFS_HIST_MAX && !lfs_hist_oldest_plain(&fs->hist))
+		return -ENOSPC;
 	return ckpt_write(fs, false, true, name ? name : "", seq);
 }
 

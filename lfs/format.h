@@ -419,6 +419,10 @@ int lfs_pseg_verify(const uint8_t *blk, uint32_t block_size, uint32_t seed);
 #define LFS_HELD_ENTRY_SIZE 48
 #define LFS_HIST_ENTRY_SIZE 64
 #define LFS_HIST_NAME_MAX 39        /* a snapshot's name, NUL-padded to 40 */
+/* Records (and slots) a checkpoint history may have: a checkpoint every
+ * two seconds for six days of protection, or as many snapshots; about
+ * 40 MiB in memory when full.  A table past it is refused when read. */
+#define LFS_HIST_MAX 262144u
 
 /* A table node's summary lblk: level 0 a page, 1 an index block, 2 the root. */
 static inline uint64_t lfs_table_node_id(uint32_t level, uint64_t index) { return ((uint64_t)level << 48) | index; }

@@ -1,8 +1,13 @@
 /*
  * hist.c — layer 3: the checkpoint history (hist.h), in a paged table
- * (ptable.c) written at checkpoints.  A few hundred records at most (a
- * checkpoint every few seconds for the protection period, and the
- * snapshots), so every question is a scan of the slots.
+ * (ptable.c) written at checkpoints.
+ *
+ * Checkpoint protection keeps a record per checkpoint of the period:
+ * thousands of them, up to LFS_HIST_MAX.  So the records are indexed:
+ * the slots in use sorted by checkpoint (new ones are the newest, so
+ * they go at the end) and the named snapshots sorted by name, each
+ * question a binary search; loading sorts once, and a repeated
+ * checkpoint or name is then next to its twin.
  */
 #include "hist.h"
 
@@ -26,7 +31,35 @@ lfs_hist_free(struct lfs_fs *fs, struct lfs_hist *h)
 	lfs_ptable_free(fs, &h->tab);
 	free(h->ent);
 	u64map_free(&h->pins);
+	free(h->by_seq);
+	free(h->by_name);
+	free(h->free);
 	memset(h, 0, sizeof(*h));
+}
+
+/* Room for slots [0, n) in every array, new slots free (zero). */
+static int
+grow(struct lfs_hist *h, uint64_t n)
+{
+	if (n <= h->cap)
+		return 0;
+	uint64_t cap = h->cap ? h->cap : 16;
+	while (cap < n)
+		cap *= 2;
+	struct lfs_hist_entry *e = lfs_realloc(h->ent, cap * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	memset(e + h->cap, 0, (cap - h->cap) * sizeof(*e));
+	h->ent = e;
+	uint64_t **arr[] = { &h->by_seq, &h->by_name, &h->free };
+	for (size_t k = 0; k < sizeof(arr) / sizeof(arr[0]); k++) {
+		uint64_t *a = lfs_realloc(*arr[k], cap * sizeof(*a));
+		if (!a)
+			return -ENOMEM; /* cap unchanged: the arrays grown so far are only larger */
+		*arr[k] = a;
+	}
+	h->cap = cap;
+	return 0;
 }
 
 static int
@@ -49,104 +82,210 @@ lfs_hist_name_ok(const char *name)
 	return true;
 }
 
-int
-lfs_hist_load(struct lfs_fs *fs, struct lfs_hist *h, uint64_t root, uint64_t nslots)
+/* Where seq is, or would go, in by_seq. */
+static uint64_t
+seq_pos(const struct lfs_hist *h, uint64_t seq)
 {
-	int err = lfs_ptable_load(fs, &h->tab, root, nslots);
-	if (!err && nslots) {
-		h->ent = lfs_calloc(nslots, sizeof(*h->ent));
-		h->cap = nslots;
-		if (!h->ent)
-			err = -ENOMEM;
+	uint64_t lo = 0, hi = h->count;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (h->ent[h->by_seq[mid]].seq < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	for (uint64_t i = 0; i < nslots && !err; i++) {
-		const uint8_t *p = lfs_ptable_get(&h->tab, i);
-		struct lfs_hist_entry *e = &h->ent[i];
-		lfs_hist_entry_decode(e, p);
-		if (!e->seq)
+	return lo;
+}
+
+/* Where name is, or would go, in by_name. */
+static uint64_t
+name_pos(const struct lfs_hist *h, const char *name)
+{
+	uint64_t lo = 0, hi = h->nnamed;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (strcmp(h->ent[h->by_name[mid]].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void
+name_insert(struct lfs_hist *h, uint64_t slot)
+{
+	uint64_t p = name_pos(h, h->ent[slot].name);
+	memmove(h->by_name + p + 1, h->by_name + p, (h->nnamed - p) * sizeof(*h->by_name));
+	h->by_name[p] = slot;
+	h->nnamed++;
+}
+
+static void
+name_remove(struct lfs_hist *h, uint64_t slot)
+{
+	uint64_t p = name_pos(h, h->ent[slot].name);
+	if (p < h->nnamed && h->by_name[p] == slot) {
+		memmove(h->by_name + p, h->by_name + p + 1, (h->nnamed - p - 1) * sizeof(*h->by_name));
+		h->nnamed--;
+	}
+}
+
+/* The record in slot i, checked alone: why it cannot be, or NULL. */
+static const char *
+record_wrong(const struct lfs_hist_entry *e, const uint8_t *p)
+{
+	if (e->flags & ~LFS_HIST_SNAPSHOT)
+		return "unknown flags";
+	if (p[LFS_HI_OFF_NAME + LFS_HIST_NAME_MAX] || (e->name[0] && !lfs_hist_name_ok(e->name)))
+		return "a name that is not allowed";
+	if (e->name[0] && !(e->flags & LFS_HIST_SNAPSHOT))
+		return "a name on a plain checkpoint";
+	return NULL;
+}
+
+static int
+record_refused(uint64_t i, uint64_t seq, const char *why)
+{
+	lfs_log("checkpoint history: record %llu (checkpoint %llu) has %s", (unsigned long long)i,
+		(unsigned long long)seq, why);
+	return -EFSCORRUPTED;
+}
+
+struct seq_slot {
+	uint64_t seq, slot;
+};
+
+static int
+seq_slot_cmp(const void *a, const void *b)
+{
+	const struct seq_slot *x = a, *y = b;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int
+entry_name_cmp(const void *a, const void *b)
+{
+	const struct lfs_hist_entry *const *x = a, *const *y = b;
+	return strcmp((*x)->name, (*y)->name);
+}
+
+/* Sort the records in use into by_seq and the named into by_name; a
+ * checkpoint or a name twice is refused. */
+static int
+index_records(struct lfs_hist *h)
+{
+	struct seq_slot *s = lfs_malloc((h->count ? h->count : 1) * sizeof(*s));
+	const struct lfs_hist_entry **named = lfs_malloc((h->nnamed ? h->nnamed : 1) * sizeof(*named));
+	int err = s && named ? 0 : -ENOMEM;
+	uint64_t n = 0, k = 0;
+	for (uint64_t i = 0; i < h->tab.nslots && !err; i++) {
+		if (!h->ent[i].seq)
 			continue;
-		const char *why = NULL;
-		if (e->flags & ~LFS_HIST_SNAPSHOT)
-			why = "unknown flags";
-		else if (p[LFS_HI_OFF_NAME + LFS_HIST_NAME_MAX] || (e->name[0] && !lfs_hist_name_ok(e->name)))
-			why = "a name that is not allowed";
-		else if (e->name[0] && !(e->flags & LFS_HIST_SNAPSHOT))
-			why = "a name on a plain checkpoint";
-		for (uint64_t j = 0; j < i && !why; j++)
-			if (h->ent[j].seq == e->seq)
-				why = "a checkpoint recorded twice";
-			else if (e->name[0] && !strcmp(h->ent[j].name, e->name))
-				why = "a name given twice";
-		if (why) {
-			lfs_log("checkpoint history: record %llu (checkpoint %llu) has %s", (unsigned long long)i,
-				(unsigned long long)e->seq, why);
-			err = -EFSCORRUPTED;
-		}
-		h->count++;
+		s[n++] = (struct seq_slot){ h->ent[i].seq, i };
+		if (h->ent[i].name[0])
+			named[k++] = &h->ent[i];
 	}
+	if (!err) {
+		qsort(s, n, sizeof(*s), seq_slot_cmp);
+		qsort(named, k, sizeof(*named), entry_name_cmp);
+	}
+	for (uint64_t j = 0; j < n && !err; j++) {
+		if (j && s[j].seq == s[j - 1].seq)
+			err = record_refused(s[j].slot, s[j].seq, "a checkpoint recorded twice");
+		h->by_seq[j] = s[j].slot;
+	}
+	for (uint64_t j = 0; j < k && !err; j++) {
+		uint64_t slot = (uint64_t)(named[j] - h->ent);
+		if (j && !strcmp(named[j]->name, named[j - 1]->name))
+			err = record_refused(slot, named[j]->seq, "a name given twice");
+		h->by_name[j] = slot;
+	}
+	free(s);
+	free(named);
 	return err;
 }
 
-static int64_t
-slot_of(const struct lfs_hist *h, uint64_t seq)
+int
+lfs_hist_load(struct lfs_fs *fs, struct lfs_hist *h, uint64_t root, uint64_t nslots)
 {
-	for (uint64_t i = 0; i < h->tab.nslots; i++)
-		if (h->ent[i].seq == seq)
-			return (int64_t)i;
-	return -1;
+	if (nslots > LFS_HIST_MAX) {
+		lfs_log("checkpoint history: %llu records, more than the %u a history may have",
+			(unsigned long long)nslots, LFS_HIST_MAX);
+		return -EFSCORRUPTED;
+	}
+	int err = lfs_ptable_load(fs, &h->tab, root, nslots);
+	if (!err)
+		err = grow(h, nslots);
+	/* free slots are taken lowest first: pushed highest first */
+	for (uint64_t i = nslots; i-- > 0 && !err;) {
+		const uint8_t *p = lfs_ptable_get(&h->tab, i);
+		struct lfs_hist_entry *e = &h->ent[i];
+		lfs_hist_entry_decode(e, p);
+		if (!e->seq) {
+			h->free[h->nfree++] = i;
+			continue;
+		}
+		const char *why = record_wrong(e, p);
+		if (why)
+			err = record_refused(i, e->seq, why);
+		h->count++;
+		h->nnamed += e->name[0] != 0;
+	}
+	if (!err)
+		err = index_records(h);
+	return err;
 }
 
 const struct lfs_hist_entry *
 lfs_hist_get(const struct lfs_hist *h, uint64_t seq)
 {
-	int64_t i = seq ? slot_of(h, seq) : -1;
-	return i < 0 ? NULL : &h->ent[i];
+	uint64_t p = seq_pos(h, seq);
+	return seq && p < h->count && h->ent[h->by_seq[p]].seq == seq ? &h->ent[h->by_seq[p]] : NULL;
 }
 
 const struct lfs_hist_entry *
 lfs_hist_named(const struct lfs_hist *h, const char *name)
 {
-	for (uint64_t i = 0; name[0] && i < h->tab.nslots; i++)
-		if (h->ent[i].seq && !strcmp(h->ent[i].name, name))
-			return &h->ent[i];
-	return NULL;
+	uint64_t p = name[0] ? name_pos(h, name) : h->nnamed;
+	return p < h->nnamed && !strcmp(h->ent[h->by_name[p]].name, name) ? &h->ent[h->by_name[p]] : NULL;
+}
+
+static uint64_t
+slot_of(const struct lfs_hist *h, const struct lfs_hist_entry *e)
+{
+	return (uint64_t)(e - h->ent);
 }
 
 int
 lfs_hist_add(struct lfs_fs *fs, struct lfs_hist *h, uint64_t seq, uint64_t time_ns)
 {
-	int64_t free_slot = -1;
-	for (uint64_t i = 0; i < h->tab.nslots; i++) {
-		if (h->ent[i].seq >= seq)
-			return -EINVAL;
-		if (!h->ent[i].seq && free_slot < 0)
-			free_slot = (int64_t)i;
-	}
-	uint64_t i = free_slot >= 0 ? (uint64_t)free_slot : h->tab.nslots;
-	if (i >= h->cap) {
-		uint64_t cap = h->cap ? 2 * h->cap : 16;
-		struct lfs_hist_entry *e = lfs_realloc(h->ent, cap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		memset(e + h->cap, 0, (cap - h->cap) * sizeof(*e));
-		h->ent = e;
-		h->cap = cap;
-	}
-	h->ent[i] = (struct lfs_hist_entry){ .seq = seq, .time_ns = time_ns };
-	int err = store(fs, h, i);
+	if (!seq || (h->count && h->ent[h->by_seq[h->count - 1]].seq >= seq))
+		return -EINVAL;
+	if (h->count >= LFS_HIST_MAX)
+		return -ENOSPC;
+	uint64_t i = h->nfree ? h->free[h->nfree - 1] : h->tab.nslots;
+	int err = grow(h, i + 1);
 	if (err)
+		return err;
+	h->ent[i] = (struct lfs_hist_entry){ .seq = seq, .time_ns = time_ns };
+	if ((err = store(fs, h, i))) {
 		memset(&h->ent[i], 0, sizeof(h->ent[i]));
-	else
-		h->count++;
-	return err;
+		return err;
+	}
+	if (h->nfree && h->free[h->nfree - 1] == i)
+		h->nfree--;
+	h->by_seq[h->count++] = i;
+	return 0;
 }
 
 int
 lfs_hist_snapshot(struct lfs_fs *fs, struct lfs_hist *h, uint64_t seq, bool on, const char *name)
 {
-	int64_t i = seq ? slot_of(h, seq) : -1;
-	if (i < 0)
+	const struct lfs_hist_entry *cur = lfs_hist_get(h, seq);
+	if (!cur)
 		return -ENOENT;
+	uint64_t i = slot_of(h, cur);
 	if (!name || !on)
 		name = "";
 	if (name[0] && !lfs_hist_name_ok(name))
@@ -154,29 +293,54 @@ lfs_hist_snapshot(struct lfs_fs *fs, struct lfs_hist *h, uint64_t seq, bool on, 
 	const struct lfs_hist_entry *other = lfs_hist_named(h, name);
 	if (other && other->seq != seq)
 		return -EEXIST;
-	struct lfs_hist_entry was = h->ent[i];
-	h->ent[i].flags = on ? LFS_HIST_SNAPSHOT : 0;
-	memset(h->ent[i].name, 0, sizeof(h->ent[i].name));
-	memcpy(h->ent[i].name, name, strlen(name));
-	int err = store(fs, h, (uint64_t)i);
+	struct lfs_hist_entry was = h->ent[i], now = was;
+	now.flags = on ? LFS_HIST_SNAPSHOT : 0;
+	memset(now.name, 0, sizeof(now.name));
+	memcpy(now.name, name, strlen(name));
+	h->ent[i] = now;
+	int err = store(fs, h, i);
+	h->ent[i] = was;
 	if (err)
-		h->ent[i] = was;
-	return err;
+		return err;
+	/* the name index follows the name: out under the old, in under the new */
+	if (was.name[0] && strcmp(was.name, now.name))
+		name_remove(h, i);
+	h->ent[i] = now;
+	if (now.name[0] && strcmp(was.name, now.name))
+		name_insert(h, i);
+	return 0;
+}
+
+/* Forget the record at by_seq[p], whose slot is already written free. */
+static void
+forget(struct lfs_hist *h, uint64_t p)
+{
+	uint64_t i = h->by_seq[p];
+	if (h->ent[i].name[0])
+		name_remove(h, i);
+	memset(&h->ent[i], 0, sizeof(h->ent[i]));
+	memmove(h->by_seq + p, h->by_seq + p + 1, (h->count - p - 1) * sizeof(*h->by_seq));
+	h->count--;
+	h->free[h->nfree++] = i;
+}
+
+/* Write slot i free (a slot in use: its page is there, nothing can fail). */
+static int
+store_free(struct lfs_fs *fs, struct lfs_hist *h, uint64_t i)
+{
+	uint8_t buf[LFS_HIST_ENTRY_SIZE] = { 0 };
+	return lfs_ptable_put(fs, &h->tab, i, buf);
 }
 
 int
 lfs_hist_delete(struct lfs_fs *fs, struct lfs_hist *h, uint64_t seq)
 {
-	int64_t i = seq ? slot_of(h, seq) : -1;
-	if (i < 0)
+	const struct lfs_hist_entry *e = lfs_hist_get(h, seq);
+	if (!e)
 		return -ENOENT;
-	struct lfs_hist_entry was = h->ent[i];
-	memset(&h->ent[i], 0, sizeof(h->ent[i]));
-	int err = store(fs, h, (uint64_t)i);
-	if (err)
-		h->ent[i] = was;
-	else
-		h->count--;
+	int err = store_free(fs, h, slot_of(h, e));
+	if (!err)
+		forget(h, seq_pos(h, seq));
 	return err;
 }
 
@@ -209,15 +373,35 @@ int
 lfs_hist_prune(struct lfs_fs *fs, struct lfs_hist *h, uint64_t now_ns, uint64_t period_ns, uint64_t *gone)
 {
 	*gone = 0;
-	for (uint64_t i = 0; i < h->tab.nslots; i++) {
+	/* one pass, keeping by_seq's order: the records that stay move down */
+	uint64_t kept = 0, p = 0;
+	int err = 0;
+	for (; p < h->count && !err; p++) {
+		uint64_t i = h->by_seq[p];
 		const struct lfs_hist_entry *e = &h->ent[i];
 		uint64_t age = now_ns > e->time_ns ? now_ns - e->time_ns : 0; /* a clock set back: young */
-		if (!e->seq || (e->flags & LFS_HIST_SNAPSHOT) || age < period_ns || lfs_hist_pinned(h, e->seq))
+		if ((e->flags & LFS_HIST_SNAPSHOT) || age < period_ns || lfs_hist_pinned(h, e->seq) ||
+		    (err = store_free(fs, h, i))) {
+			h->by_seq[kept++] = i;
 			continue;
-		int err = lfs_hist_delete(fs, h, e->seq);
-		if (err)
-			return err;
+		}
+		memset(&h->ent[i], 0, sizeof(h->ent[i]));
+		h->free[h->nfree++] = i;
 		++*gone;
+	}
+	for (; p < h->count; p++)
+		h->by_seq[kept++] = h->by_seq[p];
+	h->count = kept;
+	return err;
+}
+
+uint64_t
+lfs_hist_oldest_plain(const struct lfs_hist *h)
+{
+	for (uint64_t p = 0; p < h->count; p++) {
+		const struct lfs_hist_entry *e = &h->ent[h->by_seq[p]];
+		if (!(e->flags & LFS_HIST_SNAPSHOT) && !lfs_hist_pinned(h, e->seq))
+			return e->seq;
 	}
 	return 0;
 }
@@ -225,10 +409,7 @@ lfs_hist_prune(struct lfs_fs *fs, struct lfs_hist *h, uint64_t now_ns, uint64_t 
 size_t
 lfs_hist_retained(const struct lfs_hist *h, uint64_t *out)
 {
-	size_t n = 0;
-	for (uint64_t i = 0; i < h->tab.nslots; i++)
-		if (h->ent[i].seq)
-			out[n++] = h->ent[i].seq;
-	qsort(out, n, sizeof(*out), u64_cmp);
-	return n;
+	for (uint64_t p = 0; p < h->count; p++)
+		out[p] = h->ent[h->by_seq[p]].seq;
+	return (size_t)h->count;
 }

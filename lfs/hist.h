@@ -19,8 +19,13 @@ struct lfs_fs;
 struct lfs_hist {
 	struct lfs_ptable tab;
 	struct lfs_hist_entry *ent; /* decoded, per slot (seq 0: free) */
-	uint64_t cap;
+	uint64_t cap;               /* room, per slot, in every array */
 	uint64_t count;             /* records in use */
+	uint64_t *by_seq;           /* the slots in use, by checkpoint: count */
+	uint64_t *by_name;          /* the named snapshots' slots, by name */
+	uint64_t nnamed;
+	uint64_t *free;             /* free slots below tab.nslots, next one last */
+	uint64_t nfree;
 	/* In memory only: the checkpoints mounted views read (seq -> how
 	 * many views), which are not pruned while they read them. */
 	struct u64map pins;
@@ -30,12 +35,14 @@ int lfs_hist_init(struct lfs_hist *h, const struct lfs_fs *fs);
 void lfs_hist_free(struct lfs_fs *fs, struct lfs_hist *h);
 /* The history of a checkpoint: the table at root with nslots slots; a
  * record that cannot be (a repeated checkpoint, a name not ended or not
- * allowed, unknown flags) is refused, -EFSCORRUPTED. */
+ * allowed, unknown flags), or more than LFS_HIST_MAX slots, is refused,
+ * -EFSCORRUPTED. */
 int lfs_hist_load(struct lfs_fs *fs, struct lfs_hist *h, uint64_t root, uint64_t nslots);
 /* Whether name may name a snapshot: 1 to LFS_HIST_NAME_MAX bytes,
  * printable, no '/', not "." or "..". */
 bool lfs_hist_name_ok(const char *name);
-/* Record checkpoint seq (newer than every one recorded). */
+/* Record checkpoint seq (newer than every one recorded); -ENOSPC when
+ * the history holds LFS_HIST_MAX records already. */
 int lfs_hist_add(struct lfs_fs *fs, struct lfs_hist *h, uint64_t seq, uint64_t time_ns);
 /* The record of checkpoint seq, or of the snapshot called name; NULL if none. */
 const struct lfs_hist_entry *lfs_hist_get(const struct lfs_hist *h, uint64_t seq);
@@ -54,6 +61,9 @@ bool lfs_hist_pinned(const struct lfs_hist *h, uint64_t seq);
 /* Forget the plain checkpoints older than now - period and not pinned;
  * *gone: how many. */
 int lfs_hist_prune(struct lfs_fs *fs, struct lfs_hist *h, uint64_t now_ns, uint64_t period_ns, uint64_t *gone);
+/* The oldest plain checkpoint recorded and not pinned (the first to go
+ * when the history is full), 0 if there is none. */
+uint64_t lfs_hist_oldest_plain(const struct lfs_hist *h);
 /* The checkpoints retained (every record left), ascending, into out
  * (room for h->count); how many. */
 size_t lfs_hist_retained(const struct lfs_hist *h, uint64_t *out);

@@ -87,12 +87,12 @@ lfs_retain_load(struct lfs_fs *fs, const struct lfs_ckpt_hdr *h)
 	if (err)
 		return err;
 	/* no record or entry can speak of a checkpoint after its own */
-	for (uint64_t i = 0; i < fs->hist.tab.nslots; i++)
-		if (fs->hist.ent[i].seq > h->ckpt_seq) {
-			lfs_log("checkpoint %llu: its history records checkpoint %llu, a later one",
-				(unsigned long long)h->ckpt_seq, (unsigned long long)fs->hist.ent[i].seq);
-			return -EFSCORRUPTED;
-		}
+	uint64_t newest = fs->hist.count ? fs->hist.ent[fs->hist.by_seq[fs->hist.count - 1]].seq : 0;
+	if (newest > h->ckpt_seq) {
+		lfs_log("checkpoint %llu: its history records checkpoint %llu, a later one",
+			(unsigned long long)h->ckpt_seq, (unsigned long long)newest);
+		return -EFSCORRUPTED;
+	}
 	for (uint64_t i = 0; i < fs->held.tab.nslots; i++)
 		if (fs->held.ent[i].orig && fs->held.ent[i].until > h->ckpt_seq) {
 			lfs_log("checkpoint %llu: a held block (%llu) is dropped by checkpoint %llu, a later one",
@@ -160,6 +160,27 @@ lfs_retain_moved_data(struct lfs_fs *fs, uint64_t old, uint64_t new_addr)
 	lfs_seg_unuse(fs, old, fs->bsize);
 }
 
+/* Record checkpoint seq in the history.  A full history (LFS_HIST_MAX)
+ * lets its oldest plain checkpoint go before its period ends; with none
+ * (every record a snapshot) a plain checkpoint is not kept, and a
+ * snapshot is refused (lfs_ckpt_snapshot asks first, so a checkpoint
+ * does not fail for it). */
+static int
+record(struct lfs_fs *fs, uint64_t seq, uint64_t time_ns, bool snapshot)
+{
+	if (fs->hist.count >= LFS_HIST_MAX) {
+		uint64_t oldest = lfs_hist_oldest_plain(&fs->hist);
+		if (!oldest)
+			return snapshot ? -ENOSPC : 0;
+		int err = lfs_hist_delete(fs, &fs->hist, oldest);
+		if (err)
+			return err;
+		lfs_log("checkpoint history full (%u records): checkpoint %llu no longer kept",
+			LFS_HIST_MAX, (unsigned long long)oldest);
+	}
+	return lfs_hist_add(fs, &fs->hist, seq, time_ns);
+}
+
 int
 lfs_retain_checkpoint(struct lfs_fs *fs, uint64_t seq, uint64_t time_ns, const char *snapshot,
 		      struct lfs_ckpt_hdr *h)
@@ -168,7 +189,7 @@ lfs_retain_checkpoint(struct lfs_fs *fs, uint64_t seq, uint64_t time_ns, const c
 		return 0;
 	int err = 0;
 	if (fs->protect_s || snapshot)
-		err = lfs_hist_add(fs, &fs->hist, seq, time_ns);
+		err = record(fs, seq, time_ns, snapshot != NULL);
 	if (!err && snapshot)
 		err = lfs_hist_snapshot(fs, &fs->hist, seq, true, *snapshot ? snapshot : NULL);
 	uint64_t gone, freed;
