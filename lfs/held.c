@@ -5,9 +5,13 @@
  * table (ptable.c) that checkpoints write page by changed page.  Two
  * chains through the slots find them: by the block their bytes are in
  * (the cleaner, and accounting) and by the address checkpoints use (the
- * readers of a retained checkpoint).  Both are short: a block holds a few
- * inode records at most, and an address is reused only after its segment
- * was cleaned, when an entry for its earlier life may remain.
+ * readers of a retained checkpoint).  Both are short in a filesystem's
+ * own tables: a block holds a few inode records at most, and an address
+ * is reused only after its segment was cleaned, when an entry for its
+ * earlier life may remain.  A crafted table can make one chain of every
+ * entry, so the chains are linked both ways (taking an entry out costs
+ * the same whatever the chain's length) and no loop over a chain is
+ * nested in another.
  */
 #include "held.h"
 
@@ -33,11 +37,19 @@ lfs_held_free(struct lfs_fs *fs, struct lfs_held *h)
 	free(h->ent);
 	free(h->cur_next);
 	free(h->orig_next);
+	free(h->cur_prev);
+	free(h->orig_prev);
 	free(h->free);
 	free(h->retained);
 	u64map_free(&h->by_cur);
 	u64map_free(&h->by_orig);
 	memset(h, 0, sizeof(*h));
+}
+
+uint64_t
+lfs_held_max(const struct lfs_fs *fs)
+{
+	return fs->sb.nsegs * fs->sb.seg_blocks * (fs->bsize / LFS_INODE_HDR_SIZE);
 }
 
 static int
@@ -52,46 +64,65 @@ grow(struct lfs_held *h, uint64_t n)
 	if (!e)
 		return -ENOMEM;
 	h->ent = e;
-	uint64_t *c = lfs_realloc(h->cur_next, cap * sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	h->cur_next = c;
-	uint64_t *o = lfs_realloc(h->orig_next, cap * sizeof(*o));
-	if (!o)
-		return -ENOMEM;
-	h->orig_next = o;
 	memset(h->ent + h->cap, 0, (cap - h->cap) * sizeof(*e));
-	memset(h->cur_next + h->cap, 0, (cap - h->cap) * sizeof(*c));
-	memset(h->orig_next + h->cap, 0, (cap - h->cap) * sizeof(*o));
+	uint64_t **links[] = { &h->cur_next, &h->orig_next, &h->cur_prev, &h->orig_prev };
+	for (size_t k = 0; k < sizeof(links) / sizeof(links[0]); k++) {
+		uint64_t *l = lfs_realloc(*links[k], cap * sizeof(*l));
+		if (!l)
+			return -ENOMEM; /* cap unchanged: what grew is only larger */
+		memset(l + h->cap, 0, (cap - h->cap) * sizeof(*l));
+		*links[k] = l;
+	}
 	h->cap = cap;
 	return 0;
 }
 
-/* Put slot i at the head of the chain of key in map (next: the chain's links). */
-static int
-chain_add(struct u64map *map, uint64_t *next, uint64_t key, uint64_t i)
+/* A chain through the slots: a map from key to its first slot + 1, and
+ * each slot's neighbours (slot + 1, 0 at the ends). */
+struct chain {
+	struct u64map *map;
+	uint64_t *next, *prev;
+};
+
+static struct chain
+by_cur(struct lfs_held *h)
 {
-	next[i] = (uint64_t)(uintptr_t)u64map_get(map, key);
-	return u64map_put(map, key, (void *)(uintptr_t)(i + 1));
+	return (struct chain){ &h->by_cur, h->cur_next, h->cur_prev };
+}
+
+static struct chain
+by_orig(struct lfs_held *h)
+{
+	return (struct chain){ &h->by_orig, h->orig_next, h->orig_prev };
+}
+
+/* Put slot i at the head of the chain of key. */
+static int
+chain_add(struct chain c, uint64_t key, uint64_t i)
+{
+	uint64_t head = (uint64_t)(uintptr_t)u64map_get(c.map, key);
+	int err = u64map_put(c.map, key, (void *)(uintptr_t)(i + 1));
+	if (err)
+		return err;
+	c.next[i] = head;
+	c.prev[i] = 0;
+	if (head)
+		c.prev[head - 1] = i + 1;
+	return 0;
 }
 
 static void
-chain_del(struct u64map *map, uint64_t *next, uint64_t key, uint64_t i)
+chain_del(struct chain c, uint64_t key, uint64_t i)
 {
-	uint64_t head = (uint64_t)(uintptr_t)u64map_get(map, key);
-	if (head == i + 1) {
-		if (next[i])
-			u64map_put(map, key, (void *)(uintptr_t)next[i]); /* replaces: cannot fail */
-		else
-			u64map_del(map, key);
-	} else {
-		for (uint64_t j = head; j; j = next[j - 1])
-			if (next[j - 1] == i + 1) {
-				next[j - 1] = next[i];
-				break;
-			}
-	}
-	next[i] = 0;
+	if (c.prev[i])
+		c.next[c.prev[i] - 1] = c.next[i];
+	else if (c.next[i])
+		u64map_put(c.map, key, (void *)(uintptr_t)c.next[i]); /* replaces: cannot fail */
+	else
+		u64map_del(c.map, key);
+	if (c.next[i])
+		c.prev[c.next[i] - 1] = c.prev[i];
+	c.next[i] = c.prev[i] = 0;
 }
 
 static int
@@ -105,6 +136,8 @@ store(struct lfs_fs *fs, struct lfs_held *h, uint64_t i)
 static int
 add(struct lfs_fs *fs, struct lfs_held *h, const struct lfs_held_entry *e)
 {
+	if (h->count >= lfs_held_max(fs))
+		return -ENOSPC;
 	uint64_t i;
 	if (h->nfree) {
 		i = h->free[--h->nfree];
@@ -117,9 +150,9 @@ add(struct lfs_fs *fs, struct lfs_held *h, const struct lfs_held_entry *e)
 	h->ent[i] = *e;
 	int err = store(fs, h, i);
 	if (!err)
-		err = chain_add(&h->by_cur, h->cur_next, e->cur, i);
+		err = chain_add(by_cur(h), e->cur, i);
 	if (!err)
-		err = chain_add(&h->by_orig, h->orig_next, e->orig, i);
+		err = chain_add(by_orig(h), e->orig, i);
 	if (!err)
 		h->count++;
 	return err;
@@ -140,8 +173,8 @@ remove_slot(struct lfs_fs *fs, struct lfs_held *h, uint64_t i)
 	int err = push_free(h, i);
 	if (err)
 		return err;
-	chain_del(&h->by_cur, h->cur_next, h->ent[i].cur, i);
-	chain_del(&h->by_orig, h->orig_next, h->ent[i].orig, i);
+	chain_del(by_cur(h), h->ent[i].cur, i);
+	chain_del(by_orig(h), h->ent[i].orig, i);
 	memset(&h->ent[i], 0, sizeof(h->ent[i]));
 	h->count--;
 	return store(fs, h, i);
@@ -150,6 +183,11 @@ remove_slot(struct lfs_fs *fs, struct lfs_held *h, uint64_t i)
 int
 lfs_held_load(struct lfs_fs *fs, struct lfs_held *h, uint64_t root, uint64_t nslots)
 {
+	if (nslots > lfs_held_max(fs)) {
+		lfs_log("held blocks: %llu entries, more than the %llu this filesystem's log can hold",
+			(unsigned long long)nslots, (unsigned long long)lfs_held_max(fs));
+		return -EFSCORRUPTED;
+	}
 	int err = lfs_ptable_load(fs, &h->tab, root, nslots);
 	if (!err)
 		err = grow(h, nslots);
@@ -168,9 +206,9 @@ lfs_held_load(struct lfs_fs *fs, struct lfs_held *h, uint64_t root, uint64_t nsl
 			err = -EFSCORRUPTED;
 			break;
 		}
-		err = chain_add(&h->by_cur, h->cur_next, e->cur, i);
+		err = chain_add(by_cur(h), e->cur, i);
 		if (!err)
-			err = chain_add(&h->by_orig, h->orig_next, e->orig, i);
+			err = chain_add(by_orig(h), e->orig, i);
 		h->count++;
 	}
 	return err;
@@ -193,18 +231,26 @@ lfs_held_set_retained(struct lfs_held *h, const uint64_t *seqs, size_t n)
 	return 0;
 }
 
-/* Whether a retained checkpoint lies in [from, until). */
-static bool
-retained_in(const struct lfs_held *h, uint64_t from, uint64_t until)
+/* The first retained checkpoint at or after seq: its index. */
+static size_t
+retained_from(const struct lfs_held *h, uint64_t seq)
 {
 	size_t lo = 0, hi = h->nretained;
-	while (lo < hi) { /* the first retained >= from */
+	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (h->retained[mid] < from)
+		if (h->retained[mid] < seq)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/* Whether a retained checkpoint lies in [from, until). */
+static bool
+retained_in(const struct lfs_held *h, uint64_t from, uint64_t until)
+{
+	size_t lo = retained_from(h, from);
 	return lo < h->nretained && h->retained[lo] < until;
 }
 
@@ -272,10 +318,10 @@ lfs_held_forward(struct lfs_fs *fs, struct lfs_held *h, uint64_t old, uint64_t n
 	while (j) {
 		uint64_t i = j - 1;
 		j = h->cur_next[i];
-		chain_del(&h->by_cur, h->cur_next, old, i);
+		chain_del(by_cur(h), old, i);
 		h->ent[i].cur = new_addr;
 		h->ent[i].flags |= LFS_HELD_LIVE;
-		int err = chain_add(&h->by_cur, h->cur_next, new_addr, i);
+		int err = chain_add(by_cur(h), new_addr, i);
 		if (!err)
 			err = store(fs, h, i);
 		if (err)
@@ -295,14 +341,18 @@ lfs_held_forward(struct lfs_fs *fs, struct lfs_held *h, uint64_t old, uint64_t n
 int
 lfs_held_would_keep(struct lfs_fs *fs, const struct lfs_held *h, uint64_t addr, uint64_t until)
 {
-	for (uint64_t j = (uint64_t)(uintptr_t)u64map_get(&h->by_cur, addr); j; j = h->cur_next[j - 1])
-		if (h->ent[j - 1].slot == 0)
-			return 1;
-	if (!h->nretained)
-		return 0;
-	uint64_t birth;
-	int err = lfs_seg_birth(fs, addr, &birth);
-	return err ? err : retained_in(h, birth, until);
+	int keep = 0;
+	for (uint64_t j = (uint64_t)(uintptr_t)u64map_get(&h->by_cur, addr); j && !keep; j = h->cur_next[j - 1])
+		keep = h->ent[j - 1].slot == 0;
+	if (!keep && h->nretained) {
+		uint64_t birth;
+		int err = lfs_seg_birth(fs, addr, &birth);
+		if (err)
+			return err;
+		keep = retained_in(h, birth, until);
+	}
+	/* the drop may add an entry: room for it, or the write is refused */
+	return keep && h->count >= lfs_held_max(fs) ? -ENOSPC : keep;
 }
 
 uint64_t
@@ -316,22 +366,34 @@ lfs_held_at(const struct lfs_held *h, uint64_t addr)
 	return 0;
 }
 
+/* The units (slots) that entries at addr have, into set. */
+static int
+units_at(const struct lfs_held *h, uint64_t addr, struct u64map *set)
+{
+	int err = 0;
+	for (uint64_t k = (uint64_t)(uintptr_t)u64map_get(&h->by_cur, addr); k && !err; k = h->cur_next[k - 1])
+		err = u64map_put(set, h->ent[k - 1].slot, (void *)1);
+	return err;
+}
+
 int
 lfs_held_moved(struct lfs_fs *fs, struct lfs_held *h, uint64_t addr, uint64_t new_addr)
 {
+	/* each unit's count moves once: with its first entry met here */
+	struct u64map there;
+	u64map_init(&there);
+	int err = units_at(h, new_addr, &there);
 	uint64_t j = (uint64_t)(uintptr_t)u64map_get(&h->by_cur, addr);
-	while (j) {
+	while (j && !err) {
 		uint64_t i = j - 1;
 		j = h->cur_next[i];
 		struct lfs_held_entry *e = &h->ent[i];
 		if (e->flags & LFS_HELD_LIVE)
 			continue; /* the live tree moves its own */
-		/* each unit's count moves once: with its first entry met here */
-		bool first = true;
-		for (uint64_t k = (uint64_t)(uintptr_t)u64map_get(&h->by_cur, new_addr); k; k = h->cur_next[k - 1])
-			if (h->ent[k - 1].slot == e->slot)
-				first = false;
-		chain_del(&h->by_cur, h->cur_next, addr, i);
+		bool first = !u64map_get(&there, e->slot);
+		if (first && (err = u64map_put(&there, e->slot, (void *)1)))
+			break;
+		chain_del(by_cur(h), addr, i);
 		if (first) {
 			if (e->kind == LFS_BK_IMAP) {
 				lfs_seg_meta(fs, new_addr, +1);
@@ -342,13 +404,36 @@ lfs_held_moved(struct lfs_fs *fs, struct lfs_held *h, uint64_t addr, uint64_t ne
 			}
 		}
 		e->cur = new_addr;
-		int err = chain_add(&h->by_cur, h->cur_next, new_addr, i);
+		err = chain_add(by_cur(h), new_addr, i);
 		if (!err)
 			err = store(fs, h, i);
-		if (err)
-			return err;
 	}
-	return 0;
+	u64map_free(&there);
+	return err;
+}
+
+static uint64_t
+unit_key(const struct lfs_held_entry *e)
+{
+	return e->cur << 16 | e->slot;
+}
+
+#define UNIT_KEPT ((void *)UINTPTR_MAX)
+
+/* The units of the entries release forgets: each unit -> the last such
+ * entry's slot + 1 in the order of the slots, or UNIT_KEPT where a
+ * needed entry stays.  Whether any entry goes. */
+static int
+units_released(const struct lfs_held *h, struct u64map *units)
+{
+	int err = 0;
+	for (uint64_t i = 0; i < h->tab.nslots && !err; i++)
+		if (h->ent[i].orig && !lfs_held_needed(h, &h->ent[i]))
+			err = u64map_put(units, unit_key(&h->ent[i]), (void *)(uintptr_t)(i + 1));
+	for (uint64_t i = 0; i < h->tab.nslots && !err && units->count; i++)
+		if (h->ent[i].orig && lfs_held_needed(h, &h->ent[i]) && u64map_get(units, unit_key(&h->ent[i])))
+			err = u64map_put(units, unit_key(&h->ent[i]), UNIT_KEPT); /* replaces: cannot fail */
+	return err;
 }
 
 int
@@ -359,24 +444,25 @@ lfs_held_release(struct lfs_fs *fs, struct lfs_held *h, uint64_t *freed)
 	 * checkpoint stops being retained, so the scan waits for that */
 	if (!h->release_due)
 		return 0;
-	for (uint64_t i = 0; i < h->tab.nslots; i++) {
+	struct u64map units;
+	u64map_init(&units);
+	int err = units_released(h, &units);
+	for (uint64_t i = 0; i < h->tab.nslots && units.count && !err; i++) {
 		struct lfs_held_entry e = h->ent[i];
 		if (!e.orig || lfs_held_needed(h, &e))
 			continue;
-		int err = remove_slot(fs, h, i);
-		if (err)
-			return err;
-		bool others = false;
-		for (uint64_t j = (uint64_t)(uintptr_t)u64map_get(&h->by_cur, e.cur); j; j = h->cur_next[j - 1])
-			others |= h->ent[j - 1].slot == e.slot;
+		if ((err = remove_slot(fs, h, i)))
+			break;
 		/* the unit's last entry gone, and the live tree not using it */
-		if (!others && !(e.flags & LFS_HELD_LIVE)) {
+		if (u64map_get(&units, unit_key(&e)) == (void *)(uintptr_t)(i + 1) && !(e.flags & LFS_HELD_LIVE)) {
 			uncount(fs, &e);
 			*freed += e.kind == LFS_BK_IMAP ? fs->bsize : e.charge;
 		}
 	}
-	h->release_due = false;
-	return 0;
+	u64map_free(&units);
+	if (!err)
+		h->release_due = false;
+	return err;
 }
 
 void
@@ -414,19 +500,19 @@ struct unit_use {
 	bool shared, live;
 };
 
-/* Extend u by the retained checkpoints entry e is needed for. */
+/* Extend u by the retained checkpoints entry e is needed for: those
+ * from index lo to hi (ascending, so found by two searches). */
 static void
 unit_add(const struct lfs_held *h, struct unit_use *u, const struct lfs_held_entry *e)
 {
 	u->live |= (e->flags & LFS_HELD_LIVE) != 0;
 	u->charge = e->charge;
-	for (size_t i = 0; i < h->nretained; i++) {
-		if (h->retained[i] < e->from || h->retained[i] >= e->until)
-			continue;
-		if (u->only && u->only != i + 1)
-			u->shared = true;
-		u->only = i + 1;
-	}
+	size_t lo = retained_from(h, e->from), hi = retained_from(h, e->until);
+	if (lo >= hi)
+		return;
+	if (hi - lo > 1 || (u->only && u->only != lo + 1))
+		u->shared = true;
+	u->only = hi;
 }
 
 int
@@ -444,7 +530,7 @@ lfs_held_usage(const struct lfs_held *h, uint64_t *own, uint64_t *held)
 		const struct lfs_held_entry *e = &h->ent[i];
 		if (!e->orig || !lfs_held_needed(h, e))
 			continue;
-		uint64_t key = e->cur << 16 | e->slot;
+		uint64_t key = unit_key(e);
 		uintptr_t k = (uintptr_t)u64map_get(&units, key);
 		if (!k) {
 			k = ++n;

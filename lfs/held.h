@@ -33,6 +33,8 @@ struct lfs_held {
 	struct lfs_held_entry *ent; /* decoded, per slot (orig 0: free) */
 	uint64_t *cur_next;         /* per slot: the next slot + 1 at the same cur */
 	uint64_t *orig_next;        /* per slot: the next slot + 1 with the same orig */
+	uint64_t *cur_prev;         /* per slot: the previous slot + 1 at the same cur */
+	uint64_t *orig_prev;        /* per slot: the previous slot + 1 with the same orig */
 	uint64_t cap;
 	struct u64map by_cur;       /* cur block -> first slot + 1 */
 	struct u64map by_orig;      /* orig block -> first slot + 1 */
@@ -46,8 +48,13 @@ struct lfs_held {
 };
 
 int lfs_held_init(struct lfs_held *h, const struct lfs_fs *fs);
+/* The entries a held table of fs may have: one per unit the log can
+ * hold (a block, or the smallest inode record in one).  An entry past it
+ * is -ENOSPC where made; a table past it is refused when read. */
+uint64_t lfs_held_max(const struct lfs_fs *fs);
 void lfs_held_free(struct lfs_fs *fs, struct lfs_held *h);
-/* The entries of a checkpoint: the table at root with nslots slots. */
+/* The entries of a checkpoint: the table at root with nslots slots; an
+ * entry that cannot be, or more than lfs_held_max slots: -EFSCORRUPTED. */
 int lfs_held_load(struct lfs_fs *fs, struct lfs_held *h, uint64_t root, uint64_t nslots);
 /* The checkpoints kept from now on (any order; copied). */
 int lfs_held_set_retained(struct lfs_held *h, const uint64_t *seqs, size_t n);
@@ -66,7 +73,7 @@ int lfs_held_drop(struct lfs_fs *fs, struct lfs_held *h, uint64_t addr, uint16_t
 /* Whether lfs_held_drop of the data block at addr now would keep it
  * counted (1) or not (0): a retained checkpoint before `until` reads it,
  * or entries follow it.  -errno, as lfs_held_drop, when its birth
- * cannot be read. */
+ * cannot be read; -ENOSPC when it would be kept and the table is full. */
 int lfs_held_would_keep(struct lfs_fs *fs, const struct lfs_held *h, uint64_t addr, uint64_t until);
 /*
  * The cleaner moved the live block at old to new, the same bytes (a
