@@ -21,7 +21,8 @@
  *   - the tree of every kept checkpoint (snapshots among them) passes the
  *     same checks of names, links, records and block maps, every block
  *     it names found through the held table where a verifying summary
- *     describes it.
+ *     describes it; kept checkpoints that read one tree (no held entry
+ *     or inode-map block begins or ends between them) are checked once.
  * Each problem is one line on stdout; one about an inode names its path
  * too, where the walk of the tree found one ("inode 12 (/a/b)").
  */
@@ -46,7 +47,7 @@ struct fsck {
 	/* a kept checkpoint's tree: the live pass (its summaries, its held
 	 * table) and the problems' prefix */
 	struct fsck *kept_of;
-	char pfx[48];
+	char pfx[80];
 };
 
 /* " (/a/b)" for an inode the walk has reached, else "": where the
@@ -327,23 +328,77 @@ check_held(struct fsck *f)
 	}
 }
 
-/* The tree of every kept checkpoint, through a view of it. */
+/* The checkpoints from which what a view reads can change, ascending:
+ * each held entry's first and past-the-last, each live inode-map
+ * block's birth (lfs_ckpt_view_imap, lfs_held_translate).  Checkpoints
+ * with none of them between read the same tree. */
+static int
+tree_changes(struct lfs_fs *fs, uint64_t **out, size_t *n)
+{
+	size_t k = 0;
+	uint64_t *b = malloc((2 * fs->held.count + fs->n_imap_blocks + 1) * sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < fs->held.tab.nslots && k < 2 * fs->held.count; i++)
+		if (fs->held.ent[i].orig) {
+			b[k++] = fs->held.ent[i].from;
+			b[k++] = fs->held.ent[i].until;
+		}
+	int err = 0;
+	for (uint32_t i = 0; i < fs->n_imap_blocks && !err; i++)
+		if (fs->imap_addr[i])
+			err = lfs_seg_birth(fs, fs->imap_addr[i], &b[k++]);
+	if (err) {
+		free(b);
+		return err;
+	}
+	qsort(b, k, sizeof(*b), u64_cmp);
+	*out = b;
+	*n = k;
+	return 0;
+}
+
+/* The kept checkpoints seqs[0 .. n) (ascending) cut where their tree
+ * may change: start[0 .. *ngroups) the first of each group. */
+static size_t
+tree_groups(const uint64_t *seqs, size_t n, const uint64_t *changes, size_t nchanges, size_t *start)
+{
+	size_t g = 0, j = 0;
+	for (size_t i = 0; i < n; i++) {
+		while (i && j < nchanges && changes[j] <= seqs[i - 1])
+			j++;
+		if (!i || (j < nchanges && changes[j] <= seqs[i]))
+			start[g++] = i;
+	}
+	return g;
+}
+
+/* The tree of every kept checkpoint, through a view of one of each group
+ * that reads the same tree. */
 static int
 check_kept(struct fsck *live)
 {
 	struct lfs_fs *fs = live->fs;
-	size_t n = fs->hist.count;
-	uint64_t *seqs = malloc((n ? n : 1) * sizeof(*seqs));
-	if (!seqs)
-		return -ENOMEM;
-	n = lfs_hist_retained(&fs->hist, seqs);
-	int err = 0;
-	for (size_t i = 0; i < n && !err; i++) {
+	size_t n = fs->hist.count, nchanges, ngroups;
+	uint64_t *seqs = malloc((n ? n : 1) * sizeof(*seqs)), *changes = NULL;
+	size_t *start = malloc((n + 1) * sizeof(*start));
+	int err = seqs && start ? tree_changes(fs, &changes, &nchanges) : -ENOMEM;
+	if (!err) {
+		n = lfs_hist_retained(&fs->hist, seqs);
+		ngroups = tree_groups(seqs, n, changes, nchanges, start);
+		start[ngroups] = n;
+	}
+	for (size_t g = 0; !err && g < ngroups; g++) {
+		size_t i = start[g], last = start[g + 1] - 1;
 		char spec[24];
 		snprintf(spec, sizeof(spec), "%llu", (unsigned long long)seqs[i]);
 		struct lfs_fs *v;
 		struct fsck fx = { .kept_of = live };
-		snprintf(fx.pfx, sizeof(fx.pfx), "checkpoint %llu: ", (unsigned long long)seqs[i]);
+		if (last == i)
+			snprintf(fx.pfx, sizeof(fx.pfx), "checkpoint %llu: ", (unsigned long long)seqs[i]);
+		else
+			snprintf(fx.pfx, sizeof(fx.pfx), "checkpoints %llu to %llu (%zu, one tree): ",
+				 (unsigned long long)seqs[i], (unsigned long long)seqs[last], last - i + 1);
 		err = lfs_view_open(fs, spec, false, &v);
 		if (err == -ENOMEM)
 			break;
@@ -360,6 +415,8 @@ check_kept(struct fsck *live)
 		fsck_free(&fx);
 		lfs_abandon(v);
 	}
+	free(changes);
+	free(start);
 	free(seqs);
 	return err;
 }
