@@ -558,90 +558,39 @@ dump_imap(struct dump *d)
 	lfs_out_end(o);
 }
 
-/* A node of a paged table: read, or 0 after saying why not. */
-static int
-dump_table_node(struct dump *d, const char *what, uint64_t idx, uint64_t addr, uint8_t *blk)
-{
-	if (!in_log(d, addr)) {
-		complain(d, "%s: node %" PRIu64 " at %" PRIu64 " is outside the log", what, idx, addr);
-		return -EFSCORRUPTED;
-	}
-	return dump_table_block(d, what, idx, addr, blk);
-}
-
-/* Every slot of the paged table (lfs(5), SNAPSHOTS) at root with nslots
- * slots of esize bytes, read as written: fn gets each slot in use. */
 static void
-dump_ptable(struct dump *d, const char *what, uint64_t root, uint64_t nslots, uint32_t esize,
-	    void (*fn)(struct dump *, uint64_t, const uint8_t *))
+dump_hist_record(void *ctx, uint64_t slot, const struct lfs_hist_entry *e)
 {
-	uint32_t fan = d->bs / 8, per = d->bs / esize;
-	uint64_t npages = (nslots + per - 1) / per;
-	if (!root)
-		return;
-	if (npages > (uint64_t)fan * fan) {
-		complain(d, "%s: %" PRIu64 " slots, more than a table holds", what, nslots);
-		return;
-	}
-	uint8_t *ib = malloc(d->bs), *rb = malloc(d->bs);
-	if (!ib || !rb || dump_table_node(d, what, 0, root, rb)) {
-		free(ib);
-		free(rb);
-		return;
-	}
-	for (uint64_t k = 0; k * fan < npages; k++) {
-		uint64_t ia = lfs_get64(rb + 8 * k);
-		if (!ia || dump_table_node(d, what, k, ia, ib))
-			continue; /* no page under it written, or reported */
-		for (uint64_t j = 0; j < fan && k * fan + j < npages; j++) {
-			uint64_t pa = lfs_get64(ib + 8 * j), p = k * fan + j;
-			if (!pa || dump_table_node(d, what, p, pa, d->blk))
-				continue;
-			for (uint32_t s = 0; s < per && p * per + s < nslots; s++)
-				fn(d, p * per + s, d->blk + (size_t)s * esize);
-		}
-	}
-	free(ib);
-	free(rb);
-}
-
-static void
-dump_hist_slot(struct dump *d, uint64_t slot, const uint8_t *p)
-{
-	struct lfs_hist_entry e;
-	lfs_hist_entry_decode(&e, p);
-	if (!e.seq)
-		return;
-	lfs_out_item(&d->o, "seq", e.seq, true);
+	struct dump *d = ctx;
+	lfs_out_item(&d->o, "seq", e->seq, true);
 	lfs_out_u64(&d->o, "slot", slot);
-	lfs_out_time(&d->o, "time_ns", e.time_ns);
-	lfs_out_bool(&d->o, "snapshot", e.flags & LFS_HIST_SNAPSHOT);
-	lfs_out_str(&d->o, "name", e.name);
+	lfs_out_time(&d->o, "time_ns", e->time_ns);
+	lfs_out_bool(&d->o, "snapshot", e->flags & LFS_HIST_SNAPSHOT);
+	lfs_out_str(&d->o, "name", e->name);
 	lfs_out_end(&d->o);
 }
 
 static void
-dump_held_slot(struct dump *d, uint64_t slot, const uint8_t *p)
+dump_held_entry(void *ctx, uint64_t slot, const struct lfs_held_entry *e)
 {
-	struct lfs_held_entry e;
-	lfs_held_entry_decode(&e, p);
-	if (!e.orig)
-		return;
+	struct dump *d = ctx;
 	lfs_out_item(&d->o, "slot", slot, true);
-	lfs_out_u64(&d->o, "orig", e.orig);
-	lfs_out_u64(&d->o, "cur", e.cur);
-	lfs_out_u64(&d->o, "from", e.from);
-	lfs_out_u64(&d->o, "until", e.until);
-	lfs_out_str(&d->o, "kind", kind_name(e.kind));
-	lfs_out_u64(&d->o, "record", e.slot);
-	lfs_out_u64(&d->o, "charge", e.charge);
-	lfs_out_bool(&d->o, "live", e.flags & LFS_HELD_LIVE);
-	if (e.kind == LFS_BK_IMAP)
-		lfs_out_u64(&d->o, "imap_block", e.aux);
+	lfs_out_u64(&d->o, "orig", e->orig);
+	lfs_out_u64(&d->o, "cur", e->cur);
+	lfs_out_u64(&d->o, "from", e->from);
+	lfs_out_u64(&d->o, "until", e->until);
+	lfs_out_str(&d->o, "kind", kind_name(e->kind));
+	lfs_out_u64(&d->o, "record", e->slot);
+	lfs_out_u64(&d->o, "charge", e->charge);
+	lfs_out_bool(&d->o, "live", e->flags & LFS_HELD_LIVE);
+	if (e->kind == LFS_BK_IMAP)
+		lfs_out_u64(&d->o, "imap_block", e->aux);
 	lfs_out_end(&d->o);
 }
 
-/* The checkpoint history and the held blocks of the newest checkpoint. */
+/* The checkpoint history and the held blocks of the newest checkpoint,
+ * read by the library as the mount reads them: a table the mount would
+ * refuse is refused here, the reason on stderr. */
 static void
 dump_kept(struct dump *d)
 {
@@ -651,12 +600,15 @@ dump_kept(struct dump *d)
 	lfs_out_u64(o, "checkpoint_seq", h->ckpt_seq);
 	lfs_out_u64(o, "protection_period_s", h->protect_s);
 	lfs_out_begin(o, "kept", ']');
-	dump_ptable(d, "checkpoint history", h->hist_root, h->hist_slots, LFS_HIST_ENTRY_SIZE, dump_hist_slot);
+	int err = lfs_kept_walk(&d->dev, &d->sb, h, dump_hist_record, NULL, d);
 	lfs_out_end(o);
 	lfs_out_begin(o, "held", ']');
-	dump_ptable(d, "held blocks", h->held_root, h->held_slots, LFS_HELD_ENTRY_SIZE, dump_held_slot);
+	if (!err) /* read again: each list whole, or none of it */
+		err = lfs_kept_walk(&d->dev, &d->sb, h, NULL, dump_held_entry, d);
 	lfs_out_end(o);
 	lfs_out_end(o);
+	if (err)
+		complain(d, "snapshot tables of checkpoint %" PRIu64 ": %s", h->ckpt_seq, strerror(-err));
 }
 
 /* ---------------------------------------------------------------- */

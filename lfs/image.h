@@ -65,6 +65,16 @@ int lfs_ckpt_judge_region(struct lfs_bdev *dev, const struct lfs_super *sb, int 
 int lfs_ckpt_read_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which,
 			 struct lfs_ckpt_hdr *hdr, uint64_t **addrs);
 
+/* mount.c: dumplfs.  The snapshot tables (lfs(5), SNAPSHOTS) of
+ * checkpoint h of the image on dev, read by the mount's own readers and
+ * refused as the mount refuses them (lfs_retain_load: the paged tables'
+ * nodes, every record and entry, the limits); then hist gets each
+ * history record in use and held each held entry, by slot (either may
+ * be NULL).  0, or -errno with the reason logged. */
+int lfs_kept_walk(const struct lfs_bdev *dev, const struct lfs_super *sb, const struct lfs_ckpt_hdr *h,
+		  void (*hist)(void *ctx, uint64_t slot, const struct lfs_hist_entry *e),
+		  void (*held)(void *ctx, uint64_t slot, const struct lfs_held_entry *e), void *ctx);
+
 /* mount.c: mkfs.lfs */
 /* Geometry for a device of `bytes` (inodes 0: one per 4 KiB). */
 int lfs_plan_geometry(struct lfs_super *sb, uint64_t bytes, uint32_t bs, uint32_t segsize, uint64_t inodes);

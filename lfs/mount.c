@@ -420,6 +420,33 @@ lfs_view_open(struct lfs_fs *src, const char *spec, bool lock_src, struct lfs_fs
 }
 
 int
+lfs_kept_walk(const struct lfs_bdev *dev, const struct lfs_super *sb, const struct lfs_ckpt_hdr *h,
+	      void (*hist)(void *ctx, uint64_t slot, const struct lfs_hist_entry *e),
+	      void (*held)(void *ctx, uint64_t slot, const struct lfs_held_entry *e), void *ctx)
+{
+	struct lfs_opts o;
+	lfs_opts_default(&o);
+	o.readonly = true;
+	struct lfs_fs *fs;
+	int err = fs_alloc(sb, &o, &fs);
+	if (err)
+		return err;
+	/* the tool's device, lent: read through, never closed here */
+	fs->dev = *dev;
+	fs->dev.readonly = true;
+	err = lfs_retain_load(fs, h);
+	for (uint64_t i = 0; !err && hist && i < fs->hist.tab.nslots; i++)
+		if (fs->hist.ent[i].seq)
+			hist(ctx, i, &fs->hist.ent[i]);
+	for (uint64_t i = 0; !err && held && i < fs->held.tab.nslots; i++)
+		if (fs->held.ent[i].orig)
+			held(ctx, i, &fs->held.ent[i]);
+	fs->dev.fd = fs->dev.trace_fd = -1;
+	fs_free(fs);
+	return err;
+}
+
+int
 lfs_view_open_remote(const char *path, uint64_t seq, const struct lfs_view_source *src, struct lfs_fs **out)
 {
 	/* the superblock only: the image is another daemon's, held by it */
