@@ -10,7 +10,8 @@
  *
  * A debugging tool is pointed at damaged images, so nothing read is
  * trusted: every address is checked against the geometry before it is
- * followed, everything is decoded through format.h, and a damaged image
+ * followed, everything is decoded through format.h (the snapshot tables
+ * read by the library's own readers, lfs_kept_walk), and a damaged image
  * gives a message and exit status 1, never a crash.  It only reads and
  * takes no lock, so it may run on the image of a mounted filesystem; what
  * it shows is then a snapshot that concurrent writes may tear.
