@@ -222,7 +222,13 @@ lfs_held_set_retained(struct lfs_held *h, const uint64_t *seqs, size_t n)
 		return -ENOMEM;
 	if (n)
 		memcpy(r, seqs, n * sizeof(*r));
-	qsort(r, n, sizeof(*r), u64_cmp);
+	/* the history gives them sorted: sorting again each checkpoint
+	 * would cost n log n where checking costs n */
+	size_t i = 1;
+	while (i < n && r[i - 1] <= r[i])
+		i++;
+	if (i < n)
+		qsort(r, n, sizeof(*r), u64_cmp);
 	if (n != h->nretained || (n && memcmp(r, h->retained, n * sizeof(*r))))
 		h->release_due = true;
 	free(h->retained);
