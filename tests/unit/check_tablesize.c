@@ -3,7 +3,8 @@
  * years of checkpoint protection give them (lfs(5), SNAPSHOTS): a
  * history of 100,000 records and a held table a few entries short of
  * lfs_held_max are mounted, listed, checkpointed and checked by fsck;
- * one record or entry past the limit is refused at mount.
+ * one record or entry past the limit is refused at mount, and dumplfs -k
+ * refuses what the mount refuses.
  *
  * Every decoder of them is linear or n log n in the records: on this
  * suite's images mount and fsck take well under a second (plain) and a
@@ -220,4 +221,39 @@ START_TEST(held_near_its_limit)
 }
 END_TEST
 
-CHECK_MAIN("tablesize", "core", 120, history_of_100000, held_near_its_limit)
+/* Checkpoint `seq` whatever the slot: a history that records it twice. */
+static void
+hist_twice(uint64_t i, uint64_t seq, uint8_t *p)
+{
+	(void)i;
+	hist_record(0, seq, p);
+}
+
+/* A history the mount refuses (a checkpoint recorded twice) is refused by
+ * dumplfs -k too, where its reader of its own listed it: one reader of
+ * the tables, the library's. */
+START_TEST(dumplfs_refuses_what_mount_refuses)
+{
+	uint64_t first, ino;
+	struct lfs_fs *fs = fs_with_gap(32ull << 20, 10, &first, &ino);
+	struct lfs_ptable ok, twice;
+	write_table(fs, &ok, LFS_TABLE_HIST, LFS_HIST_ENTRY_SIZE, 2, hist_record, first);
+	write_table(fs, &twice, LFS_TABLE_HIST, LFS_HIST_ENTRY_SIZE, 2, hist_twice, first);
+	uint64_t ok_root = ok.root_addr, twice_root = twice.root_addr;
+	lfs_ptable_free(fs, &ok);
+	lfs_ptable_free(fs, &twice);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+
+	uint64_t listed;
+	craft_tables(ok_root, 2, 0, 0, 1u << 30);
+	ck_assert_int_eq(dumplfs_kept(&listed), 0);
+	ck_assert_uint_eq(listed, 2);
+	craft_tables(twice_root, 2, 0, 0, 1u << 30);
+	ck_assert_uint_eq(mount_err(), EFSCORRUPTED);
+	ck_assert_int_eq(dumplfs_kept(&listed), 1);
+	ck_assert_uint_eq(listed, 0);
+	testfs_remove();
+}
+END_TEST
+
+CHECK_MAIN("tablesize", "core", 120, history_of_100000, held_near_its_limit, dumplfs_refuses_what_mount_refuses)
