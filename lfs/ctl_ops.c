@@ -250,6 +250,8 @@ lfs_ctl_stats(struct lfs_fs *fs, struct lfs_ctl_stats *out)
 	pthread_mutex_unlock(&fs->lock);
 }
 
+_Static_assert(LFS_HIST_MAX < LFS_CTL_SNAP_LIST_LIMIT, "a client takes every kept checkpoint");
+
 /* The first of the n records ci (ascending seq) whose seq is from on. */
 static size_t
 first_from(const struct lfs_ckpt_info *ci, size_t n, uint64_t from)
