@@ -15,6 +15,15 @@
  */
 #include "lfs_int.h"
 
+/* Wait for the disk (a flush or a checkpoint to end), counted. */
+static void
+wait_disk(struct lfs_fs *fs)
+{
+	atomic_fetch_add(&fs->disk_waiters, 1);
+	pthread_cond_wait(&fs->disk_cond, &fs->lock);
+	atomic_fetch_sub(&fs->disk_waiters, 1);
+}
+
 int
 lfs_sync_unlocked(struct lfs_fs *fs, uint64_t upto)
 {
@@ -24,7 +33,7 @@ lfs_sync_unlocked(struct lfs_fs *fs, uint64_t upto)
 		if (fs->dev.readonly || fs->synced_bytes >= upto)
 			return 0;
 		if (fs->syncing) {
-			pthread_cond_wait(&fs->disk_cond, &fs->lock);
+			wait_disk(fs);
 			continue;
 		}
 		uint64_t covers = fs->dev.bytes_written;
@@ -49,5 +58,5 @@ void
 lfs_sync_drain(struct lfs_fs *fs)
 {
 	while (fs->syncing || fs->ckpt_job.active || fs->out_writers)
-		pthread_cond_wait(&fs->disk_cond, &fs->lock);
+		wait_disk(fs);
 }

@@ -266,6 +266,9 @@ struct lfs_fs {
 	pthread_mutex_t lock;
 	atomic_uint lock_waiters;   /* blocked in lfs_lock (lock.c) */
 	pthread_cond_t disk_cond;   /* a flush or a checkpoint ended */
+	atomic_uint disk_waiters;   /* waiting for the disk: on disk_cond, or on
+				       out_cv for another thread's pwrite (the
+				       unit tests wait for them to arrive) */
 	struct lfs_bdev dev;
 	struct lfs_super sb;
 	struct lfs_opts opts;

@@ -218,8 +218,11 @@ lfs_writeout(struct lfs_fs *fs, bool unlocked)
 		bool busy = false;
 		for (struct lfs_outpseg *e = fs->out_head; e && !busy; e = e->next)
 			busy = e->state == WRITING;
-		if (busy)
+		if (busy) {
+			atomic_fetch_add(&fs->disk_waiters, 1);
 			pthread_cond_wait(&fs->out_cv, &fs->out_mu);
+			atomic_fetch_sub(&fs->disk_waiters, 1);
+		}
 		pthread_mutex_unlock(&fs->out_mu);
 		if (!busy)
 			break;

@@ -124,16 +124,15 @@ START_TEST(concurrent_fsyncs_share_flushes)
 		write_block(fs, inos[i], 0, 100 + (unsigned)i);
 		req_start(&r[i], fs, OP_FSYNC, inos[i], false);
 	}
-	/* each has flushed its data and waits for the flush in progress */
-	for (int tries = 0; tries < 500; tries++) {
-		pthread_mutex_lock(&fs->lock);
-		bool flushed = !fs->dirty.count && !fs->tombstones.count;
-		pthread_mutex_unlock(&fs->lock);
-		if (flushed)
-			break;
-		usleep(10000);
-	}
-	usleep(200000);
+	/* each has flushed its data and waits for the flush in progress
+	 * (one that started a flush of its own would count an fdatasync) */
+	while (atomic_load(&fs->disk_waiters) < N - 1 && lfs_fault_count(LFS_FAULT_SYNC) == 1)
+		sched_yield();
+	ck_assert_uint_eq(atomic_load(&fs->disk_waiters), N - 1);
+	pthread_mutex_lock(&fs->lock);
+	ck_assert_uint_eq(fs->dirty.count, 0);
+	ck_assert_uint_eq(fs->tombstones.count, 0);
+	pthread_mutex_unlock(&fs->lock);
 	ck_assert_uint_eq(lfs_fault_count(LFS_FAULT_SYNC), 1);
 	gate_open_one();
 	for (int i = 0; i < N; i++)
@@ -253,8 +252,9 @@ START_TEST(unmount_waits_for_flush)
 	req_start(&f, fs, OP_FSYNC, ino, true);
 	gate_wait_entered(1);
 	req_start(&q, fs, OP_QUIESCE, 0, false);
-	usleep(200000);
+	wait_disk_waiters(fs, 1, &q);
 	ck_assert(!atomic_load(&q.done));
+	ck_assert_uint_eq(atomic_load(&fs->disk_waiters), 1);
 	ck_assert_int_eq(gate_count(), 1);
 	gate_open_one();
 	ck_assert_int_eq(req_join(&f), 0);

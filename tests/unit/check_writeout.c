@@ -127,8 +127,9 @@ START_TEST(locked_flush_waits_for_unlocked_writer)
 	gate_wait_entered(1);
 	write_blocks(fs, other, 0, 4, 9);
 	req_start(&h, fs, OP_FLUSH, 0, false);
-	usleep(200000);
+	wait_disk_waiters(fs, 1, &h);
 	ck_assert(!atomic_load(&h.done));
+	ck_assert_uint_eq(atomic_load(&fs->disk_waiters), 1);
 	ck_assert_int_eq(gate_count(), 1);
 	gate_open_all();
 	ck_assert_int_eq(req_join(&f), 0);

@@ -11,6 +11,7 @@
 
 #include <check.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -132,6 +133,17 @@ req_start(struct req *r, struct lfs_fs *fs, enum op op, uint64_t ino, bool gated
 	if (gated)
 		gate_thread = r->t;
 	pthread_mutex_unlock(&gate_mu);
+}
+
+/* Until n threads wait for the disk (fs->disk_waiters) or request r is
+ * done, whichever comes first.  The caller then asserts which it was, so
+ * a request that should wait and does not is caught at once, not after a
+ * sleep that proves nothing when it is too short. */
+static inline void
+wait_disk_waiters(struct lfs_fs *fs, unsigned n, const struct req *r)
+{
+	while (atomic_load(&fs->disk_waiters) < n && !atomic_load(&r->done))
+		sched_yield();
 }
 
 static inline int
