@@ -445,18 +445,10 @@ run(struct cleaner *c)
 				c->said_no_room = false;
 			}
 			c->passes++;
-			/* the victims' utilization as chosen, before moving
-			 * emptied them; one chosen with nothing live was
-			 * emptied by writers or by the daemon's own cleaning,
-			 * which counted it, and only waits for a checkpoint */
-			uint64_t bins[LFS_CTL_BINS] = { 0 };
-			for (size_t i = 0; i < nv; i++)
-				if (c->usage[victims[i]].live_bytes)
-					bins[lfs_ctl_bin(c->usage[victims[i]].live_bytes, c->seg_bytes)]++;
 			struct lfs_ctl_resp r;
-			struct lfs_ctl_req req = { .op = LFS_CTL_CLEANER_STATS, .count = LFS_CTL_BINS,
+			struct lfs_ctl_req req = { .op = LFS_CTL_CLEANER_STATS,
 						   .arg = { c->segs_cleaned, c->bytes_read, c->passes } };
-			if ((err = lfs_ctl_call(&c->cl, &req, bins, sizeof(bins), &r, NULL, 0, NULL)))
+			if ((err = lfs_ctl_call(&c->cl, &req, NULL, 0, &r, NULL, 0, NULL)))
 				break;
 		}
 		/* busy while below the target, idle otherwise */

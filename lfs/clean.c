@@ -627,8 +627,6 @@ lfs_clean_reclaim(struct lfs_fs *fs, bool unlocked, struct lfs_reclaim_tally *t)
 		if (n && err == -ENOSPC)
 			fs->room_why = "the clean space cannot hold what its victims would move";
 		fs->stats.cleaner_bytes_read += fs->dev.bytes_read - read0;
-		for (size_t i = 0; i < cleaned; i++)
-			fs->stats.victim_hist[lfs_ctl_bin(cand[i][0], segbytes)]++;
 	}
 	free(cand);
 	if (err && err != -ENOSPC)

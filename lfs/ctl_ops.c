@@ -220,12 +220,10 @@ lfs_ctl_segclean(struct lfs_fs *fs, const uint64_t *segs, uint32_t n, uint64_t *
 }
 
 void
-lfs_ctl_cleaner_report(struct lfs_fs *fs, uint64_t passes, const uint64_t *victims)
+lfs_ctl_cleaner_report(struct lfs_fs *fs, uint64_t passes)
 {
 	lfs_lock(fs);
 	fs->stats.cleaner_passes = passes;
-	for (unsigned i = 0; victims && i < LFS_CTL_BINS; i++)
-		fs->stats.victim_hist[i] += victims[i];
 	pthread_mutex_unlock(&fs->lock);
 }
 

@@ -18,7 +18,12 @@ int lfs_ctl_live(struct lfs_fs *fs, struct lfs_ctl_blk *b, uint32_t n);
 int lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_t cleaner_read,
 		 uint64_t *moved);
 int lfs_ctl_segclean(struct lfs_fs *fs, const uint64_t *segs, uint32_t n, uint64_t *cleaned);
-void lfs_ctl_cleaner_report(struct lfs_fs *fs, uint64_t passes, const uint64_t *victims);
+/* LFS_CTL_CLEANER_STATS: the registered cleaner's passes.  Its victims'
+ * counts are not taken: the daemon counts each segment cleaned itself,
+ * by its share when chosen, where it turns clean (seg.c), so a victim
+ * that stayed dirty or a pass the cleaner did not live to report counts
+ * neither more nor less than it cleaned. */
+void lfs_ctl_cleaner_report(struct lfs_fs *fs, uint64_t passes);
 void lfs_ctl_stats(struct lfs_fs *fs, struct lfs_ctl_stats *out);
 /* LFS_CTL_VIEW_IMAP: up to n of kept checkpoint seq's inode-map block
  * addresses from the first-th into out (*got of them; *total in all). */

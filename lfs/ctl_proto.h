@@ -48,7 +48,8 @@
 #define LFS_CTL_MAGIC   0x4c544331u /* "1CTL" */
 #define LFS_CTL_VERSION 7         /* 4: one registered cleaner, its state, lfs-clean's verbs;
 				   * 5: LFS_CTL_REQUESTS; 6: snapshots; 7: SNAP_LIST pages by
-				   * checkpoint number, views held */
+				   * checkpoint number, views held, CLEANER_STATS without
+				   * victims */
 #define LFS_CTL_VERSION_STR "7"   /* in messages: keep equal */
 _Static_assert(LFS_CTL_VERSION == 7, "LFS_CTL_VERSION_STR");
 #define LFS_CTL_PREFIX  "lfs-ctl:"
@@ -91,8 +92,9 @@ enum lfs_ctl_op {
 	LFS_CTL_SEGCLEAN = 5,   /* n uint64_t segments -> val0 segments now clean after a checkpoint */
 	LFS_CTL_CHECKPOINT = 6, /* -> val0 checkpoint sequence */
 	LFS_CTL_STATS = 7,      /* -> one struct lfs_ctl_stats */
-	LFS_CTL_CLEANER_STATS = 8, /* from the registered cleaner: arg2 passes (arg0, arg1, arg3 unused);
-				    * payload: 10 uint64_t, this pass's victims by live tenth */
+	LFS_CTL_CLEANER_STATS = 8, /* from the registered cleaner: arg2 passes (arg0, arg1, arg3
+				    * unused); no payload (before version 7, its victims by live
+				    * tenth: the daemon counts them itself, where each turns clean) */
 	LFS_CTL_CLEANER_HELLO = 9, /* from a cleaner: arg0 its pid; registers this connection as the
 				    * filesystem's one cleaner until it closes; -EBUSY and val0 the
 				    * other's pid if another cleaner holds it */

@@ -130,7 +130,7 @@ payload_len(uint16_t op, uint32_t count)
 	case LFS_CTL_SEGCLEAN:
 		return count * sizeof(uint64_t);
 	case LFS_CTL_CLEANER_STATS:
-		return count == LFS_CTL_BINS ? LFS_CTL_BINS * sizeof(uint64_t) : SIZE_MAX - 1;
+		return count == 0 ? 0 : SIZE_MAX - 1;
 	case LFS_CTL_CLEANER_HELLO:
 	case LFS_CTL_CLEANER_STATE:
 	case LFS_CTL_CLEANER_CTL:
@@ -452,7 +452,7 @@ handle(struct lfs_ctl_server *srv, struct client *c, uint8_t *msg, size_t len, u
 		resp->err = srv->cleaner == c ? 0 : -EPERM;
 		pthread_mutex_unlock(&srv->lock);
 		if (!resp->err)
-			lfs_ctl_cleaner_report(srv->fs, req.arg[2], (const uint64_t *)payload);
+			lfs_ctl_cleaner_report(srv->fs, req.arg[2]);
 		break;
 	case LFS_CTL_CLEANER_HELLO:
 		resp->err = cleaner_hello(srv, c, &resp->val[0]);

@@ -249,6 +249,8 @@ struct lfs_seginfo {
 	uint8_t ckpt_frees;         /* freed when the checkpoint job commits */
 	uint8_t moved_from;         /* cleaning moved blocks out of it: one
 				       segment cleaned when it turns clean */
+	uint8_t victim_bin;         /* its live share (lfs_ctl_bin) when cleaning
+				       first moved a block out of it */
 	uint32_t reuses;            /* times made clean: what was read from it
 				       before is stale once this changes */
 };

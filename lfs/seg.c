@@ -19,6 +19,7 @@
  * may be, each listed once).  Every change of a segment's state, live
  * bytes or table blocks goes through the functions below to keep them.
  */
+#include "ctl_proto.h" /* lfs_ctl_bin: the bins of the victims' histogram */
 #include "lfs_int.h"
 #include "logwalk.h"
 
@@ -416,8 +417,12 @@ change_usage(struct lfs_fs *fs, uint64_t addr, uint32_t bytes, bool use)
 		s->live_bytes += bytes;
 		fs->live_total += bytes;
 	} else {
-		if (fs->cleaning && fs->clean_victims && u64map_get(fs->clean_victims, seg))
+		if (fs->cleaning && fs->clean_victims && u64map_get(fs->clean_victims, seg)) {
+			if (!s->moved_from)
+				s->victim_bin = (uint8_t)lfs_ctl_bin(lfs_seg_live(fs, seg),
+								     (uint64_t)fs->sb.seg_blocks * fs->bsize);
 			s->moved_from = 1;
+		}
 		else
 			fs->freed_bytes += bytes;
 		if (s->live_bytes < bytes) {
@@ -500,9 +505,11 @@ lfs_seg_after_checkpoint(struct lfs_fs *fs)
 		uint64_t s = fs->freeable_list[i];
 		struct lfs_seginfo *si = &fs->segs[s];
 		if (si->ckpt_frees) {
-			/* counted here, once: the reclaimer and a cleaner's
-			 * request may both claim a segment one of them emptied */
+			/* counted here, once, and by its share when chosen at
+			 * the same moment: the reclaimer and a cleaner's request
+			 * may both claim a segment one of them emptied */
 			fs->stats.segs_cleaned += si->moved_from;
+			fs->stats.victim_hist[si->victim_bin] += si->moved_from;
 			si->moved_from = 0;
 			si->ckpt_frees = 0;
 			si->listed = 0;

@@ -146,9 +146,6 @@ req_record(uint16_t op, uint32_t *exact)
 		return sizeof(struct lfs_ctl_blk);
 	case LFS_CTL_SEGCLEAN:
 		return sizeof(uint64_t);
-	case LFS_CTL_CLEANER_STATS:
-		*exact = LFS_CTL_BINS;
-		return sizeof(uint64_t);
 	case LFS_CTL_SNAP_MAKE:
 	case LFS_CTL_SNAP_KEEP:
 		*exact = 1;
@@ -344,10 +341,8 @@ garbage(const char *mnt)
 		r.count = (uint32_t)(rnd() % 64);
 		r.arg[0] = rnd() % 3 ? rnd() % 4096 : rnd();
 		size_t rec = r.op == LFS_CTL_SEGCLEAN ? 8 : r.op == LFS_CTL_USAGE ? 0 : sizeof(struct lfs_ctl_blk);
-		if (r.op == LFS_CTL_CLEANER_STATS) {
-			r.count = LFS_CTL_BINS;
-			rec = 8;
-		}
+		if (r.op == LFS_CTL_CLEANER_STATS)
+			r.count = 0;
 		memcpy(big, &r, sizeof(r));
 		for (uint32_t k = 0; k < r.count && rec; k++) {
 			uint8_t *p = big + sizeof(r) + k * rec;

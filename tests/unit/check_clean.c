@@ -525,6 +525,12 @@ START_TEST(reclaim_gains_or_refuses)
 	/* the round's own tally: what it moved was written, and the
 	 * victims it emptied outweigh it */
 	ck_assert_uint_eq(t.victims, s1.segs_cleaned - s0.segs_cleaned);
+	/* every segment cleaned is in the histogram once: both are counted
+	 * where a segment turns clean */
+	uint64_t in_hist = 0;
+	for (unsigned b = 0; b < 10; b++)
+		in_hist += s1.victim_hist[b] - s0.victim_hist[b];
+	ck_assert_uint_eq(in_hist, s1.segs_cleaned - s0.segs_cleaned);
 	ck_assert_uint_ge(t.written, t.moved * fs->bsize);
 	ck_assert_uint_gt(t.victims * fs->sb.seg_blocks * fs->bsize, t.written);
 	/* a cleaner naming every segment after it, those the round cleaned

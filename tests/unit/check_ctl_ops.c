@@ -52,18 +52,15 @@ START_TEST(info_stats_and_report)
 	ck_assert_uint_eq(val[3] % 16, 0);
 	ck_assert_uint_le(val[3] + val[1] * val[2], (16u << 20) / 4096);
 
-	uint64_t v[LFS_CTL_BINS];
-	for (unsigned i = 0; i < LFS_CTL_BINS; i++)
-		v[i] = i + 1;
-	lfs_ctl_cleaner_report(fs, 3, v);
-	lfs_ctl_cleaner_report(fs, 7, v);
-	lfs_ctl_cleaner_report(fs, 9, NULL);
+	lfs_ctl_cleaner_report(fs, 3);
+	lfs_ctl_cleaner_report(fs, 7);
+	lfs_ctl_cleaner_report(fs, 9);
 	struct lfs_ctl_stats st;
 	memset(&st, 0xee, sizeof(st));
 	lfs_ctl_stats(fs, &st);
 	ck_assert_uint_eq(st.cleaner_passes, 9);
-	for (unsigned i = 0; i < LFS_CTL_BINS; i++)
-		ck_assert_uint_eq(st.victim_hist[i], 2 * (i + 1));
+	for (unsigned i = 0; i < LFS_CTL_BINS; i++) /* nothing cleaned, whatever a cleaner says */
+		ck_assert_uint_eq(st.victim_hist[i], 0);
 	ck_assert_uint_eq(st.seg_bytes, 65536);
 	ck_assert_uint_eq(st.segs_total, fs->sb.nsegs);
 	ck_assert_uint_eq(st.segs_reserved, fs->sb.reserved_segs);
