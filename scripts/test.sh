@@ -27,39 +27,60 @@ check_log() {
 	fi
 }
 
+# suite_times FILE: each suite's wall time (tests/timed.sh appends them to
+# LFS_TEST_TIMES), slowest first, and their sum
+suite_times() {
+	[ -s "$1" ] || return 0
+	sort -rn "$1" | awk '{ s += $1; printf "  %7.1f s  %s\n", $1, $2 }
+		END { printf "  %7.1f s  the suites together (two run at a time)\n", s }'
+}
+
+# stage NAME: the wall time of the stage before it, and NAME's start
+t0=$SECONDS
+stage_start=$SECONDS
+stage() {
+	[ -z "${stage_name:-}" ] || printf '== %s took %d s\n' "$stage_name" $((SECONDS - stage_start))
+	stage_name=$1
+	stage_start=$SECONDS
+	[ -z "$1" ] || echo "== $1"
+}
+
 run_suite() { # build dir, configure args...
 	local dir=$1
 	shift
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	(cd "$dir" && "$top/configure" -q "$@" && make -j"$(nproc)" >/dev/null &&
-	 if ! make -j"$(nproc)" check >check.out 2>&1; then
+	 if ! LFS_TEST_TIMES="$dir/times" make -j"$(nproc)" check >check.out 2>&1; then
 		 tail -50 check.out
 		 [ ! -f test-suite.log ] || cat test-suite.log
 		 echo "test.sh: FAILED in $dir"
 		 exit 1
 	 fi
-	 check_log check.out "$dir")
+	 check_log check.out "$dir"
+	 suite_times "$dir/times")
 }
 
-echo "== make distcheck: the tarball builds, every suite passes in its build, it installs and uninstalls"
+stage "make distcheck: the tarball builds, every suite passes in its build, it installs and uninstalls"
 rm -rf "$top/build-test"
 mkdir -p "$top/build-test"
 (cd "$top/build-test" && "$top/configure" -q &&
- if ! make -j"$(nproc)" distcheck >distcheck.out 2>&1; then
+ if ! LFS_TEST_TIMES="$top/build-test/times" make -j"$(nproc)" distcheck >distcheck.out 2>&1; then
 	 tail -60 distcheck.out
 	 find . -path '*_build*' -name test-suite.log -exec cat {} +
 	 echo "test.sh: FAILED in make distcheck"
 	 exit 1
  fi
- check_log distcheck.out "make distcheck")
-echo "== again under AddressSanitizer + UndefinedBehaviorSanitizer"
+ check_log distcheck.out "make distcheck"
+ suite_times "$top/build-test/times")
+stage "again under AddressSanitizer + UndefinedBehaviorSanitizer"
 # crash.sh: half the seeds of the plain pass (the sanitizers make each
 # state three times as slow); every other suite runs whole
 CRASH_SEEDS=${SAN_CRASH_SEEDS:-5} ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	run_suite "$top/build-san" --enable-sanitizers
-echo "== fuzz the mount path for ${FUZZ_SECONDS:-60} s (libFuzzer, ASan + UBSan)"
+stage "fuzz the mount path for ${FUZZ_SECONDS:-60} s (libFuzzer, ASan + UBSan)"
 FUZZ_BUILD="$top/build-fuzz" "$top/scripts/fuzz.sh" "${FUZZ_SECONDS:-60}" || { echo "test.sh: FAILED in fuzzing"; exit 1; }
-echo "== the Debian package: build, lintian, install, mount, purge"
+stage "the Debian package: build, lintian, install, mount, purge"
 "$top/scripts/deb.sh" || { echo "test.sh: FAILED in the Debian package"; exit 1; }
-echo "test.sh: all passed"
+stage ""
+echo "test.sh: all passed in $((SECONDS - t0)) s"
