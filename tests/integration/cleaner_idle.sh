@@ -3,7 +3,7 @@
 # on a small one: it takes the count of clean segments from the daemon's
 # statistics, and fetches the usage table (65,536 entries here, 64
 # requests; a million at 1 TiB) only when it chooses victims.  Its control
-# requests are counted with strace over several of its passes.
+# requests are traced (strace) over six passes and told apart by op.
 . "$(dirname "$0")/lib.sh"
 
 command -v strace >/dev/null || skip "strace (package strace) is missing"
@@ -20,18 +20,27 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 [ -n "$cpid" ] || fail "the cleaner is not running"
-sleep 0.5 # its start-up reads the table once
-strace -f -e trace=sendmsg -o "$WORK/trace" -p "$cpid" 2>/dev/null &
+strace -f -xx -s 8 -e trace=sendmsg -o "$WORK/trace" -p "$cpid" 2>/dev/null &
 spid=$!
-sleep 2
+# ops: the op of each request traced, in order (the request's bytes 6-7)
+ops() {
+	sed -n 's/.*iov_base="\\x31\\x43\\x54\\x4c\\x[0-9a-f]*\\x[0-9a-f]*\\x\([0-9a-f]*\)\\x\([0-9a-f]*\).*/\2\1/p' \
+		"$WORK/trace" | while read -r op; do echo $((16#$op)); done
+}
+# until the trace holds six passes (each begins with CLEANER_STATE, 10)
+until [ "$(ops | grep -cx 10)" -ge 6 ]; do
+	kill -0 "$spid" 2>/dev/null || fail "strace exited"
+	sleep 0.1
+done
 kill -INT "$spid"
 wait "$spid" || true
-n=$(grep -c 'sendmsg(' "$WORK/trace" || true)
-echo "idle cleaner: $n control requests in 2 s of 0.2 s passes on 65,536 segments"
-# each pass: its state and the statistics; a pass that read the table
-# would add 64
-[ "$n" -ge 4 ] || fail "strace saw $n requests: the cleaner was not traced"
-[ "$n" -lt 64 ] || fail "an idle cleaner sent $n control requests in 2 s: it reads the usage table every pass"
+# from its first pass on (its start-up may read the table once): no
+# USAGE (2), however many passes; each pass its state and statistics
+after=$(ops | sed -n '/^10$/,$p')
+passes=$(grep -cx 10 <<<"$after")
+usage=$(grep -cx 2 <<<"$after" || true)
+echo "idle cleaner: $passes passes of 0.2 s traced on 65,536 segments: $(wc -l <<<"$after") control requests, $usage of them USAGE"
+[ "$usage" = 0 ] || fail "an idle cleaner read the usage table ($usage requests) in $passes passes"
 "$top_builddir/cleaner/lfs_cleanerd" --status --json "$MNT" | matches '"cleaner_state":"idle"' ||
 	fail "the cleaner is not idle"
 lfs_umount
