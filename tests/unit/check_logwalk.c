@@ -471,24 +471,15 @@ START_TEST(follow_needs_blocks)
 }
 END_TEST
 
-/* Whether segment `seg` of the image is in the page cache, whole (or, with
- * !whole, any of it); `drop` empties the image's cache first. */
+/* Whether the walk has asked the device for segment `seg` ahead of
+ * reading it (what it remembers asking, w->asked: whether the kernel's
+ * page cache then holds it is the kernel's affair and the machine's). */
 static bool
-seg_resident(struct walkimg *m, uint64_t seg, bool whole, bool drop)
+asked(const struct lfs_logwalk *w, uint64_t seg)
 {
-	size_t pages, r = testfs_image_resident(m->dev.fd, BS, seg_addr(m, seg, 0), SEG_BLOCKS, drop, &pages);
-	return whole ? r == pages : r > 0;
-}
-
-/* Read-ahead lands when the device is done: wait for it, a while. */
-static bool
-seg_arrives(struct walkimg *m, uint64_t seg)
-{
-	for (int i = 0; i < 400; i++) {
-		if (seg_resident(m, seg, true, false))
+	for (unsigned i = 0; i < LFS_LOGWALK_ASKED; i++)
+		if (w->asked[i] == seg)
 			return true;
-		usleep(5000);
-	}
 	return false;
 }
 
@@ -496,7 +487,7 @@ seg_arrives(struct walkimg *m, uint64_t seg)
  * summary names it, and the one after that too: the writer most often
  * takes it next, and a segment of a few large psegs is walked faster than
  * the device brings the next one otherwise.  Segments the log does not
- * name, nor the one after a named one, are not read. */
+ * name, nor the one after a named one, are not asked for. */
 START_TEST(follow_asks_ahead)
 {
 	struct walkimg m;
@@ -505,22 +496,22 @@ START_TEST(follow_asks_ahead)
 	uint64_t a = spare_seg(&m, 5), b = spare_seg(&m, 3), c = spare_seg(&m, 0);
 	put_pseg(&m, a, 0, (struct pspec){ .seq = 20, .ckpt_seq = 3, .next_seg = b, .nblocks = SEG_BLOCKS - 1 });
 	put_pseg(&m, b, 0, (struct pspec){ .seq = 21, .ckpt_seq = 3, .next_seg = c, .nblocks = 2 });
-	ck_assert(!seg_resident(&m, b, false, true));
 	struct lfs_logwalk w;
 	ck_assert_int_eq(lfs_logwalk_init(&w, &m.dev, &m.sb, m.seed, LFS_LOGWALK_BLOCKS), 0);
 	ck_assert_int_eq(lfs_logwalk_follow(&w, a, 0, b, 20, 3), 0);
-	ck_assert(seg_arrives(&m, a));
-	ck_assert(seg_arrives(&m, b));
-	ck_assert(seg_arrives(&m, b + 1)); /* the guess */
-	ck_assert(!seg_resident(&m, a + 1, false, false));
-	ck_assert(!seg_resident(&m, c, false, false)); /* named only by b's summary */
+	ck_assert(asked(&w, a));
+	ck_assert(asked(&w, b));
+	ck_assert(asked(&w, b + 1)); /* the guess */
+	ck_assert(!asked(&w, a + 1));
+	ck_assert(!asked(&w, c)); /* named only by b's summary */
 	ck_assert_int_eq(lfs_logwalk_next(&w), 1);
 	ck_assert_int_eq(lfs_logwalk_next(&w), 1);
 	ck_assert_uint_eq(w.seg, b);
-	ck_assert(seg_arrives(&m, c));
+	ck_assert(asked(&w, c));
 	/* c + 1 is past the last segment: nothing to ask for */
 	ck_assert_uint_eq(c + 1, m.sb.nsegs);
-	ck_assert(!seg_resident(&m, b + 2, false, false));
+	ck_assert(!asked(&w, c + 1));
+	ck_assert(!asked(&w, b + 2));
 	ck_assert_int_eq(lfs_logwalk_next(&w), 0);
 	ck_assert_int_eq(w.end, LFS_LOGWALK_NO_SUMMARY);
 	lfs_logwalk_free(&w);
