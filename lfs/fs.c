@@ -138,14 +138,14 @@ touch_atime(struct lfs_fs *fs, struct lfs_inode *ip)
 	    (fs->opts.nodiratime && S_ISDIR(ip->di.mode)))
 		return;
 	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
+	lfs_inode_now(&now);
 	const struct lfs_dinode *di = &ip->di;
 	bool older = fs->opts.atime == LFS_ATIME_STRICT || di->atime_sec < di->mtime_sec ||
 		     (di->atime_sec == di->mtime_sec && di->atime_nsec <= di->mtime_nsec) ||
 		     di->atime_sec < di->ctime_sec ||
 		     (di->atime_sec == di->ctime_sec && di->atime_nsec <= di->ctime_nsec) ||
 		     now.tv_sec - di->atime_sec >= 24 * 3600;
-	if (!older)
+	if (!older || (di->atime_sec == now.tv_sec && di->atime_nsec == (uint32_t)now.tv_nsec))
 		return;
 	ip->di.atime_sec = now.tv_sec;
 	ip->di.atime_nsec = (uint32_t)now.tv_nsec;
@@ -350,7 +350,7 @@ lfs_setattr_as(struct lfs_fs *fs, uint64_t ino, const struct stat *a, int to_set
 		di->gid = a->st_gid;
 	if (to_set & LFS_SET_ATIME_NOW) {
 		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
+		lfs_inode_now(&ts);
 		di->atime_sec = ts.tv_sec;
 		di->atime_nsec = (uint32_t)ts.tv_nsec;
 	} else if (to_set & LFS_SET_ATIME) {

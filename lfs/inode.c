@@ -201,11 +201,22 @@ lfs_inode_dirty(struct lfs_fs *fs, struct lfs_inode *ip)
 	fs->changed_since_ckpt = true;
 }
 
+/* The kernel's clock for inode times: under the writeback cache it
+ * stamps mtime and ctime itself with current_time(), the coarse clock
+ * (FUSE's granularity is 1 ns), so every time lfs sets comes from the
+ * same one.  A finer atime would be newer than the mtime of a write
+ * made just after it, and relatime would never move it again. */
+void
+lfs_inode_now(struct timespec *ts)
+{
+	clock_gettime(CLOCK_REALTIME_COARSE, ts);
+}
+
 static void
 set_now(int64_t *sec, uint32_t *nsec)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
+	lfs_inode_now(&ts);
 	*sec = ts.tv_sec;
 	*nsec = (uint32_t)ts.tv_nsec;
 }
