@@ -1125,7 +1125,7 @@ lfs_statfs(struct lfs_fs *fs, struct statvfs *st)
 	/* the reserve, what the kernel's page cache may still hand us and
 	 * the dead space cleaning needs are all spoken for */
 	uint64_t usable = lfs_space_capacity(fs);
-	uint64_t used = (fs->live_total + fs->dirty_bytes) / fs->bsize;
+	uint64_t used = lfs_space_used_blocks(fs);
 	st->f_bsize = fs->bsize;
 	st->f_frsize = fs->bsize;
 	st->f_blocks = usable;

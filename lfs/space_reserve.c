@@ -34,13 +34,23 @@
  * blocks with a leaf per nptr of them and one more for a leaf it starts
  * in, a summary per pseg, tombstones packed 16 to a block. */
 static uint64_t
+log_blocks(const struct lfs_fs *fs, uint64_t blocks)
+{
+	return blocks + blocks / (fs->max_pseg / 2) + 16;
+}
+
+static uint64_t
+with_leaves(const struct lfs_fs *fs, uint64_t n)
+{
+	return n ? n + n / fs->nptr + 1 : 0;
+}
+
+static uint64_t
 blocks_needed(const struct lfs_fs *fs, uint64_t bytes)
 {
 	uint64_t n = (bytes + fs->bsize - 1) / fs->bsize;
 	uint64_t blocks = (fs->dirty_units + LFS_UNITS_PER_BLOCK - 1) / LFS_UNITS_PER_BLOCK;
-	if (n)
-		blocks += n + n / fs->nptr + 1;
-	return blocks + blocks / (fs->max_pseg / 2) + fs->tombstones.count / 8 + 16;
+	return log_blocks(fs, blocks + with_leaves(fs, n)) + fs->tombstones.count / 8;
 }
 
 /* What a checkpoint writes at most: every map block, their summaries,
@@ -88,12 +98,26 @@ slack_blocks(const struct lfs_fs *fs)
 	return (LFS_SLACK_FACTOR * total / budget + 1) * seg;
 }
 
+/* The content the log holds beside the floor and the slack, net of what
+ * the log writes with it (a leaf per nptr blocks, the summaries): so
+ * that the largest write df admits, made at once (fallocate), finds its
+ * blocks, leaves and summaries room in the log (lfs_space_fits). */
 uint64_t
 lfs_space_capacity(const struct lfs_fs *fs)
 {
 	uint64_t total = fs->sb.nsegs * (uint64_t)fs->sb.seg_blocks;
 	uint64_t keep = lfs_space_floor(fs, LFS_SPACE_WRITE) + slack_blocks(fs);
-	return total > keep ? total - keep : 0;
+	if (total <= keep || log_blocks(fs, with_leaves(fs, 1)) > total - keep)
+		return 0;
+	uint64_t lo = 1, hi = total - keep + 1; /* log_blocks(with_leaves(lo)) fits, hi's does not */
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (log_blocks(fs, with_leaves(fs, mid)) <= total - keep)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 /* Live blocks now, the buffered ones counted as new (an overwrite's old
