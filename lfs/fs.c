@@ -159,6 +159,18 @@ touch_dir(struct lfs_inode *dp, struct lfs_fs *fs)
 	lfs_inode_dirty(fs, dp);
 }
 
+/* "." names the inode `ino` itself, of any type: how the kernel finds an
+ * inode from a file handle (NFS) once it has forgotten it.  An inode
+ * with no name left is stale, as ext4 answers for one not in memory. */
+static int
+lookup_self(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **ipp)
+{
+	int err = lfs_iget(fs, ino, ipp);
+	if (!err && (*ipp)->di.nlink == 0)
+		err = -ESTALE;
+	return err;
+}
+
 int
 lfs_lookup(struct lfs_fs *fs, uint64_t dir, const char *name, struct stat *st)
 {
@@ -166,22 +178,33 @@ lfs_lookup(struct lfs_fs *fs, uint64_t dir, const char *name, struct stat *st)
 	struct lfs_inode *dp, *ip;
 	uint32_t ino;
 	int err = check_name(name);
-	if (!err)
-		err = get_dir(fs, dir, &dp);
-	if (!err) {
-		if (strcmp(name, ".") == 0)
-			ino = dp->ino;
-		else if (strcmp(name, "..") == 0)
+	if (!err && strcmp(name, ".") == 0) {
+		err = lookup_self(fs, dir, &ip);
+	} else {
+		if (!err)
+			err = get_dir(fs, dir, &dp);
+		if (!err && strcmp(name, "..") == 0)
 			ino = dp->di.parent ? dp->di.parent : LFS_ROOT_INO;
-		else
+		else if (!err)
 			err = lfs_dir_lookup(fs, dp, name, &ino, NULL);
+		if (!err)
+			err = lfs_iget(fs, ino, &ip);
 	}
-	if (!err)
-		err = lfs_iget(fs, ino, &ip);
 	if (!err) {
 		ip->nlookup++;
 		lfs_inode_stat(fs, ip, st);
 	}
+	return unlock(fs, err);
+}
+
+int
+lfs_generation(struct lfs_fs *fs, uint64_t ino, uint32_t *gen)
+{
+	lock(fs);
+	struct lfs_inode *ip;
+	int err = lfs_iget(fs, ino, &ip);
+	if (!err)
+		*gen = ip->di.version;
 	return unlock(fs, err);
 }
 

@@ -44,20 +44,37 @@ FS(fuse_req_t req)
 	return D(req)->fs;
 }
 
+/* The entry of an inode the reply gives the kernel a reference to.  Its
+ * generation goes into the kernel's file handles (lfs(8), EXPORTING),
+ * and must be the same in every reply; the root's is 0, what the kernel
+ * gave the root it made itself at mount (a root that seemed to change
+ * generation would be marked bad).  0 or -errno. */
+static int
+fill_entry(fuse_req_t req, const struct stat *st, struct fuse_entry_param *e)
+{
+	uint32_t gen = 0;
+	int err = st->st_ino == FUSE_ROOT_ID ? 0 : lfs_generation(FS(req), st->st_ino, &gen);
+	memset(e, 0, sizeof(*e));
+	e->ino = st->st_ino;
+	e->generation = gen;
+	e->attr = *st;
+	e->attr_timeout = D(req)->timeout;
+	e->entry_timeout = D(req)->timeout;
+	return err;
+}
+
+/* A reply of the entry of an inode lfs has given a reference to: on an
+ * error the reference goes back, since the kernel will not take it. */
 static void
 reply_entry(fuse_req_t req, int err, const struct stat *st)
 {
-	if (err) {
-		fuse_reply_err(req, -err);
-		return;
-	}
 	struct fuse_entry_param e;
-	memset(&e, 0, sizeof(e));
-	e.ino = st->st_ino;
-	e.attr = *st;
-	e.attr_timeout = D(req)->timeout;
-	e.entry_timeout = D(req)->timeout;
-	fuse_reply_entry(req, &e);
+	if (!err && (err = fill_entry(req, st, &e)))
+		lfs_forget(FS(req), st->st_ino, 1);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_entry(req, &e);
 }
 
 static struct lfs_cred
@@ -122,6 +139,10 @@ op_init(void *userdata, struct fuse_conn_info *conn)
 		d->dont_mask = true;
 	}
 	lfs_set_acl(d->fs, d->dont_mask);
+	/* file handles that outlive the kernel's inode (NFS, fanotify): it
+	 * asks us for "." in the inode's number, and ".." of a directory */
+	if (conn->capable & FUSE_CAP_EXPORT_SUPPORT)
+		conn->want |= FUSE_CAP_EXPORT_SUPPORT;
 }
 
 static void
@@ -391,15 +412,17 @@ op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, stru
 		return;
 	}
 	struct fuse_entry_param e;
-	memset(&e, 0, sizeof(e));
-	e.ino = st.st_ino;
-	e.attr = st;
-	e.attr_timeout = e.entry_timeout = D(req)->timeout;
+	err = fill_entry(req, &st, &e);
 	fi->keep_cache = 1;
 	/* Once opens bypass us the kernel sends no RELEASE for a created file
 	 * either; the lookup reference the reply carries keeps the inode. */
-	if (D(req)->no_open)
+	if (D(req)->no_open || err)
 		lfs_release(FS(req), st.st_ino);
+	if (err) {
+		lfs_forget(FS(req), st.st_ino, 1);
+		fuse_reply_err(req, -err);
+		return;
+	}
 	fuse_reply_create(req, &e, fi);
 }
 

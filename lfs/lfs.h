@@ -92,7 +92,12 @@ void lfs_reclaim_serve(struct lfs_fs *fs);
 void lfs_reclaim_stop(struct lfs_fs *fs);
 bool lfs_room_wait(struct lfs_fs *fs, unsigned *tries);
 
+/* "." in `dir` is the inode `dir` itself, of any type, while it has a
+ * name (-ESTALE once it has none); ".." a directory's parent. */
 int lfs_lookup(struct lfs_fs *fs, uint64_t dir, const char *name, struct stat *st);
+/* The inode's generation: its number's version, which a new inode that
+ * takes the number of a freed one changes (the NFS file handle's). */
+int lfs_generation(struct lfs_fs *fs, uint64_t ino, uint32_t *gen);
 void lfs_forget(struct lfs_fs *fs, uint64_t ino, uint64_t nlookup);
 int lfs_getattr(struct lfs_fs *fs, uint64_t ino, struct stat *st);
 

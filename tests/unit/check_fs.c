@@ -657,6 +657,56 @@ START_TEST(full_filesystem)
 }
 END_TEST
 
+/* What the kernel asks to open a file handle (NFS): "." in an inode's
+ * number, ".." of a directory, and the generation, new for each inode
+ * that takes a freed number, across remounts too. */
+START_TEST(handles_by_number)
+{
+	testfs_make(64 << 20, 1 << 20);
+	struct lfs_fs *fs = testfs_mount();
+	struct stat d, st;
+	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "d", 0755, &testfs_me, &d), 0);
+	ck_assert_int_eq(lfs_mkdir(fs, d.st_ino, "e", 0755, &testfs_me, &st), 0);
+	uint64_t e = st.st_ino, f = testfs_mkfile(fs, d.st_ino, "f");
+	ck_assert_int_eq(lfs_lookup(fs, f, ".", &st), 0);
+	ck_assert_uint_eq(st.st_ino, f);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(lfs_lookup(fs, f, "..", &st), -ENOTDIR);
+	ck_assert_int_eq(lfs_rename(fs, d.st_ino, "e", LFS_ROOT_INO, "e", 0), 0);
+	uint32_t g1, g2, g3;
+	ck_assert_int_eq(lfs_generation(fs, f, &g1), 0);
+	/* unlinked: stale while the kernel still holds it, and once freed */
+	ck_assert_int_eq(lfs_unlink(fs, d.st_ino, "f"), 0);
+	ck_assert_int_eq(lfs_lookup(fs, f, ".", &st), -ESTALE);
+	lfs_release(fs, f); /* lfs_create opened it */
+	lfs_forget(fs, f, 2);
+	ck_assert_int_eq(lfs_lookup(fs, f, ".", &st), -ESTALE);
+	ck_assert_int_eq(lfs_generation(fs, f, &g2), -ESTALE);
+	ck_assert_uint_eq(testfs_mkfile(fs, d.st_ino, "g"), f);
+	ck_assert_int_eq(lfs_generation(fs, f, &g2), 0);
+	ck_assert_uint_ne(g2, g1);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount();
+	ck_assert_int_eq(lfs_lookup(fs, e, "..", &st), 0);
+	ck_assert_uint_eq(st.st_ino, LFS_ROOT_INO);
+	ck_assert_int_eq(lfs_lookup(fs, f, ".", &st), 0);
+	ck_assert_int_eq(lfs_generation(fs, f, &g3), 0);
+	ck_assert_uint_eq(g3, g2);
+	ck_assert_int_eq(lfs_unlink(fs, d.st_ino, "g"), 0);
+	lfs_forget(fs, f, 1);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount();
+	ck_assert_int_eq(lfs_lookup(fs, f, ".", &st), -ESTALE);
+	ck_assert_uint_eq(testfs_mkfile(fs, d.st_ino, "h"), f);
+	ck_assert_int_eq(lfs_generation(fs, f, &g3), 0);
+	ck_assert_uint_ne(g3, g2);
+	ck_assert_uint_ne(g3, g1);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	testfs_remove();
+}
+END_TEST
+
 CHECK_MAIN("fs", "api", 120, write_read_remount, sparse_terabyte_and_truncate, directories,
 	   posix_acls, large_directory, renames_and_links, rename_whiteout, chown_clears_setid, file_flags,
-	   unlink_open_file, xattrs, crash_keeps_fsynced_data, corrupt_block_is_eio, full_filesystem)
+	   unlink_open_file, xattrs, crash_keeps_fsynced_data, corrupt_block_is_eio, full_filesystem,
+	   handles_by_number)
