@@ -11,7 +11,6 @@
  * An error prints the errno's name on stderr (ESTALE, ...) and exits 1;
  * bad usage exits 2.  open_by_handle_at needs CAP_DAC_READ_SEARCH.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
