@@ -98,6 +98,17 @@ view_open(struct view *v, const char *path)
 		die("posix_memalign");
 }
 
+static void
+view_close(struct view *v)
+{
+	io_destroy(v->aio);
+	io_uring_queue_exit(&v->ring);
+	munmap(v->map, FILE_SIZE);
+	close(v->fd);
+	close(v->dfd);
+	free(v->buf);
+}
+
 /* A range: aligned (for direct I/O) or any. */
 static void
 pick(bool aligned, uint32_t *off, uint32_t *len)
@@ -351,6 +362,7 @@ verifier(const char *path, int in, int out)
 		if (write(out, &bad, 1) != 1)
 			die("verifier: write");
 	}
+	view_close(&v);
 	exit(0);
 }
 
@@ -405,6 +417,7 @@ read_past_synced_end(const char *path)
 			fprintf(stderr, "coherence: a %s of [%u, +%u) past the synced end gave %zd bytes, %#x first\n",
 				way[w], off, len, n, p[0]);
 	}
+	view_close(&v);
 	close(fd);
 	return bad;
 }
@@ -470,6 +483,7 @@ main(int argc, char **argv)
 		kill(racers[i], SIGKILL);
 	for (int i = 0; i < RACERS + 1; i++)
 		wait(NULL);
+	view_close(&v);
 	printf("coherence: %s after %lu steps (buffered %lu, direct %lu, libaio %lu, io_uring %lu, mmap %lu, "
 	       "truncate %lu), %lu reads checked\n",
 	       bad ? "FAILED" : "ok", writes[0] + writes[1] + writes[2] + writes[3] + writes[4] + writes[5],
