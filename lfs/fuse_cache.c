@@ -106,16 +106,23 @@ lfs_fuse_cache_setup(struct lfs_fuse_cache *c, const char *mountpoint, uint64_t 
 	return lfs_fuse_cache_headroom(c, usable);
 }
 
-uint64_t
-lfs_fuse_cache_headroom(struct lfs_fuse_cache *c, uint64_t usable)
+static uint64_t
+headroom_locked(struct lfs_fuse_cache *c, uint64_t usable)
 {
 	uint64_t limit = read_limit(c);
 	if (!limit)
-		return 0;
+		return c->headroom = 0;
 	/* Writers are throttled only after they pass the limit, and a
 	 * write() under way when the room runs out is taken whole: a margin
 	 * for both, for a few writers of a MiB at a time. */
 	uint64_t need = limit + limit / 4, h = need + 8 * MIB;
+	/* The kernel reads its bound back as a share of a dirty limit that
+	 * follows free memory, so it drifts by a few pages from one read to
+	 * the next: the headroom (and so df) moves only when what is needed
+	 * leaves [half, all] of what is kept, and then keeps an eighth more. */
+	if (h <= c->headroom && h >= c->headroom / 2)
+		return c->headroom;
+	h = (h + h / 8 + MIB - 1) / MIB * MIB;
 	if (h > usable / 8) {
 		if (need > usable / 8 && limit != c->limit)
 			lfs_log("cache: the kernel may hold %llu MiB of writes for this mount; only %llu MiB "
@@ -124,6 +131,16 @@ lfs_fuse_cache_headroom(struct lfs_fuse_cache *c, uint64_t usable)
 		h = usable / 8;
 	}
 	c->limit = limit;
+	return c->headroom = h;
+}
+
+/* INIT's thread and the ticker both ask */
+uint64_t
+lfs_fuse_cache_headroom(struct lfs_fuse_cache *c, uint64_t usable)
+{
+	pthread_mutex_lock(&c->lock);
+	uint64_t h = headroom_locked(c, usable);
+	pthread_mutex_unlock(&c->lock);
 	return h;
 }
 
@@ -134,6 +151,7 @@ lfs_fuse_cache_init(struct lfs_fuse_cache *c)
 	u64map_init(&c->full);
 	c->max_bytes_path[0] = '\0';
 	c->limit = 0;
+	c->headroom = 0;
 }
 
 void

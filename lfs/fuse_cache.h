@@ -15,6 +15,7 @@
 struct lfs_fuse_cache {
 	char max_bytes_path[160];   /* the mount's bdi max_bytes; "" if unknown */
 	uint64_t limit;             /* its value when last read */
+	uint64_t headroom;          /* the bytes last kept for it */
 	pthread_mutex_t lock;
 	struct u64map full;         /* inodes whose next write() gets ENOSPC */
 };
