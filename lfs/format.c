@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <zlib.h>
 
@@ -835,4 +836,14 @@ lfs_xroot_encode_hdr(uint8_t *blk, uint32_t nslots, uint32_t count)
 	lfs_put32(blk + LFS_XR_OFF_MAGIC, LFS_XATTR_MAGIC);
 	lfs_put16(blk + LFS_XR_OFF_NSLOTS, (uint16_t)nslots);
 	lfs_put32(blk + LFS_XR_OFF_COUNT, count);
+}
+
+int
+lfs_uuid_generate(uint8_t uuid[16])
+{
+	if (getrandom(uuid, 16, 0) != 16)
+		return errno ? -errno : -EIO;
+	uuid[6] = (uint8_t)((uuid[6] & 0x0f) | 0x40);
+	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
+	return 0;
 }

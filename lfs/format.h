@@ -204,6 +204,9 @@ void lfs_super_seal(uint8_t buf[LFS_SB_SIZE]);
 int lfs_super_decode(struct lfs_super *sb, const uint8_t buf[LFS_SB_SIZE]);
 /* The seed of every checksum in the log and the checkpoint regions. */
 uint32_t lfs_super_seed(const struct lfs_super *sb);
+/* A random UUID, RFC 4122 version 4 (its version and variant bits set);
+ * 0 or -errno. */
+int lfs_uuid_generate(uint8_t uuid[16]);
 /* Where mkfs puts the backup superblock on a device of `dev_bytes` with
  * blocks of `block_size`: its last whole block (0: too small for one). */
 uint64_t lfs_super_backup_block(uint64_t dev_bytes, uint32_t block_size);

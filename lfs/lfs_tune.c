@@ -23,7 +23,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 
 static void
 usage(FILE *f)
@@ -91,8 +90,9 @@ main(int argc, char **argv)
 		case 'U':
 			uuid_arg = optarg;
 			if (strcmp(optarg, "random") == 0) {
-				if (getrandom(uuid, sizeof(uuid), 0) != sizeof(uuid)) {
-					fprintf(stderr, "lfs-tune: getrandom: %s\n", strerror(errno));
+				int gerr = lfs_uuid_generate(uuid);
+				if (gerr) {
+					fprintf(stderr, "lfs-tune: getrandom: %s\n", strerror(-gerr));
 					return 1;
 				}
 			} else if (lfs_uuid_parse(optarg, uuid)) {

@@ -13,7 +13,6 @@
 #include <poll.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 void
@@ -639,9 +638,7 @@ lfs_plan_geometry(struct lfs_super *sb, uint64_t bytes, uint32_t bs, uint32_t se
 		return -ENOSPC;
 	sb->nblocks = sb->seg0 + sb->nsegs * sb->seg_blocks;
 	sb->created_ns = lfs_now_ns();
-	if (getrandom(sb->uuid, sizeof(sb->uuid), 0) != sizeof(sb->uuid))
-		return -EIO;
-	return 0;
+	return lfs_uuid_generate(sb->uuid);
 }
 
 int

@@ -827,7 +827,22 @@ START_TEST(snapshot_records)
 }
 END_TEST
 
+/* mkfs.lfs and lfs-tune -U random make RFC 4122 version 4 UUIDs, as
+ * blkid and udev expect of a random one */
+START_TEST(uuid_version4)
+{
+	uint8_t seen[16] = { 0 }, u[16];
+	for (int i = 0; i < 64; i++) {
+		ck_assert_int_eq(lfs_uuid_generate(u), 0);
+		ck_assert_uint_eq(u[6] >> 4, 4);
+		ck_assert_uint_eq(u[8] >> 6, 2);
+		ck_assert_msg(memcmp(u, seen, 16) != 0, "the same UUID twice");
+		memcpy(seen, u, 16);
+	}
+}
+END_TEST
+
 CHECK_MAIN("format", "core", 30, super_offsets, super_roundtrip_and_rejects, super_backup,
 	   super_rejects_what_mkfs_never_makes, pseg_roundtrip_and_crc, dinode_roundtrip_inline,
 	   xattr_entries, dinode_invariants, inode_charge, dirent_rules, node_ids, ckpt_and_tables,
-	   table_offsets, repl_records, acl_and_xattr_layout, snapshot_records)
+	   table_offsets, repl_records, acl_and_xattr_layout, snapshot_records, uuid_version4)
