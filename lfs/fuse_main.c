@@ -70,12 +70,14 @@ struct cmdline {
 	char *cleaner_conf;
 	double timeout;
 	int ro;
+	int ro_given;               /* ro or rw named: the last counts */
 	unsigned max_ratio;
 	int writethrough;
 	int noacl;
 	int noblkdev;
 	char *log;
 	char *snapshot;             /* -o snapshot=NAME|NUMBER */
+	char *cp;                   /* -o cp=NUMBER, as NILFS names it */
 	/* the standard mount options lfs honours itself (opt_proc) */
 	enum lfs_atime atime;
 	int nodiratime;
@@ -100,6 +102,7 @@ static const struct fuse_opt lfs_fuse_opts[] = {
 	OPT("noblkdev", noblkdev),
 	OPT("log=%s", log),
 	OPT("snapshot=%s", snapshot),
+	OPT("cp=%s", cp),
 	OPT("-f", foreground),
 	OPT("-h", show_help),
 	OPT("--help", show_help),
@@ -153,7 +156,7 @@ opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 		if (strcmp(arg, std[i].name) != 0)
 			continue;
 		if (strcmp(arg, "ro") == 0 || strcmp(arg, "rw") == 0)
-			c->ro = arg[1] == 'o';
+			c->ro = arg[1] == 'o', c->ro_given = 1;
 		else if (strcmp(arg, "noatime") == 0)
 			c->atime = LFS_ATIME_NOATIME;
 		else if (strcmp(arg, "atime") == 0 || strcmp(arg, "relatime") == 0)
@@ -178,6 +181,37 @@ opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 	return 1;
 }
 
+/* cp=N is snapshot=N for NILFS's users; either mounts read-only, and
+ * a view asked to be written is refused rather than quietly read-only. */
+static int
+view_options(struct cmdline *c)
+{
+	if (c->cp) {
+		char *end;
+		errno = 0;
+		unsigned long long n = strtoull(c->cp, &end, 10);
+		if (errno || end == c->cp || *end || !n || (c->snapshot && strcmp(c->snapshot, c->cp) != 0)) {
+			char shown[LFS_ESC_LEN(256)];
+			fprintf(stderr, "lfs: -o cp=%s: not a checkpoint number%s\n",
+				lfs_escape(c->cp, LFS_ESC_SHOW, shown, sizeof(shown)),
+				c->snapshot ? ", the same as snapshot= if both are given" : "");
+			return -1;
+		}
+		if (!c->snapshot)
+			c->snapshot = strdup(c->cp);
+		if (!c->snapshot)
+			return -1;
+	}
+	if (c->snapshot && c->ro_given && !c->ro) {
+		char shown[LFS_ESC_LEN(256)];
+		fprintf(stderr, "lfs: a snapshot or kept checkpoint mounts read-only: -o %s=%s cannot be "
+			"mounted rw (leave rw out, or give ro)\n", c->cp ? "cp" : "snapshot",
+			lfs_escape(c->snapshot, LFS_ESC_SHOW, shown, sizeof(shown)));
+		return -1;
+	}
+	return 0;
+}
+
 static void
 cmdline_free(struct cmdline *c, struct fuse_args *args)
 {
@@ -190,6 +224,7 @@ cmdline_free(struct cmdline *c, struct fuse_args *args)
 	free(c->cleaner_conf);
 	free(c->log);
 	free(c->snapshot);
+	free(c->cp);
 }
 
 static void
@@ -214,6 +249,7 @@ usage(FILE *f)
 	       "                         it with ENOSPC at write(), not at fsync or close\n"
 	       "    -o noacl             no POSIX ACLs (the kernel checks the mode bits alone)\n"
 	       "    -o snapshot=NAME     mount a snapshot or kept checkpoint (lfs-ckpt), read-only\n"
+	       "    -o cp=N              mount kept checkpoint N, as snapshot=N (NILFS's name)\n"
 	       "    -o trace=FILE        record every block write and flush (crash tests)\n"
 	       "    -o fault=OP:N:ERR    make the Nth pread/pwrite/fdatasync/alloc fail (tests)\n"
 	       "    -o relatime, atime, strictatime, noatime, nodiratime, diratime, lazytime, nolazytime\n"
@@ -315,6 +351,10 @@ main(int argc, char *argv[])
 	}
 	char cleaner[PATH_MAX];
 	if (!cleaner_path(cleaner, sizeof(cleaner))) {
+		cmdline_free(&c, &args);
+		return 2;
+	}
+	if (view_options(&c)) {
 		cmdline_free(&c, &args);
 		return 2;
 	}

@@ -113,6 +113,30 @@ diff "$WORK/m_snap" "$WORK/m1" | head -6 || true
 cmp -s "$WORK/m_snap" "$WORK/m1" || fail "the snapshot's tree differs from the tree it was taken of"
 touch "$SNAP/new" 2>/dev/null && fail "a file was made in a snapshot"
 echo x 2>/dev/null >>"$SNAP/src/f1" && fail "a snapshot's file was written"
+snap_umount
+
+# NILFS's habits: cp=N mounts checkpoint N; a view asked for rw is
+# refused, by lfs and by the mount helper (mount(8) always passes rw or
+# ro to it, so there a view needs ro, as NILFS's cp= does)
+"$LFS" -f -o "cp=$s1" "$IMG" "$SNAP" 2>>"$WORK/snap.log" &
+SNAP_PID=$!
+wait_mounted "$SNAP_PID" "$SNAP" "$WORK/snap.log"
+manifest "$SNAP" > "$WORK/m_snap"
+cmp -s "$WORK/m_snap" "$WORK/m1" || fail "-o cp=$s1 does not show snapshot s1's tree"
+snap_umount
+for o in snapshot=s1,rw "cp=$s1,rw" rw,cp=s1 cp=0; do
+	"$LFS" -f -o "$o" "$IMG" "$SNAP" 2>"$WORK/err" && fail "lfs -o $o mounted"
+	mountpoint -q "$SNAP" && fail "lfs -o $o left a mount"
+	matches -E "read-only|not a checkpoint number" <"$WORK/err" || fail "lfs -o $o: $(cat "$WORK/err")"
+	echo "ok lfs -o $o refused: $(cat "$WORK/err")"
+done
+sed -e "s|^LFS=.*|LFS='$LFS'|" "$top_builddir/lfs/mount.fuse.lfs" >"$WORK/helper"
+chmod +x "$WORK/helper"
+"$WORK/helper" "$IMG" "$SNAP" -f -v -o rw,snapshot=s1 >"$WORK/err" 2>&1 && fail "the helper passed rw,snapshot=s1"
+matches "read-only" <"$WORK/err" || fail "the helper: $(cat "$WORK/err")"
+"$WORK/helper" "$IMG" "$SNAP" -f -v -o "ro,cp=$s1" >"$WORK/out" 2>&1 || fail "the helper refused ro,cp=$s1: $(cat "$WORK/out")"
+matches -- "-o cp=$s1,ro" <"$WORK/out" || fail "the helper ran: $(cat "$WORK/out")"
+snap_mount s1
 
 # 3. the live tree changes; overwrite ten times the capacity with the
 # cleaner running, the snapshot read again and again meanwhile
