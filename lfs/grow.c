@@ -45,7 +45,7 @@ lfs_grow_plan(const struct lfs_super *old, uint64_t bytes, struct lfs_super *g, 
 	if (nsegs == old->nsegs) {
 		snprintf(why, len, "%llu bytes holds no more segments than the filesystem has (%llu of %u KiB)",
 			 (unsigned long long)bytes, (unsigned long long)old->nsegs, sbl * (bs / 1024));
-		return -EINVAL;
+		return -EALREADY;
 	}
 	uint32_t nimap = lfs_imap_nblocks(old->max_inodes, bs);
 	/* the checkpoint region must stay as large as it is (see above):

@@ -82,8 +82,9 @@ int lfs_plan_geometry(struct lfs_super *sb, uint64_t bytes, uint32_t bs, uint32_
 int lfs_format(const char *path, const struct lfs_super *sb, uid_t uid, gid_t gid);
 
 /* grow.c: lfs-resize.  The geometry of `old` grown to a device of
- * `bytes`: 0, -EINVAL for a size that is not larger (the message in
- * `why`), -EFBIG when the checkpoint regions would have to grow. */
+ * `bytes`: 0, -EINVAL for a smaller size, -EALREADY for one that adds
+ * no segment (the message in `why`), -EFBIG when the checkpoint regions
+ * would have to grow. */
 int lfs_grow_plan(const struct lfs_super *old, uint64_t bytes, struct lfs_super *grown, char *why, size_t len);
 /* Rewrite the image on `dev` (open for writing, locked, at least as
  * large as `grown` needs, its newest checkpoint clean) from `old` to

@@ -127,6 +127,12 @@ main(int argc, char **argv)
 	}
 	char why[512];
 	int err = lfs_grow_plan(&old, size, &grown, why, sizeof(why));
+	if (err == -EALREADY) {
+		/* as resize2fs: the size asked for is the size it has */
+		printf("lfs-resize: %s: %s: nothing to do\n", path, why);
+		status = 0;
+		goto out;
+	}
 	if (err) {
 		fprintf(stderr, "lfs-resize: %s: %s\n", path, why);
 		goto out;

@@ -61,6 +61,9 @@ before=$(md5sum < "$IMG")
 [ "$before" = "$(md5sum < "$IMG")" ] || fail "lfs-resize -n changed the image"
 rc=0; "$RESIZE" "$IMG" 32M 2>"$WORK/err" || rc=$?
 [ $rc = 1 ] && grep -q "only grows" "$WORK/err" || { cat "$WORK/err"; fail "shrinking: status $rc"; }
+"$RESIZE" "$IMG" >"$WORK/out" || fail "lfs-resize to the size it has: status $?"
+matches "nothing to do" <"$WORK/out" || fail "lfs-resize to the size it has said: $(cat "$WORK/out")"
+"$RESIZE" "$IMG" 64M >/dev/null || fail "lfs-resize 64M of a 64M filesystem: status $?"
 rc=0; "$RESIZE" "$IMG" 1T 2>"$WORK/err" || rc=$?
 [ $rc = 1 ] && grep -q "the largest size it grows to is" "$WORK/err" || { cat "$WORK/err"; fail "1T: status $rc"; }
 [ "$(stat -c %s "$IMG")" = $((64 << 20)) ] || fail "a refused resize changed the image size"
