@@ -267,6 +267,9 @@ struct lfs_ckpt_job {
 struct lfs_fs {
 	pthread_mutex_t lock;
 	atomic_uint lock_waiters;   /* blocked in lfs_lock (lock.c) */
+	uint64_t lock_served;       /* waiters that have had the lock (lock.c) */
+	pthread_cond_t lock_served_cv; /* one more did, while a job yields */
+	unsigned lock_yielders;     /* jobs waiting on lock_served_cv */
 	pthread_cond_t disk_cond;   /* a flush or a checkpoint ended */
 	atomic_uint disk_waiters;   /* waiting for the disk: on disk_cond, or on
 				       out_cv for another thread's pwrite (the

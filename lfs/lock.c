@@ -7,17 +7,12 @@
  * in batches instead, and between two it yields the lock, but only to
  * requests that are waiting: a mutex released and taken straight back
  * is usually won again by the thread that held it, so the waiters are
- * counted as they block, and the job waits (briefly, and never for new
- * ones without end) until they have had their turn.
+ * counted as they block, and the job sleeps until as many have had the
+ * lock as were waiting when it yielded.  Those were blocked on the lock
+ * it gave up, so each takes it in turn: the job waits for their work,
+ * not for a time, and never for requests that come later.
  */
 #include "lfs_int.h"
-
-#include <sched.h>
-#include <time.h>
-
-/* A job waits at most this long for the waiters to pass, so a stream of
- * requests cannot stall it for good. */
-#define YIELD_MAX_NS 5000000ull
 
 void
 lfs_lock(struct lfs_fs *fs)
@@ -25,16 +20,20 @@ lfs_lock(struct lfs_fs *fs)
 	atomic_fetch_add(&fs->lock_waiters, 1);
 	pthread_mutex_lock(&fs->lock);
 	atomic_fetch_sub(&fs->lock_waiters, 1);
+	fs->lock_served++;
+	if (fs->lock_yielders)
+		pthread_cond_broadcast(&fs->lock_served_cv);
 }
 
 void
 lfs_lock_yield(struct lfs_fs *fs)
 {
-	if (!atomic_load(&fs->lock_waiters))
+	unsigned waiting = atomic_load(&fs->lock_waiters);
+	if (!waiting)
 		return;
-	pthread_mutex_unlock(&fs->lock);
-	uint64_t start = lfs_now_ns();
-	while (atomic_load(&fs->lock_waiters) && lfs_now_ns() - start < YIELD_MAX_NS)
-		sched_yield();
-	lfs_lock(fs);
+	uint64_t until = fs->lock_served + waiting;
+	fs->lock_yielders++;
+	while (fs->lock_served < until)
+		pthread_cond_wait(&fs->lock_served_cv, &fs->lock);
+	fs->lock_yielders--;
 }

@@ -55,6 +55,7 @@ fs_free(struct lfs_fs *fs)
 	lfs_retain_free(fs);
 	lfs_bdev_close(&fs->dev);
 	pthread_cond_destroy(&fs->disk_cond);
+	pthread_cond_destroy(&fs->lock_served_cv);
 	pthread_cond_destroy(&fs->out_cv);
 	pthread_cond_destroy(&fs->room_cv);
 	pthread_mutex_destroy(&fs->out_mu);
@@ -71,6 +72,7 @@ fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs 
 		return -ENOMEM;
 	pthread_mutex_init(&fs->lock, NULL);
 	pthread_cond_init(&fs->disk_cond, NULL);
+	pthread_cond_init(&fs->lock_served_cv, NULL);
 	pthread_mutex_init(&fs->out_mu, NULL);
 	pthread_cond_init(&fs->out_cv, NULL);
 	pthread_cond_init(&fs->room_cv, NULL);
