@@ -507,11 +507,12 @@ main(int argc, char *argv[])
 	 * requests while another holds the filesystem lock */
 	struct fuse_loop_config lc = { .clone_fd = 0, .max_idle_threads = 4 };
 	ret = fuse_session_loop_mt(se, &lc) ? 1 : 0;
+	/* unless DESTROY stopped them */
 	lfs_supervisor_stop(d.sup);
 	lfs_supervisor_free(d.sup);
 	d.sup = NULL;
+	lfs_ctl_server_stop(d.ctl);
 	d.ctl = NULL;
-	lfs_ctl_server_stop(ctl);
 	d.stop = 1;
 	pthread_join(d.ticker, NULL);
 	if (reclaiming) {

@@ -665,12 +665,18 @@ op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t lengt
 }
 
 /* Sent at unmount only for fuseblk mounts, and umount(2) waits for the
- * answer: so the final checkpoint is written here, before it returns. */
+ * answer: so the final checkpoint is written here, and the image let go,
+ * before it returns.  The control server goes first: a snapshot view
+ * read through it must not read an image another mount may be writing. */
 static void
 op_destroy(void *userdata)
 {
 	struct lfs_daemon *d = userdata;
 	lfs_supervisor_stop(d->sup);
+	lfs_supervisor_free(d->sup); /* it names the control server */
+	d->sup = NULL;
+	lfs_ctl_server_stop(d->ctl);
+	d->ctl = NULL;
 	lfs_quiesce(d->fs);
 	d->quiesced = true;
 }

@@ -72,7 +72,8 @@ struct lfs_cred {
 int lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out);
 int lfs_unmount(struct lfs_fs *fs);
 /* The unmount's work without freeing: the final checkpoint, after which
- * the filesystem refuses changes (EROFS); lfs_unmount then only frees.
+ * the filesystem refuses changes (EROFS) and lets go of the image's lock
+ * (nothing may read the image after it); lfs_unmount then only frees.
  * Returns the checkpoint's error, again on a second call. */
 int lfs_quiesce(struct lfs_fs *fs);
 /* 1, with the mount point, if the image at path is mounted by lfs. */

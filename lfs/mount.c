@@ -528,6 +528,11 @@ lfs_quiesce(struct lfs_fs *fs)
 		fs->quiesce_err = err;
 	}
 	fs->quiesced = true;
+	/* Nothing is written after this, so the image is let go here: a
+	 * tool or the next mount run right after umount(8) finds it free,
+	 * not held until this process has exited. */
+	if (fs->dev.fd >= 0)
+		flock(fs->dev.fd, LOCK_UN);
 	pthread_mutex_unlock(&fs->lock);
 	return err;
 }
