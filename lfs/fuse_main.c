@@ -181,6 +181,21 @@ opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 	return 1;
 }
 
+/* The image lock covers the image's own name; a mount of it through a
+ * loop device (the one lfs attached, or another), or of the loop device
+ * through the image, is found in the mount table instead (mounted.c):
+ * refused at once, before a second daemon recovers a live image. */
+static bool
+refuse_mounted(const char *image)
+{
+	struct lfs_in_use u;
+	if (lfs_in_use(image, &u) != 0 || u.how != LFS_IN_USE_MOUNTED)
+		return false;
+	fprintf(stderr, "lfs: cannot mount %s: it is already mounted at %s (%s); unmount it first\n", image,
+		u.where, u.fstype);
+	return true;
+}
+
 /* cp=N is snapshot=N for NILFS's users; either mounts read-only, and
  * a view asked to be written is refused rather than quietly read-only. */
 static int
@@ -402,6 +417,12 @@ main(int argc, char *argv[])
 	}
 	fuse_session_destroy(check);
 
+	/* a /dev/fd/N mount point was mounted by its opener: the table
+	 * shows that mount already */
+	if (!c.snapshot && strncmp(c.mountpoint, "/dev/fd/", 8) != 0 && refuse_mounted(c.image)) {
+		cmdline_free(&c, &args);
+		return 1;
+	}
 	struct lfs_daemon d = { .timeout = c.timeout, .writeback = !c.writethrough, .acl = !c.noacl,
 				.flush_past_eof = PTHREAD_MUTEX_INITIALIZER };
 	lfs_fuse_cache_init(&d.cache);

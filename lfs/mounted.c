@@ -12,7 +12,8 @@
  * device number (MAJ:MIN, the superblock's device) or its source is the
  * same device; an image file when a mount's source is the same file (a
  * FUSE mount of the image; a snapshot mount names "IMAGE@NAME"), or a
- * mount is on a loop device whose backing file is the same inode.
+ * mount is on a loop device whose backing file is the same inode; a loop
+ * device also when its backing file is mounted so.
  * Files are compared by device and inode, never by name.  Last, a block
  * device another part of the kernel has claimed (a mount this mount
  * namespace does not show, device-mapper, RAID, a partition of it in
@@ -165,6 +166,27 @@ swap_line(char *line, const struct stat *t, struct lfs_in_use *u)
 	return true;
 }
 
+/* The file a loop device at `path` reads, as a stat of it (its device
+ * and inode, as the kernel keeps them): false for anything else. */
+static bool
+loop_file(const char *path, const struct stat *t, struct stat *file)
+{
+	if (!S_ISBLK(t->st_mode) || major(t->st_rdev) != LOOP_DEV_MAJOR)
+		return false;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct loop_info64 li;
+	bool ok = fd >= 0 && ioctl(fd, LOOP_GET_STATUS64, &li) == 0;
+	if (fd >= 0)
+		close(fd);
+	if (!ok)
+		return false;
+	memset(file, 0, sizeof(*file));
+	file->st_mode = S_IFREG;
+	file->st_dev = (dev_t)li.lo_device;
+	file->st_ino = (ino_t)li.lo_inode;
+	return true;
+}
+
 int
 lfs_in_use_from(const char *path, const char *mountinfo, const char *swaps, struct lfs_in_use *u)
 {
@@ -175,6 +197,11 @@ lfs_in_use_from(const char *path, const char *mountinfo, const char *swaps, stru
 	if (!S_ISBLK(t.st_mode) && !S_ISREG(t.st_mode))
 		return 0;
 	int r = scan(mountinfo, mount_line, &t, u);
+	/* a loop device is another name for its file: a mount of the file,
+	 * or through another loop device of it, uses this one too */
+	struct stat file;
+	if (!r && loop_file(path, &t, &file))
+		r = scan(mountinfo, mount_line, &file, u);
 	if (r) {
 		u->how = r > 0 ? LFS_IN_USE_MOUNTED : LFS_IN_USE_NONE;
 		return r < 0 ? r : 0;

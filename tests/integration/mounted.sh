@@ -4,7 +4,9 @@
 # on a loop device, refused through the device and through the image
 # behind it, naming the mount point, and left intact (fsck.ext4 clean, a
 # file written before reads back); an lfs image mounted fuseblk, refused
-# through the loop device its mount attached; each works once unmounted.
+# through the loop device its mount attached, and a second mount of it
+# through that loop device or another is refused; each works once
+# unmounted.
 . "$(dirname "$0")/lib.sh"
 
 command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 (package e2fsprogs) is missing"
@@ -63,10 +65,20 @@ mkfs_img 64M
 lfs_mount
 echo "lfs data" >"$MNT/file"
 src=$(findmnt -n -o SOURCE --mountpoint "$MNT")
+mkdir -p "$WORK/mnt2"
 case "$src" in
 /dev/loop*)
 	refused "$MNT" "$MKFS" -f "$src"
 	refused "$MNT" "$TUNE" -L other "$src"
+	# a second daemon on the loop device lfs attached, or on another
+	# loop device of the same image: refused at once, nothing mounted
+	refused "$MNT" "$LFS" -f -o nocleaner "$src" "$WORK/mnt2"
+	EXT_LOOP=$(losetup -f --show "$IMG") || fail "losetup of the mounted image"
+	refused "$MNT" "$LFS" -f -o nocleaner "$EXT_LOOP" "$WORK/mnt2"
+	refused "$MNT" "$TUNE" -L other "$EXT_LOOP"
+	losetup -d "$EXT_LOOP"
+	EXT_LOOP=
+	mountpoint -q "$WORK/mnt2" && fail "a second mount of the image appeared"
 	;;
 *) echo "note: the lfs mount's source is $src, not a loop device: no device to try" ;;
 esac
