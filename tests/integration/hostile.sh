@@ -48,7 +48,11 @@ grep -q ready "$WORK/squat.out" || { cat "$WORK/squat.out"; fail "squatter did n
 LFS_PID=$!
 for _ in $(seq 100); do mountpoint -q "$MNT" && break; sleep 0.1; done
 mountpoint -q "$MNT" || { cat "$WORK/daemon.log"; fail "mount did not appear"; }
-sleep 1
+# until the cleaner has started, or the daemon has said it runs without
+for _ in $(seq 600); do
+	grep -q "lfs_cleanerd: cleaning $MNT\|without a cleaner\|no cleaner" "$WORK/daemon.log" && break
+	sleep 0.1
+done
 grep -q "without a cleaner\|no cleaner" "$WORK/daemon.log" && { cat "$WORK/daemon.log"; fail "mounted without its cleaner"; }
 grep -q "lfs_cleanerd: cleaning $MNT" "$WORK/daemon.log" || { cat "$WORK/daemon.log"; fail "the cleaner did not start"; }
 pgrep -P "$LFS_PID" -x lfs_cleanerd >/dev/null || fail "no lfs_cleanerd child of the daemon"
