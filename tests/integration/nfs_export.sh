@@ -37,6 +37,11 @@ stop() {
 stop_ganesha() { stop "$GPID"; GPID=; }
 trap 'rc=$?; stop_ganesha; stop "$RPCBIND_PID"; set +e; (exit $rc); cleanup' EXIT INT TERM
 
+# rpcbind is the machine's: one run of this suite at a time (the plain
+# and the sanitizer pass of scripts/test.sh run side by side), so that
+# none stops an rpcbind another's ganesha registered with
+exec 9>/tmp/lfs-test-nfs_export.lock
+flock -w 600 9 || fail "another nfs_export.sh held its lock for ten minutes"
 if ! rpcinfo -p 127.0.0.1 >/dev/null 2>&1; then
 	rpcbind -f 2>"$WORK/rpcbind.log" &
 	RPCBIND_PID=$!
