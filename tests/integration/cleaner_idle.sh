@@ -22,11 +22,7 @@ done
 [ -n "$cpid" ] || fail "the cleaner is not running"
 strace -f -xx -s 8 -e trace=sendmsg -o "$WORK/trace" -p "$cpid" 2>/dev/null &
 spid=$!
-# ops: the op of each request traced, in order (the request's bytes 6-7)
-ops() {
-	sed -n 's/.*iov_base="\\x31\\x43\\x54\\x4c\\x[0-9a-f]*\\x[0-9a-f]*\\x\([0-9a-f]*\)\\x\([0-9a-f]*\).*/\2\1/p' \
-		"$WORK/trace" | while read -r op; do echo $((16#$op)); done
-}
+ops() { ctl_ops "$WORK/trace"; }
 # until the trace holds six passes (each begins with CLEANER_STATE, 10)
 until [ "$(ops | grep -cx 10)" -ge 6 ]; do
 	kill -0 "$spid" 2>/dev/null || fail "strace exited"

@@ -11,6 +11,7 @@
 
 FSCK="$top_builddir/ckpt/fsck.lfs"
 CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
+command -v strace >/dev/null || skip "strace (package strace) is missing"
 SIZE=64M
 
 # mount with the cleaner (lib.sh's lfs_mount runs without one)
@@ -170,35 +171,55 @@ for i in 0 1 2 $((n / 2)) $((n - 1)); do
 done
 echo "small files: $n files before ENOSPC"
 # idle on a full filesystem: the cleaner stops, the daemon writes nothing.
-# It may first finish compacting what the fill left (slowly under a
-# sanitizer on a loaded machine): wait, within a minute, for 4 s without a
-# write, then watch for 10 s.
+# Counted in the cleaner's wake-ups, never in seconds (its control
+# requests traced; SIGUSR1 cuts its sleep short, as lfs-clean's requests
+# do): once QUIET wake-ups in a row made no pass (each only its state and
+# STATS), what the fill left is compacted; a checkpoint then writes what
+# that left, and over QUIET more wake-ups nothing at all may be written.
+QUIET=5
+sync -f "$MNT"   # what the kernel still holds dirty from the fill
+cpid=$("$CLEANERD" --status --json "$MNT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["cleaner_pid"])')
+[ "$cpid" -gt 0 ] || fail "small files: no cleaner runs"
+strace -f -xx -s 8 -e trace=sendmsg -o "$WORK/trace" -p "$cpid" 2>/dev/null &
+spid=$!
+# wakeups: the cleaner's wake-ups traced, each "q" (quiet: its state
+# and STATS only) or "p" (more: a pass), the one under way left out
+wakeups() {
+	ctl_ops "$WORK/trace" | awk '$1 == 10 { if (n++) printf "%s", (k == 1 ? "q" : "p"); k = 0; next } { k++ } END { print "" }'
+}
+# wake_until COND: SIGUSR1 to the cleaner until the shell test COND holds
+# of $w (wakeups so far); a minute without a wake-up is a hang
+wake_until() {
+	local seen=-1 stuck=0
+	while w=$(wakeups); ! eval "$1"; do
+		kill -0 "$spid" 2>/dev/null || fail "small files: strace of the cleaner exited"
+		if [ ${#w} = "$seen" ]; then stuck=$((stuck + 1)); else seen=${#w} stuck=0; fi
+		[ $stuck -lt 600 ] || fail "small files: the cleaner did not wake for a minute"
+		kill -USR1 "$cpid"
+		sleep 0.1
+	done
+}
 written_ckpts() {
 	"$CLEANERD" --status --json "$MNT" |
-		python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["bytes_written"], s["checkpoints"])'
+		python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["bytes_written"], s["checkpoints"], s["cleaner_passes"])'
 }
-# What the kernel still holds dirty from the fill reaches the daemon
-# first: its writeback comes seconds later (by hand: 53 KiB written and a
-# checkpoint 5 s after the fill ended), and on a loaded machine it could
-# come after the quiet spell below (CI once saw 3 checkpoints in the 10 s).
-sync -f "$MNT" 2>/dev/null || true
-read -r w0 c0 < <(written_ckpts)
-quiet=0
-for i in $(seq 30); do
-	sleep 2
-	read -r w1 c1 < <(written_ckpts)
-	if [ "$w1" = "$w0" ]; then quiet=$((quiet + 1)); else quiet=0; fi
-	w0=$w1 c0=$c1
-	[ $quiet -lt 2 ] || break
-done
-[ $quiet -ge 2 ] || fail "idle full filesystem: still writing after a minute"
-sleep 10
-read -r w1 c1 < <(written_ckpts)
-echo "idle full filesystem, 10 s: $((w1 - w0)) bytes written, $((c1 - c0)) checkpoints"
-if [ $((w1 - w0)) -ge $((2 * 1048576)) ] || [ $((c1 - c0)) -gt 1 ]; then
+quiet=$(printf "%${QUIET}s" | tr ' ' q)
+wake_until '[ "${w: -$QUIET}" = "$quiet" ]'
+"$top_builddir/ckpt/lfs-ckpt" -c "$MNT" >/dev/null || fail "small files: lfs-ckpt -c"
+read -r w0 c0 p0 < <(written_ckpts)
+from=$(wakeups)
+from=${#from}
+wake_until "[ \${#w} -ge $((from + QUIET + 1)) ]"
+read -r w1 c1 p1 < <(written_ckpts)
+kill -INT "$spid"
+wait "$spid" || true
+after=$(wakeups)
+after=${after:$((from + 1))}
+echo "idle full filesystem, ${#after} of the cleaner's wake-ups ($after): $((w1 - w0)) bytes written, $((c1 - c0)) checkpoints, $((p1 - p0)) cleaner passes"
+if [ "$w1" != "$w0" ] || [ "$c1" != "$c0" ] || [ "$p1" != "$p0" ] || [ "${after//q/}" ]; then
 	"$CLEANERD" --status "$MNT" || true
 	tail -20 "$WORK/daemon.log"
-	fail "idle full filesystem: $((w1 - w0)) bytes, $((c1 - c0)) checkpoints written in 10 s"
+	fail "idle full filesystem: the cleaner or the daemon still wrote"
 fi
 # records of small files pack imperfectly into blocks (one 3 KiB record
 # fills a block); the usage table counts each record's share of a block

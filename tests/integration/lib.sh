@@ -94,3 +94,13 @@ ext4_mount() {
 }
 
 mkfs_img() { "$MKFS" -s "${1:-256M}" ${2:-} "$IMG" >/dev/null; }
+
+# ctl_ops TRACE: the control requests in TRACE (strace -xx -s 8 -e
+# trace=sendmsg of a cleaner), one op number a line, in order (the
+# request's bytes 6-7: lfs/ctl_proto.h; 10 CLEANER_STATE begins each of
+# the cleaner's wake-ups, 7 STATS follows it)
+ctl_ops() {
+	[ -e "$1" ] || return 0 # strace has not begun it yet
+	sed -n 's/.*iov_base="\\x31\\x43\\x54\\x4c\\x[0-9a-f]*\\x[0-9a-f]*\\x\([0-9a-f]*\)\\x\([0-9a-f]*\).*/\2\1/p' \
+		"$1" | while read -r op; do echo $((16#$op)); done
+}
