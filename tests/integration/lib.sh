@@ -45,9 +45,9 @@ lfs_start() {
 }
 
 # wait_mounted PID DIR LOG: until the daemon PID has mounted DIR; fails,
-# showing LOG, if it exits first or takes ten seconds.
+# showing LOG, if it exits first or takes a minute (a hang).
 wait_mounted() {
-	for _ in $(seq 1 100); do
+	for _ in $(seq 1 600); do
 		mountpoint -q "$2" && return 0
 		kill -0 "$1" 2>/dev/null || { cat "$3"; fail "lfs exited during the mount of $2"; }
 		sleep 0.1
