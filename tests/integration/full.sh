@@ -171,34 +171,15 @@ for i in 0 1 2 $((n / 2)) $((n - 1)); do
 done
 echo "small files: $n files before ENOSPC"
 # idle on a full filesystem: the cleaner stops, the daemon writes nothing.
-# Counted in the cleaner's wake-ups, never in seconds (its control
-# requests traced; SIGUSR1 cuts its sleep short, as lfs-clean's requests
-# do): once QUIET wake-ups in a row made no pass (each only its state and
+# Counted in the cleaner's wake-ups (lib.sh's wake_until), never in
+# seconds: once QUIET wake-ups in a row made no pass (each only its state and
 # STATS), what the fill left is compacted; a checkpoint then writes what
 # that left, and over QUIET more wake-ups nothing at all may be written.
 QUIET=5
 sync -f "$MNT"   # what the kernel still holds dirty from the fill
 cpid=$("$CLEANERD" --status --json "$MNT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["cleaner_pid"])')
 [ "$cpid" -gt 0 ] || fail "small files: no cleaner runs"
-strace -f -xx -s 8 -e trace=sendmsg -o "$WORK/trace" -p "$cpid" 2>/dev/null &
-spid=$!
-# wakeups: the cleaner's wake-ups traced, each "q" (quiet: its state
-# and STATS only) or "p" (more: a pass), the one under way left out
-wakeups() {
-	ctl_ops "$WORK/trace" | awk '$1 == 10 { if (n++) printf "%s", (k == 1 ? "q" : "p"); k = 0; next } { k++ } END { print "" }'
-}
-# wake_until COND: SIGUSR1 to the cleaner until the shell test COND holds
-# of $w (wakeups so far); a minute without a wake-up is a hang
-wake_until() {
-	local seen=-1 stuck=0
-	while w=$(wakeups); ! eval "$1"; do
-		kill -0 "$spid" 2>/dev/null || fail "small files: strace of the cleaner exited"
-		if [ ${#w} = "$seen" ]; then stuck=$((stuck + 1)); else seen=${#w} stuck=0; fi
-		[ $stuck -lt 600 ] || fail "small files: the cleaner did not wake for a minute"
-		kill -USR1 "$cpid"
-		sleep 0.1
-	done
-}
+trace_cleaner "$cpid"
 written_ckpts() {
 	"$CLEANERD" --status --json "$MNT" |
 		python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["bytes_written"], s["checkpoints"], s["cleaner_passes"])'
@@ -211,8 +192,7 @@ from=$(wakeups)
 from=${#from}
 wake_until "[ \${#w} -ge $((from + QUIET + 1)) ]"
 read -r w1 c1 p1 < <(written_ckpts)
-kill -INT "$spid"
-wait "$spid" || true
+untrace_cleaner
 after=$(wakeups)
 after=${after:$((from + 1))}
 echo "idle full filesystem, ${#after} of the cleaner's wake-ups ($after): $((w1 - w0)) bytes written, $((c1 - c0)) checkpoints, $((p1 - p0)) cleaner passes"

@@ -104,3 +104,35 @@ ctl_ops() {
 	sed -n 's/.*iov_base="\\x31\\x43\\x54\\x4c\\x[0-9a-f]*\\x[0-9a-f]*\\x\([0-9a-f]*\)\\x\([0-9a-f]*\).*/\2\1/p' \
 		"$1" | while read -r op; do echo $((16#$op)); done
 }
+
+# Counting a cleaner's wake-ups, not seconds: trace_cleaner PID traces its
+# control requests (strace) until untrace_cleaner; wakeups prints one
+# letter a wake-up since, "q" (quiet: its state and STATS only) or "p"
+# (more: a pass), the one under way left out; wake_until COND wakes it
+# (SIGUSR1 cuts its sleep short, as lfs-clean's requests do, and asks
+# nothing of it) until the shell test COND holds of $w, the wake-ups so
+# far.  A minute without a wake-up is a hang.
+trace_cleaner() {
+	rm -f "$WORK/trace"
+	CLEANER_PID=$1
+	strace -f -xx -s 8 -e trace=sendmsg -o "$WORK/trace" -p "$1" 2>/dev/null &
+	TRACER=$!
+}
+untrace_cleaner() {
+	kill -INT "$TRACER" 2>/dev/null || true
+	wait "$TRACER" || true
+	TRACER=
+}
+wakeups() {
+	ctl_ops "$WORK/trace" | awk '$1 == 10 { if (n++) printf "%s", (k == 1 ? "q" : "p"); k = 0; next } { k++ } END { print "" }'
+}
+wake_until() {
+	local seen=-1 stuck=0
+	while w=$(wakeups); ! eval "$1"; do
+		kill -0 "$TRACER" 2>/dev/null || fail "the strace of the cleaner exited"
+		if [ ${#w} = "$seen" ]; then stuck=$((stuck + 1)); else seen=${#w} stuck=0; fi
+		[ $stuck -lt 600 ] || fail "the cleaner did not wake for a minute"
+		kill -USR1 "$CLEANER_PID"
+		sleep 0.1
+	done
+}

@@ -11,6 +11,7 @@
 # copy of its program or on PATH.
 . "$(dirname "$0")/lib.sh"
 
+command -v strace >/dev/null || skip "strace (package strace) is missing"
 CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
 CLEAN="$top_builddir/cleaner/lfs-clean"
 FSCK="$top_builddir/ckpt/fsck.lfs"
@@ -137,7 +138,11 @@ for i in 1 2 3 4 5 6; do head -c 3M /dev/urandom > "$MNT/f$i"; done
 sync -f "$MNT"
 rm "$MNT"/f[1-5]
 "$top_builddir/ckpt/lfs-ckpt" -c "$MNT" >/dev/null
-sleep 2
+# three of the cleaner's wake-ups, each leaving the dead space alone
+trace_cleaner "$(field cleaner_pid)"
+wake_until '[ ${#w} -ge 3 ]'
+untrace_cleaner
+[ -z "${w//q/}" ] || fail "the cleaner made a pass without being asked (its wake-ups: $w)"
 [ "$(field segments_cleaned)" = 0 ] || fail "the cleaner cleaned without being asked"
 "$CLEAN" "$MNT" || fail "lfs-clean (a pass now)"
 for _ in $(seq 1200); do [ "$(field segments_cleaned)" != 0 ] && break; sleep 0.05; done
