@@ -2,9 +2,8 @@
  * check_lock.c — lock.c: fs->lock as requests take it, and yielded to
  * them between a long job's batches.  A request blocked on the lock is
  * counted while it waits; a job that yields lets every waiting request
- * run before it goes on, however slowly they come to run (beside two
- * CPU-bound processes, a time-bounded yield let only some in), and with
- * none waiting keeps the lock without letting go of it.
+ * run before it goes on, however slowly they come to run, and with none
+ * waiting keeps the lock without letting go of it.
  */
 #include "testfs.h"
 
