@@ -10,7 +10,16 @@ MKFS="$top_builddir/lfs/mkfs.lfs"
 export LFS_CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
 
 skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
+# fail MESSAGE: the test fails; the daemon's last words go with it, since a
+# CI log keeps only the test's output
+fail() {
+	echo "FAIL: $*"
+	if [ -s "${WORK:-}/daemon.log" ]; then
+		echo "-- the last lines of the daemon's log:"
+		tail -n 15 "$WORK/daemon.log"
+	fi
+	exit 1
+}
 
 # cmd | matches PATTERN...: grep -q that reads its input to the end first.
 # Under pipefail, a bare "| grep -q" fails whenever grep exits at the first
