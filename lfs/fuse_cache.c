@@ -84,8 +84,8 @@ lfs_fuse_cache_setup(struct lfs_fuse_cache *c, const char *mountpoint, uint64_t 
 		}
 	}
 	if (!c->max_bytes_path[0]) {
-		lfs_log("cache: no backing device info for %s: the kernel's cache is not bounded by lfs, "
-			"and a full filesystem may fail writes only at fsync or close", mountpoint);
+		lfs_log("cache: no backing device info for %s: lfs cannot bound the kernel's cache of its writes",
+			mountpoint);
 		return 0;
 	}
 	if (getuid() == 0) {
@@ -106,16 +106,31 @@ lfs_fuse_cache_setup(struct lfs_fuse_cache *c, const char *mountpoint, uint64_t 
 	return lfs_fuse_cache_headroom(c, usable);
 }
 
+/* Writers are throttled only after they pass the limit, and a write()
+ * under way when the room runs out is taken whole: a margin for both. */
+static uint64_t
+need_for(uint64_t limit)
+{
+	return limit + limit / 4;
+}
+
+bool
+lfs_fuse_cache_bounded(struct lfs_fuse_cache *c, uint64_t usable)
+{
+	pthread_mutex_lock(&c->lock);
+	uint64_t limit = read_limit(c);
+	pthread_mutex_unlock(&c->lock);
+	return limit && need_for(limit) <= usable / 8;
+}
+
 static uint64_t
 headroom_locked(struct lfs_fuse_cache *c, uint64_t usable)
 {
 	uint64_t limit = read_limit(c);
 	if (!limit)
 		return c->headroom = 0;
-	/* Writers are throttled only after they pass the limit, and a
-	 * write() under way when the room runs out is taken whole: a margin
-	 * for both, for a few writers of a MiB at a time. */
-	uint64_t need = limit + limit / 4, h = need + 8 * MIB;
+	/* and 8 MiB for a few writers of a MiB at a time */
+	uint64_t need = need_for(limit), h = need + 8 * MIB;
 	/* The kernel reads its bound back as a share of a dirty limit that
 	 * follows free memory, so it drifts by a few pages from one read to
 	 * the next: the headroom (and so df) moves only when what is needed

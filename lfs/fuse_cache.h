@@ -30,6 +30,10 @@ uint64_t lfs_fuse_cache_setup(struct lfs_fuse_cache *c, const char *mountpoint, 
 /* The headroom again, after the kernel's limit may have moved (it is
  * kept as a share of a dirty limit that follows free memory). */
 uint64_t lfs_fuse_cache_headroom(struct lfs_fuse_cache *c, uint64_t usable);
+/* Whether the kernel's bound on the mount's cached writes, with its
+ * margin, fits in what lfs keeps for them (an eighth of `usable`): where
+ * it does not, or cannot be read, accepted writes could outgrow it. */
+bool lfs_fuse_cache_bounded(struct lfs_fuse_cache *c, uint64_t usable);
 void lfs_fuse_cache_mark(struct lfs_fuse_cache *c, uint64_t ino);
 /* Whether ino was marked; unmarks it. */
 bool lfs_fuse_cache_take(struct lfs_fuse_cache *c, uint64_t ino);

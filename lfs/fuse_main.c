@@ -73,6 +73,7 @@ struct cmdline {
 	int ro_given;               /* ro or rw named: the last counts */
 	unsigned max_ratio;
 	int writethrough;
+	int writeback;              /* the cache even where it is not bounded */
 	int noacl;
 	int noblkdev;
 	char *log;
@@ -98,6 +99,7 @@ static const struct fuse_opt lfs_fuse_opts[] = {
 	OPT("cache_timeout=%lf", timeout),
 	OPT("max_ratio=%u", max_ratio),
 	OPT("writethrough", writethrough),
+	OPT("writeback", writeback),
 	OPT("noacl", noacl),
 	OPT("noblkdev", noblkdev),
 	OPT("log=%s", log),
@@ -262,6 +264,8 @@ usage(FILE *f)
 	       "                         sync(1) and umount then do not wait for the daemon\n"
 	       "    -o writethrough      every write() reaches the daemon: a full filesystem fails\n"
 	       "                         it with ENOSPC at write(), not at fsync or close\n"
+	       "    -o writeback         the kernel's writeback cache even where lfs cannot keep\n"
+	       "                         room for all it may hold (default: write through there)\n"
 	       "    -o noacl             no POSIX ACLs (the kernel checks the mode bits alone)\n"
 	       "    -o snapshot=NAME     mount a snapshot or kept checkpoint (lfs-ckpt), read-only\n"
 	       "    -o cp=N              mount kept checkpoint N, as snapshot=N (NILFS's name)\n"
@@ -502,6 +506,13 @@ main(int argc, char *argv[])
 	if ((err = choose_log(&c))) {
 		ret = 1;
 		goto out_unmount;
+	}
+	/* cached writes beyond the room kept for them could be lost at
+	 * writeback: such a mount writes through unless told (lfs(8)) */
+	if (d.writeback && !c.writeback && !c.ro && !lfs_fuse_cache_bounded(&d.cache, d.usable)) {
+		d.writeback = false;
+		lfs_log("cache: so writes to %s go through to the daemon; -o writeback buffers them anyway, "
+			"and a full filesystem may then fail writes only at fsync or close", c.mountpoint);
 	}
 	fuse_daemonize(c.foreground);
 	/* the cleaner, started with -f, writes to our standard error */

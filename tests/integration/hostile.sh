@@ -144,6 +144,10 @@ wait_mounted "$USER_PID" "$UMNT" "$WORK/user.log"
 # the request until then)
 "${NOBODY[@]}" "$CKPT" -s -n mine "$UMNT" >/dev/null 2>"$WORK/err" || { cat "$WORK/err" "$WORK/user.log"; fail "uid 65534's own lfs-ckpt -s"; }
 "${NOBODY[@]}" "$CKPT" -l "$UMNT" | matches "^image $UIMG, mounted at" || fail "uid 65534's own lfs-ckpt -l"
+# (said before it served) its mount's dirty pages are bounded where lfs cannot see (a /dev/fd
+# mount point): it writes through rather than let the kernel hold more
+# than it keeps room for (lfs(8), Writes and a full filesystem)
+grep -q "go through to the daemon" "$WORK/user.log" || { cat "$WORK/user.log"; fail "the user's daemon kept the writeback cache it cannot bound"; }
 untrusted="the daemon of this mount runs as uid 65534, not root: root trusts it only with LFS_TRUST_UID=65534"
 for cmd in "$CKPT -l" "$CKPT -c" "$CLEANERD --status" "$CLEANERD -f" "$top_builddir/cleaner/lfs-clean -s" "$top_builddir/cleaner/lfs-requests"; do
 	if timeout 20 $cmd "$UMNT" >"$WORK/out" 2>"$WORK/err"; then fail "root's $cmd took a user's daemon's word"; fi
