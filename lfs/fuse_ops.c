@@ -189,7 +189,14 @@ op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	 * while the room left is below the headroom, the attributes are
 	 * given for no time, so that every write() asks again. */
 	if (fi && D(req)->writeback && lfs_fuse_cache_take(&D(req)->cache, ino)) {
-		WITH_ROOM(req, err, lfs_space_check(FS(req)));
+		unsigned tries = 0;
+		while ((err = lfs_space_check(FS(req))) == -ENOSPC && lfs_room_wait(FS(req), &tries))
+			;
+		/* every round made room, which the writeback of data the kernel
+		 * holds took first: room is being made, so the writer is not
+		 * told ENOSPC, only asked again at its next write() */
+		if (err == -ENOSPC && lfs_room_spent(tries))
+			err = 1;
 		if (err == 1) {
 			lfs_fuse_cache_mark(&D(req)->cache, ino);
 			timeout = 0;

@@ -92,6 +92,10 @@ void lfs_tick(struct lfs_fs *fs);
 void lfs_reclaim_serve(struct lfs_fs *fs);
 void lfs_reclaim_stop(struct lfs_fs *fs);
 bool lfs_room_wait(struct lfs_fs *fs, unsigned *tries);
+/* After lfs_room_wait said no: whether it was because every round made
+ * room, each time taken by other requests first (not because a round
+ * found none). */
+bool lfs_room_spent(unsigned tries);
 
 /* "." in `dir` is the inode `dir` itself, of any type, while it has a
  * name (-ESTALE once it has none); ".." a directory's parent. */

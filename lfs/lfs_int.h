@@ -371,6 +371,7 @@ struct lfs_fs {
 				       refused request of each class asked
 				       since the last round began; 0: none */
 	uint64_t full_logged_ns;
+	uint64_t spent_logged_ns;   /* lfs_room_wait's last "gave up" line */
 
 	/* psegs handed to writeout.c, not yet written and reaped; and those
 	 * whose write failed, kept to be read */

@@ -76,9 +76,19 @@ lfs_room_wait(struct lfs_fs *fs, unsigned *tries)
 {
 	enum lfs_space_class cls;
 	uint64_t bytes;
-	if (!lfs_space_room_refused(&cls, &bytes) || ++*tries > ROOM_TRIES)
+	if (!lfs_space_room_refused(&cls, &bytes))
 		return false;
 	lfs_lock(fs);
+	if (++*tries > ROOM_TRIES) {
+		uint64_t now = lfs_now_ns();
+		if (now - fs->spent_logged_ns >= 60ull * 1000000000ull) {
+			fs->spent_logged_ns = now;
+			lfs_log("room: a request gave up after %u rounds, each of which made room that other "
+				"requests took first", ROOM_TRIES);
+		}
+		pthread_mutex_unlock(&fs->lock);
+		return false;
+	}
 	bool again = false;
 	if (fs->reclaimer && !fs->reclaim_stop) {
 		if (fs->room_need[cls] < bytes + 1)
@@ -101,4 +111,10 @@ lfs_room_wait(struct lfs_fs *fs, unsigned *tries)
 	}
 	pthread_mutex_unlock(&fs->lock);
 	return again;
+}
+
+bool
+lfs_room_spent(unsigned tries)
+{
+	return tries > ROOM_TRIES;
 }
