@@ -298,6 +298,7 @@ ckpt_write(struct lfs_fs *fs, bool clean, bool unlocked, const char *snapshot, u
 		.hist_root = tables.hist_root,
 		.hist_slots = tables.hist_slots,
 		.protect_s = tables.protect_s,
+		.unwritten = fs->unwritten,
 	};
 	j->active = true;
 	j->stage = 1;
@@ -694,5 +695,13 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 	fs->ckpt_seq = out->ckpt_seq;
 	fs->ckpt_time_ns = out->timestamp_ns;
 	fs->base_bytes_written = out->bytes_written;
+	/* the records that carry them can hold no more than the log */
+	if (out->unwritten && (!(fs->sb.feature_incompat & LFS_FEATURE_UNWRITTEN) ||
+			       out->unwritten > fs->sb.nsegs * (uint64_t)fs->sb.seg_blocks)) {
+		lfs_log("checkpoint %llu: %llu unwritten blocks, more than the image can have",
+			(unsigned long long)out->ckpt_seq, (unsigned long long)out->unwritten);
+		return -EFSCORRUPTED;
+	}
+	fs->unwritten = out->unwritten;
 	return 0;
 }

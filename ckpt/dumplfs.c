@@ -250,6 +250,7 @@ dump_checkpoints(struct dump *d)
 			lfs_out_u64(o, "hist_root", h->hist_root);
 			lfs_out_u64(o, "hist_slots", h->hist_slots);
 			lfs_out_u64(o, "protect_s", h->protect_s);
+			lfs_out_u64(o, "unwritten", h->unwritten);
 		}
 		lfs_out_end(o);
 	}

@@ -44,6 +44,7 @@ struct fsck {
 	uint32_t *parent;           /* the directory the walk first found each inode in */
 	char **name;                /* and its name there (NULL: not found yet) */
 	uint64_t problems;
+	uint64_t unwritten;         /* the inodes' unwritten blocks, summed */
 	/* a kept checkpoint's tree: the live pass (its summaries, its held
 	 * table) and the problems' prefix */
 	struct fsck *kept_of;
@@ -539,17 +540,22 @@ fsck_run(struct fsck *f)
 		 * stands for are named by nodes still in memory (flush.c) */
 		bool live_relinks = ip->relinked && !lfs_relink_of(fs, &ip->di);
 		err = live_relinks ? relinks_from_memory(fs, ip) : 0;
+		uint64_t unw = 0;
 		if (!err)
-			err = lfs_bmap_walk_disk(fs, &ip->di, claim_block, &o);
+			err = lfs_bmap_walk_disk_unwritten(fs, &ip->di, claim_block, &o, &unw);
 		if (live_relinks)
 			lfs_relink_drop(fs, ino);
 		if (err)
 			problem(f, "inode %u%s: block map cannot be read (%s)", ino, ipath, strerror(-err));
 		/* an inode with changes in memory only (fsck on a mounted
 		 * filesystem) counts blocks the disk does not show yet */
-		else if (!ip->dirty && !ip->pending_new && o.blocks != ip->di.blocks)
+		else if (!ip->dirty && !ip->pending_new && o.blocks + unw != ip->di.blocks)
 			problem(f, "inode %u%s: its block count says %llu blocks, its block map names %llu", ino,
-				ipath, (unsigned long long)ip->di.blocks, (unsigned long long)o.blocks);
+				ipath, (unsigned long long)ip->di.blocks, (unsigned long long)(o.blocks + unw));
+		else if (!ip->dirty && unw != ip->di.unwritten)
+			problem(f, "inode %u%s: its record says %u unwritten blocks, its block map marks %llu", ino,
+				ipath, ip->di.unwritten, (unsigned long long)unw);
+		f->unwritten += ip->di.unwritten;
 		if (!err && !ip->xattr_dirty && lfs_dinode_xattr_blocks(&ip->di) != o.xattr_blocks)
 			problem(f, "inode %u%s holds %u xattr blocks, but its record says %u", ino, ipath,
 				o.xattr_blocks, lfs_dinode_xattr_blocks(&ip->di));
@@ -581,6 +587,9 @@ fsck_run(struct fsck *f)
 			problem(f, "segment %llu is marked clean but holds live blocks", (unsigned long long)s);
 	}
 	check_counts(f, fs);
+	if (f->unwritten != fs->unwritten)
+		problem(f, "%llu blocks are counted unwritten, the inodes have %llu", (unsigned long long)fs->unwritten,
+			(unsigned long long)f->unwritten);
 	free(queue);
 	return 0;
 }

@@ -202,6 +202,9 @@ apply_record(struct lfs_rf *rf, const struct pending *g, size_t n, uint64_t addr
 	if (have_old)
 		lfs_retain_drop(fs, e->daddr, e->slot, lfs_inode_charge(&fs->sb, lfs_inode_reclen(old.inline_len)),
 				LFS_BK_INODE, 0);
+	/* the reservations the record makes or gives back (format.h) */
+	uint64_t was = have_old ? old.unwritten : 0, now = di->mode ? di->unwritten : 0;
+	fs->unwritten = fs->unwritten + now > was ? fs->unwritten + now - was : 0;
 	if (di->mode == 0) {
 		return lfs_imap_release(fs, di->ino, di->version);
 	}

@@ -300,11 +300,21 @@ load_node(struct lfs_rf *rf, uint64_t addr, unsigned side, uint64_t **out)
 /* Compare the subtrees of tree k at level l, index i, whose nodes are
  * at a (old) and b (new); 0 means none.  The old map is read with the
  * relinks its records made (relink.c). */
+static uint64_t
+block_of(uint64_t p)
+{
+	/* an unwritten pointer names no block: its count is the record's
+	 * (lfs_rf_unwritten) */
+	return p == LFS_ADDR_UNWRITTEN ? 0 : p;
+}
+
 static int
 diff_node(struct lfs_rf *rf, const struct lfs_dinode *old, uint64_t a, uint64_t b, unsigned k, unsigned l,
 	  uint64_t i)
 {
 	struct lfs_fs *fs = rf->fs;
+	a = block_of(a);
+	b = block_of(b);
 	if (a == b)
 		return 0;
 	uint64_t *pa = NULL, *pb = NULL;
@@ -318,7 +328,7 @@ diff_node(struct lfs_rf *rf, const struct lfs_dinode *old, uint64_t a, uint64_t 
 	if (!err && b)
 		err = load_node(rf, b, 1, &pb);
 	for (uint32_t s = 0; s < fs->nptr && !err; s++) {
-		uint64_t x = pa ? pa[s] : 0, y = pb ? pb[s] : 0;
+		uint64_t x = pa ? block_of(pa[s]) : 0, y = pb ? block_of(pb[s]) : 0;
 		if (x == y)
 			continue;
 		if ((x && !lfs_addr_valid(fs, x)) || (y && !lfs_addr_valid(fs, y))) {
@@ -393,7 +403,7 @@ lfs_rf_account(struct lfs_rf *rf, const struct lfs_dinode *old, const struct lfs
 	int err = 0;
 	rf->nops = 0;
 	for (unsigned b = 0; b < LFS_NDIRECT && !err; b++) {
-		uint64_t x = oi ? 0 : o->direct[b], y = ci ? 0 : c->direct[b];
+		uint64_t x = oi ? 0 : block_of(o->direct[b]), y = ci ? 0 : block_of(c->direct[b]);
 		if (x != y && !(err = op_push(rf, x, true, LFS_BK_DATA)))
 			err = op_push(rf, y, false, LFS_BK_DATA);
 	}
@@ -422,7 +432,7 @@ lfs_rf_leaf(struct lfs_rf *rf, const struct lfs_dinode *di, uint64_t id, uint64_
 		return -ENOMEM;
 	int err = 0;
 	/* from the root (level 0) down to the leaf's parent */
-	for (unsigned l = 0; l < k && a && !err; l++) {
+	for (unsigned l = 0; l < k && block_of(a) && !err; l++) {
 		if (!lfs_addr_valid(fs, a)) {
 			err = -EFSCORRUPTED;
 			break;
@@ -435,6 +445,7 @@ lfs_rf_leaf(struct lfs_rf *rf, const struct lfs_dinode *di, uint64_t id, uint64_
 		a = lfs_get64(blk + 8 * (child % fs->nptr));
 	}
 	free(blk);
+	a = block_of(a);
 	if (!err && a && !lfs_addr_valid(fs, a))
 		err = -EFSCORRUPTED;
 	if (!err)

@@ -69,10 +69,36 @@ node_new(const struct lfs_fs *fs)
 	return lfs_calloc(1, sizeof(struct lfs_node) + (size_t)fs->nptr * sizeof(uint64_t));
 }
 
-/* The pointer in the parent (or the inode) that refers to node id. */
+static bool
+unw(uint64_t a)
+{
+	return a == LFS_ADDR_UNWRITTEN;
+}
+
+/* Unwritten blocks come (n > 0) or go: the inode's count and the
+ * filesystem's.  A crafted map may name more than its record counts:
+ * the counts stop at zero rather than wrap. */
+static void
+unwritten_add(struct lfs_fs *fs, struct lfs_inode *ip, int64_t n)
+{
+	if (n < 0 && (uint64_t)-n > ip->di.unwritten)
+		n = -(int64_t)ip->di.unwritten;
+	if (n < 0 && (uint64_t)-n > fs->unwritten)
+		fs->unwritten = (uint64_t)-n;
+	ip->di.unwritten = (uint32_t)((int64_t)ip->di.unwritten + n);
+	fs->unwritten = (uint64_t)((int64_t)fs->unwritten + n);
+	lfs_inode_dirty(fs, ip);
+}
+
+static int node_get(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool create, struct lfs_node **out,
+		    bool *under);
+
+/* The pointer in the parent (or the inode) that refers to node id;
+ * *under: there is no such pointer, an unwritten one above stands for
+ * it (only when not `create`). */
 static int
 parent_slot(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool create, uint64_t **slot,
-	    struct lfs_node **parent)
+	    struct lfs_node **parent, bool *under)
 {
 	unsigned k = lfs_node_tree(id), l = lfs_node_level(id);
 	uint64_t i = lfs_node_idx(id);
@@ -82,7 +108,7 @@ parent_slot(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool create, u
 		return 0;
 	}
 	struct lfs_node *p;
-	int err = lfs_bmap_get_node(fs, ip, lfs_node_id(k, l - 1, i / fs->nptr), create, &p);
+	int err = node_get(fs, ip, lfs_node_id(k, l - 1, i / fs->nptr), create, &p, under);
 	if (err)
 		return err;
 	if (!p) {
@@ -94,21 +120,30 @@ parent_slot(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool create, u
 	return 0;
 }
 
-int
-lfs_bmap_get_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool create,
-		  struct lfs_node **out)
+/* Node id: cached, read, or (create) made.  Made under an unwritten
+ * pointer, every slot of it is unwritten: the blocks it maps stay
+ * counted, the node itself is one block more.  Not made: *out is NULL,
+ * and *under says whether an unwritten pointer stands for it. */
+static int
+node_get(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool create, struct lfs_node **out, bool *under)
 {
 	struct lfs_node *n = u64map_get(&ip->nodes, id);
+	*under = false;
 	if (n) {
 		*out = n;
 		return 0;
 	}
 	uint64_t *slot;
 	struct lfs_node *parent;
-	int err = parent_slot(fs, ip, id, create, &slot, &parent);
+	int err = parent_slot(fs, ip, id, create, &slot, &parent, under);
 	if (err)
 		return err;
 	uint64_t addr = slot ? *slot : 0;
+	if (!create && (unw(addr) || *under)) {
+		*under = true;
+		*out = NULL;
+		return 0;
+	}
 	if (!addr && !create) {
 		*out = NULL;
 		return 0;
@@ -116,7 +151,11 @@ lfs_bmap_get_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool cre
 	n = node_new(fs);
 	if (!n)
 		return -ENOMEM;
-	if (addr) {
+	if (unw(addr)) {
+		for (uint32_t s = 0; s < fs->nptr; s++)
+			n->ptrs[s] = LFS_ADDR_UNWRITTEN;
+		n->dirty = true;
+	} else if (addr) {
 		uint8_t *blk = lfs_malloc(fs->bsize);
 		err = blk ? lfs_read_block(fs, addr, blk) : -ENOMEM;
 		if (!err)
@@ -138,7 +177,7 @@ lfs_bmap_get_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool cre
 		return -ENOMEM;
 	}
 	/* counted only once it is held: a failed put must leave the count */
-	if (!addr) {
+	if (!addr || unw(addr)) {
 		ip->reshaped = true;
 		ip->di.blocks++;
 		lfs_inode_dirty(fs, ip);
@@ -146,6 +185,14 @@ lfs_bmap_get_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool cre
 	fs->cache_nodes++;
 	*out = n;
 	return 0;
+}
+
+int
+lfs_bmap_get_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool create,
+		  struct lfs_node **out)
+{
+	bool under;
+	return node_get(fs, ip, id, create, out, &under);
 }
 
 uint64_t
@@ -174,12 +221,14 @@ lfs_bmap_path(const struct lfs_fs *fs, uint64_t lblk, uint64_t ids[LFS_NINDIRECT
 }
 
 /* The pointer to block lblk: in the inode, or in its leaf (*leaf; NULL
- * and no slot when the leaf does not exist and `create` is false). */
+ * and no slot when the leaf does not exist and `create` is false; then
+ * *under says whether an unwritten pointer above stands for it). */
 static int
 pointer_of(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, bool create, uint64_t **slot,
-	   struct lfs_node **leaf)
+	   struct lfs_node **leaf, bool *under)
 {
 	*leaf = NULL;
+	*under = false;
 	if (lblk < LFS_NDIRECT) {
 		*slot = &ip->di.direct[lblk];
 		return 0;
@@ -188,7 +237,7 @@ pointer_of(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, bool create, 
 	uint64_t rel;
 	int err = locate(fs, lblk, &k, &rel);
 	if (!err)
-		err = lfs_bmap_get_node(fs, ip, lfs_node_id(k, k, rel / fs->nptr), create, leaf);
+		err = node_get(fs, ip, lfs_node_id(k, k, rel / fs->nptr), create, leaf, under);
 	if (err)
 		return err;
 	*slot = *leaf ? &(*leaf)->ptrs[rel % fs->nptr] : NULL;
@@ -200,10 +249,11 @@ lfs_bmap_get(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, uint64_t *a
 {
 	uint64_t *slot;
 	struct lfs_node *leaf;
-	int err = pointer_of(fs, ip, lblk, false, &slot, &leaf);
+	bool under;
+	int err = pointer_of(fs, ip, lblk, false, &slot, &leaf, &under);
 	if (err)
 		return err;
-	*addr = slot ? *slot : 0;
+	*addr = slot ? *slot : under ? LFS_ADDR_UNWRITTEN : 0;
 	return 0;
 }
 
@@ -212,7 +262,8 @@ lfs_bmap_set(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, uint64_t ad
 {
 	uint64_t *slot;
 	struct lfs_node *leaf;
-	int err = pointer_of(fs, ip, lblk, true, &slot, &leaf);
+	bool under;
+	int err = pointer_of(fs, ip, lblk, true, &slot, &leaf, &under);
 	if (err)
 		return err;
 	if (leaf)
@@ -223,7 +274,9 @@ lfs_bmap_set(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, uint64_t ad
 		ip->di.blocks++;
 	else if (*old && !addr)
 		ip->di.blocks--;
-	if (!*old != !addr)
+	if (unw(*old) != unw(addr))
+		unwritten_add(fs, ip, unw(addr) ? 1 : -1);
+	if (!*old != !addr || unw(*old) != unw(addr))
 		ip->reshaped = true;
 	lfs_inode_dirty(fs, ip);
 	return 0;
@@ -241,12 +294,36 @@ release_node(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, struct lfs_no
 	free(n);
 	uint64_t *slot;
 	struct lfs_node *parent;
-	if (parent_slot(fs, ip, id, false, &slot, &parent) == 0 && slot) {
+	bool under;
+	if (parent_slot(fs, ip, id, false, &slot, &parent, &under) == 0 && slot) {
 		*slot = 0;
 		if (parent)
 			parent->dirty = true;
 	}
 	lfs_inode_dirty(fs, ip);
+}
+
+static int free_node(struct lfs_fs *fs, struct lfs_inode *ip, unsigned k, unsigned l, uint64_t i, uint64_t lo,
+		     uint64_t hi);
+
+/* The pointer *p to node (k, l, i), whose blocks are rel [a, a + sp),
+ * is unwritten and the node not in memory: cleared if [lo, hi) covers
+ * it all, else the node is made and freed in part.  1: cleared. */
+static int
+free_unwritten(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t *p, unsigned k, unsigned l, uint64_t i,
+	       uint64_t a, uint64_t sp, uint64_t lo, uint64_t hi)
+{
+	if (lo <= a && a + sp <= hi) {
+		*p = 0;
+		ip->di.blocks -= sp <= ip->di.blocks ? sp : ip->di.blocks;
+		unwritten_add(fs, ip, -(int64_t)sp);
+		ip->reshaped = true;
+		return 1;
+	}
+	struct lfs_node *n;
+	bool under;
+	int err = node_get(fs, ip, lfs_node_id(k, l, i), true, &n, &under);
+	return err ? err : free_node(fs, ip, k, l, i, lo, hi);
 }
 
 /* Free data blocks with rel in [lo, hi) under node (k, l, i). */
@@ -265,7 +342,13 @@ free_node(struct lfs_fs *fs, struct lfs_inode *ip, unsigned k, unsigned l, uint6
 		if (b <= lo || a >= hi)
 			continue;
 		if (l == k) {
-			if (n->ptrs[s]) {
+			if (unw(n->ptrs[s])) {
+				n->ptrs[s] = 0;
+				ip->di.blocks--;
+				unwritten_add(fs, ip, -1);
+				ip->reshaped = true;
+				n->dirty = true;
+			} else if (n->ptrs[s]) {
 				lfs_repl_drop(fs, ip, n->ptrs[s], LFS_BK_DATA);
 				n->ptrs[s] = 0;
 				ip->di.blocks--;
@@ -276,8 +359,16 @@ free_node(struct lfs_fs *fs, struct lfs_inode *ip, unsigned k, unsigned l, uint6
 		}
 		/* the child may be cached and new, with no pointer here yet */
 		uint64_t cid = lfs_node_id(k, l + 1, i * fs->nptr + s);
-		if (!n->ptrs[s] && !u64map_get(&ip->nodes, cid))
+		bool cached = u64map_get(&ip->nodes, cid) != NULL;
+		if (!n->ptrs[s] && !cached)
 			continue;
+		if (unw(n->ptrs[s]) && !cached) {
+			err = free_unwritten(fs, ip, &n->ptrs[s], k, l + 1, i * fs->nptr + s, a, sp, lo, hi);
+			n->dirty |= err == 1;
+			if (err < 0)
+				return err;
+			continue;
+		}
 		err = free_node(fs, ip, k, l + 1, i * fs->nptr + s, lo, hi);
 		if (err)
 			return err;
@@ -303,7 +394,12 @@ int
 lfs_bmap_free_range(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uint64_t end)
 {
 	for (uint64_t b = first; b < end && b < LFS_NDIRECT; b++) {
-		if (ip->di.direct[b]) {
+		if (unw(ip->di.direct[b])) {
+			ip->di.direct[b] = 0;
+			ip->di.blocks--;
+			unwritten_add(fs, ip, -1);
+			ip->reshaped = true;
+		} else if (ip->di.direct[b]) {
 			lfs_repl_drop(fs, ip, ip->di.direct[b], LFS_BK_DATA);
 			ip->di.direct[b] = 0;
 			ip->di.blocks--;
@@ -314,12 +410,15 @@ lfs_bmap_free_range(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uin
 		uint64_t base = tree_base(fs, k), cap = ipow(fs->nptr, k + 1);
 		if (end <= base || first >= base + cap)
 			continue;
-		if (!ip->di.ind[k] && !u64map_get(&ip->nodes, lfs_node_id(k, 0, 0)))
+		bool cached = u64map_get(&ip->nodes, lfs_node_id(k, 0, 0)) != NULL;
+		if (!ip->di.ind[k] && !cached)
 			continue;
 		uint64_t lo = first > base ? first - base : 0;
 		uint64_t hi = end - base < cap ? end - base : cap;
-		int err = free_node(fs, ip, k, 0, 0, lo, hi);
-		if (err)
+		int err = unw(ip->di.ind[k]) && !cached
+				  ? free_unwritten(fs, ip, &ip->di.ind[k], k, 0, 0, 0, cap, lo, hi)
+				  : free_node(fs, ip, k, 0, 0, lo, hi);
+		if (err < 0)
 			return err;
 	}
 	return 0;
@@ -367,6 +466,7 @@ lfs_bmap_flush_nodes(struct lfs_fs *fs, struct lfs_inode *ip, bool leaves)
 			struct lfs_node *n = u64map_get(&ip->nodes, l.ids[j]);
 			uint64_t addr, *slot;
 			struct lfs_node *parent;
+			bool under;
 			lfs_node_encode(n->ptrs, fs->nptr, blk);
 			err = lfs_seg_append(fs, LFS_BK_INDIR, ip->ino, ip->di.version, l.ids[j], blk, &addr);
 			if (err)
@@ -376,7 +476,7 @@ lfs_bmap_flush_nodes(struct lfs_fs *fs, struct lfs_inode *ip, bool leaves)
 			lfs_seg_use(fs, addr, fs->bsize);
 			n->addr = addr;
 			n->dirty = false;
-			err = parent_slot(fs, ip, l.ids[j], true, &slot, &parent);
+			err = parent_slot(fs, ip, l.ids[j], true, &slot, &parent, &under);
 			if (!err) {
 				*slot = addr;
 				if (parent)
@@ -435,6 +535,8 @@ struct walk {
 	struct u64map nodes;        /* addresses walked: a crafted map that
 				       names one node many times would
 				       otherwise be read nptr^3 times */
+	bool unw_ok;                /* the map may have unwritten pointers */
+	uint64_t unwritten;         /* data blocks under unwritten pointers */
 };
 
 static int
@@ -468,6 +570,10 @@ walk_node(struct walk *w, uint64_t addr, unsigned k, unsigned l, uint64_t i)
 	for (uint32_t s = 0; s < fs->nptr && !err; s++) {
 		if (!ptrs[s])
 			continue;
+		if (unw(ptrs[s]) && w->unw_ok) {
+			w->unwritten += sp;
+			continue;
+		}
 		if (!lfs_addr_valid(fs, ptrs[s])) {
 			err = -EFSCORRUPTED;
 			break;
@@ -507,26 +613,164 @@ walk_xattr_slots(struct lfs_fs *fs, uint64_t root, int (*fn)(void *ctx, uint64_t
 	return err;
 }
 
-int
-lfs_bmap_walk_disk(struct lfs_fs *fs, const struct lfs_dinode *di,
-		   int (*fn)(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk), void *ctx)
+/* Whether di's map may hold unwritten pointers (format.h). */
+static bool
+unwritten_ok(const struct lfs_fs *fs, const struct lfs_dinode *di)
 {
-	struct walk w = { .fs = fs, .fn = fn, .ctx = ctx, .di = di };
+	return (fs->sb.feature_incompat & LFS_FEATURE_UNWRITTEN) && S_ISREG(di->mode) &&
+	       !(di->flags & LFS_DI_INLINE);
+}
+
+int
+lfs_bmap_walk_disk_unwritten(struct lfs_fs *fs, const struct lfs_dinode *di,
+			     int (*fn)(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk), void *ctx,
+			     uint64_t *unwritten)
+{
+	struct walk w = { .fs = fs, .fn = fn, .ctx = ctx, .di = di, .unw_ok = unwritten_ok(fs, di) };
 	u64map_init(&w.nodes);
 	const char *why;
 	/* what fn is given lies inside the log, as walk_node checks below */
 	int err = lfs_dinode_check(di, &fs->sb, &why);
 	if (!(di->flags & LFS_DI_INLINE))
-		for (uint64_t b = 0; b < LFS_NDIRECT && !err; b++)
-			if (di->direct[b])
+		for (uint64_t b = 0; b < LFS_NDIRECT && !err; b++) {
+			if (unw(di->direct[b]))
+				w.unwritten++;
+			else if (di->direct[b])
 				err = fn(ctx, di->direct[b], LFS_BK_DATA, b);
-	for (unsigned k = 0; k < LFS_NINDIRECT && !err; k++)
-		if (di->ind[k])
+		}
+	for (unsigned k = 0; k < LFS_NINDIRECT && !err; k++) {
+		if (unw(di->ind[k]))
+			w.unwritten += ipow(fs->nptr, k + 1);
+		else if (di->ind[k])
 			err = walk_node(&w, di->ind[k], k, 0, 0);
+	}
 	if (!err && di->xattr)
 		err = fn(ctx, di->xattr, LFS_BK_XATTR, 0);
 	if (!err && di->xattr)
 		err = walk_xattr_slots(fs, di->xattr, fn, ctx);
 	u64map_free(&w.nodes);
+	if (unwritten)
+		*unwritten = w.unwritten;
+	return err;
+}
+
+int
+lfs_bmap_walk_disk(struct lfs_fs *fs, const struct lfs_dinode *di,
+		   int (*fn)(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk), void *ctx)
+{
+	return lfs_bmap_walk_disk_unwritten(fs, di, fn, ctx, NULL);
+}
+
+/* ---------------------------------------------------------------- */
+/* Unwritten blocks: what fallocate reserves (format.h).            */
+
+struct resv {
+	struct lfs_fs *fs;
+	struct lfs_inode *ip;
+	uint64_t first, end;        /* the range, logical blocks */
+	bool mark;                  /* mark the holes, or only count them */
+	uint64_t holes;
+	uint64_t a, b;              /* pages_in's question */
+	uint64_t pages;             /* and its answer */
+};
+
+static void
+count_page(uint64_t lblk, void *pg, void *ctx)
+{
+	struct resv *r = ctx;
+	(void)pg;
+	r->pages += lblk >= r->a && lblk < r->b;
+}
+
+/* Pages in [a, b): a page over a hole is a block that will be written. */
+static uint64_t
+pages_in(struct resv *r, uint64_t a, uint64_t b)
+{
+	if (!r->ip->pages.count)
+		return 0;
+	r->a = a;
+	r->b = b;
+	r->pages = 0;
+	u64map_each(&r->ip->pages, count_page, r);
+	return r->pages;
+}
+
+/* The holes under pointer *p to node (k, l, i), which maps the sp
+ * blocks from logical block a; held in node `holder` (NULL: the inode).
+ * A pointer none of whose blocks is mapped, cached or paged becomes
+ * unwritten whole: a terabyte is a few pointers, not 2^28 slots. */
+static int
+resv_ptr(struct resv *r, uint64_t *p, struct lfs_node *holder, unsigned k, unsigned l, uint64_t i, uint64_t a,
+	 uint64_t sp)
+{
+	struct lfs_fs *fs = r->fs;
+	struct lfs_inode *ip = r->ip;
+	uint64_t lo = a > r->first ? a : r->first, hi = a + sp < r->end ? a + sp : r->end;
+	if (lo >= hi)
+		return 0;
+	struct lfs_node *n = u64map_get(&ip->nodes, lfs_node_id(k, l, i));
+	if (!n && unw(*p))
+		return 0;
+	if (!n && !*p && (!r->mark || (lo == a && hi == a + sp && !pages_in(r, a, a + sp)))) {
+		uint64_t h = hi - lo - pages_in(r, lo, hi);
+		r->holes += h;
+		if (r->mark) {
+			*p = LFS_ADDR_UNWRITTEN;
+			ip->di.blocks += sp;
+			unwritten_add(fs, ip, (int64_t)sp);
+			ip->reshaped = true;
+			if (holder)
+				holder->dirty = true;
+		}
+		return 0;
+	}
+	bool under;
+	int err = n ? 0 : node_get(fs, ip, lfs_node_id(k, l, i), r->mark, &n, &under);
+	if (err || !n)
+		return err;
+	uint64_t csp = sp / fs->nptr;
+	for (uint32_t s = 0; s < fs->nptr && !err; s++) {
+		uint64_t ca = a + s * csp;
+		if (ca + csp <= lo || ca >= hi)
+			continue;
+		if (l < k) {
+			err = resv_ptr(r, &n->ptrs[s], n, k, l + 1, i * fs->nptr + s, ca, csp);
+		} else if (!n->ptrs[s] && !u64map_get(&ip->pages, ca)) {
+			r->holes++;
+			if (r->mark) {
+				n->ptrs[s] = LFS_ADDR_UNWRITTEN;
+				n->dirty = true;
+				ip->di.blocks++;
+				unwritten_add(fs, ip, 1);
+				ip->reshaped = true;
+			}
+		}
+	}
+	return err;
+}
+
+int
+lfs_bmap_holes(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uint64_t end, bool mark,
+	       uint64_t *holes)
+{
+	struct resv r = { .fs = fs, .ip = ip, .first = first, .end = end, .mark = mark };
+	int err = 0;
+	*holes = 0;
+	if (mark && !unwritten_ok(fs, &ip->di))
+		return -EOPNOTSUPP;
+	for (uint64_t b = first; b < end && b < LFS_NDIRECT; b++) {
+		if (ip->di.direct[b] || u64map_get(&ip->pages, b))
+			continue;
+		r.holes++;
+		if (mark) {
+			ip->di.direct[b] = LFS_ADDR_UNWRITTEN;
+			ip->di.blocks++;
+			unwritten_add(fs, ip, 1);
+			ip->reshaped = true;
+		}
+	}
+	for (unsigned k = 0; k < LFS_NINDIRECT && !err; k++)
+		err = resv_ptr(&r, &ip->di.ind[k], NULL, k, 0, 0, tree_base(fs, k), ipow(fs->nptr, k + 1));
+	*holes = r.holes;
 	return err;
 }

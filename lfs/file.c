@@ -42,7 +42,7 @@ lfs_file_get_page(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, bool f
 	} else {
 		uint64_t addr;
 		err = lfs_bmap_get(fs, ip, lblk, &addr);
-		if (!err && addr)
+		if (!err && addr && addr != LFS_ADDR_UNWRITTEN)
 			err = lfs_read_block(fs, addr, pg->data);
 		else if (!err)
 			memset(pg->data, 0, fs->bsize);
@@ -189,7 +189,7 @@ lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, u
 		err = lfs_bmap_get(fs, ip, lblk, &addr);
 		if (err)
 			break;
-		if (!addr) {
+		if (!addr || addr == LFS_ADDR_UNWRITTEN) {
 			memset(out + done, 0, n);
 			done += n;
 			continue;
@@ -264,7 +264,7 @@ write_counts(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_t len
 			*keeps = false;
 			return 0;
 		}
-		if (addr && ask && !*keeps) {
+		if (addr && addr != LFS_ADDR_UNWRITTEN && ask && !*keeps) {
 			int k = lfs_retain_keeps(fs, addr);
 			if (k < 0)
 				return k;
@@ -274,6 +274,25 @@ write_counts(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_t len
 	return 0;
 }
 
+/* fallocate on an image with unwritten blocks: the range's holes are
+ * marked, nothing is written (format.h, LFS_ADDR_UNWRITTEN). */
+static int
+allocate_unwritten(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uint64_t end)
+{
+	uint64_t holes;
+	int err = lfs_bmap_holes(fs, ip, first, end, false, &holes);
+	if (err)
+		return err;
+	if (holes > LFS_UNWRITTEN_MAX - ip->di.unwritten)
+		return -EFBIG;
+	if ((err = lfs_space_admit(fs, LFS_SPACE_WRITE, holes * fs->bsize)))
+		return err;
+	ip->di.flags |= LFS_DI_PREALLOC;
+	err = lfs_bmap_holes(fs, ip, first, end, true, &holes);
+	lfs_inode_dirty(fs, ip);
+	return err;
+}
+
 int
 lfs_file_allocate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_t len)
 {
@@ -281,6 +300,8 @@ lfs_file_allocate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_
 	if (err)
 		return err;
 	uint64_t first = off / fs->bsize, end = (off + len + fs->bsize - 1) / fs->bsize, holes = 0;
+	if (fs->sb.feature_incompat & LFS_FEATURE_UNWRITTEN)
+		return allocate_unwritten(fs, ip, first, end);
 	for (uint64_t b = first; b < end && !err; b++) {
 		uint64_t addr;
 		if (!u64map_get(&ip->pages, b) && !(err = lfs_bmap_get(fs, ip, b, &addr)) && !addr)
@@ -417,7 +438,7 @@ zero_in_block(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, uint32_t f
 	if (!pg) {
 		uint64_t addr;
 		int err = lfs_bmap_get(fs, ip, lblk, &addr);
-		if (err || !addr)
+		if (err || !addr || addr == LFS_ADDR_UNWRITTEN)
 			return err;
 		err = lfs_file_get_page(fs, ip, lblk, true, false, &pg);
 		if (err)
@@ -467,29 +488,32 @@ lfs_file_truncate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t size)
 	return 0;
 }
 
+/* Punch [off, off + len): zeroes what it covers inside the file, frees
+ * the whole blocks it covers, past the end of the file too (what
+ * fallocate gave with FALLOC_FL_KEEP_SIZE goes back, as on ext4). */
 int
 lfs_file_punch(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_t len)
 {
-	if (off >= ip->di.size)
-		return 0;
 	uint64_t end = off + len;
-	if (end > ip->di.size || end < off)
-		end = ip->di.size;
+	if (end < off)
+		end = UINT64_MAX;
+	uint64_t zend = end < ip->di.size ? end : ip->di.size; /* zeroed up to */
 	if (ip->di.flags & LFS_DI_INLINE) {
-		if (ip->inl)
-			memset(ip->inl + off, 0, end - off);
+		if (ip->inl && off < zend)
+			memset(ip->inl + off, 0, zend - off);
 		lfs_inode_dirty(fs, ip);
 		return 0;
 	}
-	uint64_t bs = fs->bsize;
-	uint64_t fb = (off + bs - 1) / bs, lb = end / bs; /* whole blocks [fb, lb) */
-	int err;
-	if (fb > lb) {          /* inside a single block */
-		return zero_in_block(fs, ip, off / bs, (uint32_t)(off % bs), (uint32_t)(end % bs));
-	}
-	if (off % bs && (err = zero_in_block(fs, ip, off / bs, (uint32_t)(off % bs), (uint32_t)bs)))
-		return err;
-	if (end % bs && (err = zero_in_block(fs, ip, lb, 0, (uint32_t)(end % bs))))
+	uint64_t bs = fs->bsize, h = off / bs, t = end / bs;
+	int err = 0;
+	/* the blocks it covers in part, at either end */
+	uint64_t hend = (h + 1) * bs < zend ? (h + 1) * bs : zend;
+	if ((off % bs || end < (h + 1) * bs) && off < hend)
+		err = zero_in_block(fs, ip, h, (uint32_t)(off % bs), (uint32_t)(hend - h * bs));
+	if (!err && end % bs && t > h && t * bs < zend)
+		err = zero_in_block(fs, ip, t, 0, (uint32_t)(zend - t * bs));
+	uint64_t fb = (off + bs - 1) / bs, lb = t < lfs_bmap_max_blocks(fs) ? t : lfs_bmap_max_blocks(fs);
+	if (err || fb >= lb)
 		return err;
 	lfs_file_drop_pages(fs, ip, fb, lb);
 	return lfs_bmap_free_range(fs, ip, fb, lb);
@@ -520,7 +544,9 @@ lfs_file_flush_pages(struct lfs_fs *fs, struct lfs_inode *ip)
 			err = lfs_bmap_set(fs, ip, keys[i], addr, &old);
 		if (err)
 			break;
-		if (old && pg->moved) {
+		if (old == LFS_ADDR_UNWRITTEN) {
+			/* the reservation it stood for is this block now */
+		} else if (old && pg->moved) {
 			lfs_retain_moved_data(fs, old, addr);
 			lfs_repl_note(fs, ip, old, LFS_BK_DATA);
 		} else if (old) {

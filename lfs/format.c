@@ -225,6 +225,7 @@ lfs_ckpt_hdr_encode(const struct lfs_ckpt_hdr *h, uint8_t *buf)
 	lfs_put64(buf + LFS_CK_OFF_HIST_ROOT, h->hist_root);
 	lfs_put32(buf + LFS_CK_OFF_HIST_SLOTS, h->hist_slots);
 	lfs_put32(buf + LFS_CK_OFF_PROTECT, h->protect_s);
+	lfs_put64(buf + LFS_CK_OFF_UNWRITTEN, h->unwritten);
 }
 
 void
@@ -248,6 +249,7 @@ lfs_ckpt_hdr_decode(struct lfs_ckpt_hdr *h, const uint8_t *buf)
 	h->hist_root = lfs_get64(buf + LFS_CK_OFF_HIST_ROOT);
 	h->hist_slots = lfs_get32(buf + LFS_CK_OFF_HIST_SLOTS);
 	h->protect_s = lfs_get32(buf + LFS_CK_OFF_PROTECT);
+	h->unwritten = lfs_get64(buf + LFS_CK_OFF_UNWRITTEN);
 }
 
 /* ---------------------------------------------------------------- */
@@ -534,6 +536,7 @@ lfs_dinode_encode(const struct lfs_dinode *di, const void *inline_data, uint8_t 
 		lfs_put64(p + LFS_DI_OFF_IND + 8 * i, di->ind[i]);
 	lfs_put64(p + LFS_DI_OFF_XATTR, di->xattr);
 	lfs_put32(p + LFS_DI_OFF_XBLOCKS, di->xattr_blocks);
+	lfs_put32(p + LFS_DI_OFF_UNWRITTEN, di->unwritten);
 	if (di->inline_len)
 		memcpy(p + LFS_INODE_HDR_SIZE, inline_data, di->inline_len);
 	return reclen;
@@ -571,6 +574,7 @@ lfs_dinode_decode(struct lfs_dinode *di, const uint8_t *p, uint32_t avail)
 		di->ind[i] = lfs_get64(p + LFS_DI_OFF_IND + 8 * i);
 	di->xattr = lfs_get64(p + LFS_DI_OFF_XATTR);
 	di->xattr_blocks = lfs_get32(p + LFS_DI_OFF_XBLOCKS);
+	di->unwritten = lfs_get32(p + LFS_DI_OFF_UNWRITTEN);
 	uint32_t reclen = lfs_get32(p + LFS_DI_OFF_RECLEN);
 	/* bound inline_len first: lfs_inode_reclen() of a huge one wraps */
 	if (di->inline_len > avail - LFS_INODE_HDR_SIZE || reclen != lfs_inode_reclen(di->inline_len) ||
@@ -633,11 +637,17 @@ dinode_problem(const struct lfs_dinode *di, const struct lfs_super *sb)
 		return "a relink record where none can be";
 	if (di->inline_len > lfs_inline_max(sb->block_size))
 		return "inline content longer than a record can hold";
+	bool unw = (sb->feature_incompat & LFS_FEATURE_UNWRITTEN) && S_ISREG(di->mode) &&
+		   !(di->flags & LFS_DI_INLINE);
+	if (di->unwritten && !unw)
+		return "unwritten blocks where none can be";
+	if (di->unwritten > di->blocks)
+		return "more unwritten blocks than blocks";
 	for (int i = 0; i < LFS_NDIRECT; i++)
-		if (di->direct[i] && !in_log(sb, di->direct[i]))
+		if (di->direct[i] && !in_log(sb, di->direct[i]) && !(unw && di->direct[i] == LFS_ADDR_UNWRITTEN))
 			return "direct block pointer outside the log";
 	for (int i = 0; i < LFS_NINDIRECT; i++)
-		if (di->ind[i] && !in_log(sb, di->ind[i]))
+		if (di->ind[i] && !in_log(sb, di->ind[i]) && !(unw && di->ind[i] == LFS_ADDR_UNWRITTEN))
 			return "block-map root pointer outside the log";
 	if (di->xattr && !in_log(sb, di->xattr))
 		return "xattr block pointer outside the log";

@@ -149,9 +149,13 @@ static inline uint64_t lfs_get64(const uint8_t *p) { return (uint64_t)lfs_get32(
 				     * them (LFS_DI_RELINK below).  Set by
 				     * mkfs.lfs; images without it log the
 				     * nodes with every record */
+#define LFS_FEATURE_UNWRITTEN 32u  /* a block-map pointer may be LFS_ADDR_UNWRITTEN:
+				     * blocks fallocate reserved and nobody wrote
+				     * ("Unwritten blocks" below).  Set by
+				     * mkfs.lfs; images without it have none */
 #define LFS_FEATURE_INCOMPAT_KNOWN                                                                  \
 	(LFS_FEATURE_CSUM_SEED | LFS_FEATURE_XATTR_BLOCKS | LFS_FEATURE_RECORD_CHARGE | LFS_FEATURE_SNAPSHOTS | \
-	 LFS_FEATURE_RELINK)
+	 LFS_FEATURE_RELINK | LFS_FEATURE_UNWRITTEN)
 
 struct lfs_super {
 	uint32_t magic;
@@ -255,6 +259,9 @@ struct lfs_ckpt_hdr {
 	uint64_t hist_root;
 	uint32_t hist_slots;
 	uint32_t protect_s;         /* plain checkpoints are kept this long */
+	/* LFS_FEATURE_UNWRITTEN (zero without it): the unwritten blocks of
+	 * every inode record this checkpoint names, summed */
+	uint64_t unwritten;
 };
 #define LFS_CKPT_CLEAN 1u
 
@@ -264,9 +271,9 @@ enum {
 	LFS_CK_OFF_FLAGS = 44, LFS_CK_OFF_NEXT_SEG = 48, LFS_CK_OFF_NIMAP = 56,
 	LFS_CK_OFF_NSUT = 60, LFS_CK_OFF_INODES = 64, LFS_CK_OFF_BYTES = 72,
 	LFS_CK_OFF_HELD_ROOT = 80, LFS_CK_OFF_HELD_SLOTS = 88, LFS_CK_OFF_HIST_ROOT = 96,
-	LFS_CK_OFF_HIST_SLOTS = 104, LFS_CK_OFF_PROTECT = 108,
+	LFS_CK_OFF_HIST_SLOTS = 104, LFS_CK_OFF_PROTECT = 108, LFS_CK_OFF_UNWRITTEN = 112,
 };
-_Static_assert(LFS_CK_OFF_PROTECT + 4 <= LFS_CKPT_HDR_SIZE, "checkpoint header size");
+_Static_assert(LFS_CK_OFF_UNWRITTEN + 8 <= LFS_CKPT_HDR_SIZE, "checkpoint header size");
 
 void lfs_ckpt_hdr_encode(const struct lfs_ckpt_hdr *h, uint8_t *buf);
 void lfs_ckpt_hdr_decode(struct lfs_ckpt_hdr *h, const uint8_t *buf);
@@ -535,6 +542,8 @@ struct lfs_dinode {
 	uint32_t xattr_blocks;      /* XATTR blocks the inode holds, root included;
 				       0 in records older than the field: then
 				       one if xattr is set (lfs_dinode_xattr_blocks) */
+	uint32_t unwritten;         /* LFS_FEATURE_UNWRITTEN: data blocks its map
+				       marks unwritten (counted in blocks too) */
 };
 #define LFS_DI_INLINE 1u        /* content lives in the record */
 #define LFS_DI_PREALLOC 2u      /* fallocate gave it blocks: overwriting them
@@ -566,12 +575,13 @@ enum {
 	LFS_DI_OFF_CTIME = 80, LFS_DI_OFF_CTIME_NS = 88, LFS_DI_OFF_INLINE = 92,
 	LFS_DI_OFF_BTIME = 96, LFS_DI_OFF_BTIME_NS = 104, LFS_DI_OFF_MAGIC = 108,
 	LFS_DI_OFF_DIRECT = 112, LFS_DI_OFF_IND = 208, LFS_DI_OFF_XATTR = 240,
-	LFS_DI_OFF_XBLOCKS = 248,   /* then 4 bytes, zero */
+	LFS_DI_OFF_XBLOCKS = 248, LFS_DI_OFF_UNWRITTEN = 252,
 };
 _Static_assert(LFS_DI_OFF_DIRECT + 8 * LFS_NDIRECT == LFS_DI_OFF_IND, "direct");
 _Static_assert(LFS_DI_OFF_IND + 8 * LFS_NINDIRECT == LFS_DI_OFF_XATTR, "indirect");
 _Static_assert(LFS_DI_OFF_XATTR + 8 == LFS_DI_OFF_XBLOCKS, "xattr");
-_Static_assert(LFS_DI_OFF_XBLOCKS + 8 == LFS_INODE_HDR_SIZE, "inode header size");
+_Static_assert(LFS_DI_OFF_XBLOCKS + 4 == LFS_DI_OFF_UNWRITTEN, "xattr blocks");
+_Static_assert(LFS_DI_OFF_UNWRITTEN + 4 == LFS_INODE_HDR_SIZE, "inode header size");
 
 static inline uint32_t lfs_inline_max(uint32_t block_size) { return block_size - LFS_INODE_HDR_SIZE; }
 static inline uint32_t lfs_inode_reclen(uint32_t inline_len)
@@ -637,6 +647,21 @@ static inline uint64_t lfs_node_id(unsigned tree, unsigned level, uint64_t idx)
 static inline unsigned lfs_node_tree(uint64_t id) { return (unsigned)((id >> 56) & 0x7f); }
 static inline unsigned lfs_node_level(uint64_t id) { return (unsigned)((id >> 52) & 0xf); }
 static inline uint64_t lfs_node_idx(uint64_t id) { return id & ((1ull << 52) - 1); }
+
+/* Unwritten blocks (LFS_FEATURE_UNWRITTEN), as ext4's unwritten
+ * extents: fallocate reserves a regular file's holes without writing
+ * them.  A direct pointer, a leaf slot, or a pointer to a node (ind[k]
+ * or an interior slot) may be LFS_ADDR_UNWRITTEN, which is no address:
+ * every data block under it is unwritten and reads as zeros.  Such a
+ * block counts in the record's blocks (st_blocks, as ext4 counts
+ * unwritten extents) and in its unwritten; a checkpoint carries their
+ * sum, and the space they reserve is counted used (df) until they are
+ * written, which takes no new space, or freed.  A write into one under
+ * a node pointer makes the node, its every slot unwritten. */
+#define LFS_ADDR_UNWRITTEN UINT64_MAX
+/* The largest count a record's unwritten holds: fallocate reserves no
+ * more in one file (ext4's files end at 2^32 blocks too). */
+#define LFS_UNWRITTEN_MAX UINT32_MAX
 
 void lfs_node_encode(const uint64_t *ptrs, uint32_t n, uint8_t *blk);
 void lfs_node_decode(uint64_t *ptrs, uint32_t n, const uint8_t *blk);

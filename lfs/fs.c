@@ -1074,8 +1074,9 @@ lfs_fallocate(struct lfs_fs *fs, uint64_t ino, int mode, off_t off, off_t len)
 		if (!err)
 			lfs_inode_touch(ip, true, true);
 	} else if (mode == FALLOC_FL_ZERO_RANGE || mode == 0) {
-		/* No unwritten extents: allocation writes blocks of zeros into
-		 * the holes, which later writes overwrite (lfs_file_allocate) */
+		/* allocation marks the holes unwritten (on an image without
+		 * them, writes blocks of zeros), which later writes overwrite
+		 * with no new space (lfs_file_allocate) */
 		err = mode == 0 ? lfs_file_allocate(fs, ip, (uint64_t)off, (uint64_t)len)
 				: lfs_space_admit(fs, LFS_SPACE_DELETE, 2 * fs->bsize);
 		if (!err && mode == FALLOC_FL_ZERO_RANGE) {

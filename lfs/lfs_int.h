@@ -319,6 +319,8 @@ struct lfs_fs {
 	/* running counts (seg.c): never a scan of the segments per operation */
 	uint64_t nclean;
 	uint64_t live_total;        /* sum of lfs_seg_live() */
+	uint64_t unwritten;         /* unwritten blocks of every inode (format.h,
+				       LFS_ADDR_UNWRITTEN): counted used */
 	uint64_t nfreeable;         /* DIRTY, nothing live, no table block */
 	uint32_t *freeable_list;    /* segments that may be freeable, each once */
 	uint64_t nlisted;
@@ -673,6 +675,15 @@ unsigned lfs_bmap_path(const struct lfs_fs *fs, uint64_t lblk, uint64_t ids[LFS_
  * xattr root and the blocks its slots name), relinks put in (relink.c). */
 int lfs_bmap_walk_disk(struct lfs_fs *fs, const struct lfs_dinode *di,
 		       int (*fn)(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk), void *ctx);
+/* The same, with the data blocks its unwritten pointers stand for. */
+int lfs_bmap_walk_disk_unwritten(struct lfs_fs *fs, const struct lfs_dinode *di,
+				 int (*fn)(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk), void *ctx,
+				 uint64_t *unwritten);
+/* The holes of [first, end) with no page over them; `mark`: they become
+ * unwritten (format.h, LFS_ADDR_UNWRITTEN), -EOPNOTSUPP where the image
+ * or the inode cannot have them. */
+int lfs_bmap_holes(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uint64_t end, bool mark,
+		   uint64_t *holes);
 
 /* file.c */
 ssize_t lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, uint64_t off);

@@ -2,7 +2,7 @@
  * lfs_tune.c — lfs-tune: show the tunables of an unmounted lfs, and
  * change its label and UUID (lfs-tune(8)), as tune2fs and nilfs-tune do.
  *
- *   lfs-tune [-l] [-L LABEL] [-U UUID|random] [-O xattr_blocks|snapshots|relink] DEVICE|IMAGE
+ *   lfs-tune [-l] [-L LABEL] [-U UUID|random] [-O xattr_blocks|snapshots|relink|unwritten] DEVICE|IMAGE
  *
  * Only the superblock changes, both copies: the backup first, then
  * block 0, so that either copy a crash leaves behind is whole.  The UUID
@@ -12,6 +12,9 @@
  * LFS_FEATURE_XATTR_BLOCKS for an image made before it: this lfs reads
  * the one-block attributes it has, and writes new ones in XATTR blocks.
  * -O relink lets fsyncs log relink records (LFS_FEATURE_RELINK).
+ * -O unwritten lets fallocate reserve blocks without writing them
+ * (LFS_FEATURE_UNWRITTEN): records and checkpoints before it hold zero
+ * where the counts go, so an older image needs nothing else.
  */
 #include "image.h"
 #include "lfs.h"
@@ -27,13 +30,14 @@
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: lfs-tune [-l] [-L LABEL] [-U UUID|random] [-O xattr_blocks|snapshots|relink] DEVICE|IMAGE\n"
+	fprintf(f, "usage: lfs-tune [-l] [-L LABEL] [-U UUID|random] [-O xattr_blocks|snapshots|relink|unwritten] DEVICE|IMAGE\n"
 		   "  -l        list the superblock's settings (the default without -L or -U)\n"
 		   "  -L LABEL  set the label (at most 64 bytes of printable UTF-8; \"\" clears it)\n"
 		   "  -U UUID   set the UUID: 32 hex digits, or \"random\"\n"
 		   "  -O xattr_blocks  turn on extended attributes beyond one block per inode\n"
 		   "  -O snapshots     turn on snapshots (see lfs-ckpt)\n"
-		   "  -O relink        let an fsync of overwrites leave the nodes above leaves for later\n" LFS_TOOL_HELP_LINES);
+		   "  -O relink        let an fsync of overwrites leave the nodes above leaves for later\n"
+		   "  -O unwritten     let fallocate reserve blocks without writing them\n" LFS_TOOL_HELP_LINES);
 }
 
 static void
@@ -49,13 +53,14 @@ list(const char *path, const struct lfs_super *sb)
 	printf("  checksum seed         %#010x%s\n", lfs_super_seed(sb),
 	       sb->feature_incompat & LFS_FEATURE_CSUM_SEED ? " (kept from an earlier uuid)" : " (from the uuid)");
 	printf("  format version        %u\n", sb->version);
-	printf("  features              compat %#x%s, incompat %#x%s%s%s%s%s\n", sb->feature_compat,
+	printf("  features              compat %#x%s, incompat %#x%s%s%s%s%s%s\n", sb->feature_compat,
 	       sb->feature_compat & LFS_FEATURE_BACKUP_SB ? " (backup superblock)" : "", sb->feature_incompat,
 	       sb->feature_incompat & LFS_FEATURE_CSUM_SEED ? " (checksum seed)" : "",
 	       sb->feature_incompat & LFS_FEATURE_XATTR_BLOCKS ? " (xattr blocks)" : "",
 	       sb->feature_incompat & LFS_FEATURE_RECORD_CHARGE ? " (record charge)" : "",
 	       sb->feature_incompat & LFS_FEATURE_SNAPSHOTS ? " (snapshots)" : "",
-	       sb->feature_incompat & LFS_FEATURE_RELINK ? " (relink)" : "");
+	       sb->feature_incompat & LFS_FEATURE_RELINK ? " (relink)" : "",
+	       sb->feature_incompat & LFS_FEATURE_UNWRITTEN ? " (unwritten)" : "");
 	printf("  block size            %u\n", sb->block_size);
 	printf("  segment size          %u KiB (%u blocks)\n", sb->seg_blocks * (sb->block_size / 1024), sb->seg_blocks);
 	printf("  segments              %" PRIu64 ", %u reserved\n", sb->nsegs, sb->reserved_segs);
@@ -108,8 +113,11 @@ main(int argc, char **argv)
 				add_incompat |= LFS_FEATURE_SNAPSHOTS;
 			} else if (!strcmp(optarg, "relink")) {
 				add_incompat |= LFS_FEATURE_RELINK;
+			} else if (!strcmp(optarg, "unwritten")) {
+				add_incompat |= LFS_FEATURE_UNWRITTEN;
 			} else {
-				fprintf(stderr, "lfs-tune: unknown feature '%s' (xattr_blocks, snapshots, relink)\n",
+				fprintf(stderr, "lfs-tune: unknown feature '%s' (xattr_blocks, snapshots, relink, "
+					"unwritten)\n",
 					optarg);
 				return 2;
 			}

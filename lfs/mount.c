@@ -616,7 +616,8 @@ lfs_plan_geometry(struct lfs_super *sb, uint64_t bytes, uint32_t bs, uint32_t se
 	sb->backup_sb = lfs_super_backup_block(bytes, bs);
 	sb->feature_compat |= LFS_FEATURE_BACKUP_SB;
 	sb->feature_incompat |=
-		LFS_FEATURE_XATTR_BLOCKS | LFS_FEATURE_RECORD_CHARGE | LFS_FEATURE_SNAPSHOTS | LFS_FEATURE_RELINK;
+		LFS_FEATURE_XATTR_BLOCKS | LFS_FEATURE_RECORD_CHARGE | LFS_FEATURE_SNAPSHOTS | LFS_FEATURE_RELINK |
+		LFS_FEATURE_UNWRITTEN;
 	if (nblocks < 2)
 		return -ENOSPC;
 	nblocks = sb->backup_sb;

@@ -145,7 +145,8 @@ START_TEST(geometry)
 	ck_assert_uint_eq(sb.backup_sb, IMG_BACKUP);
 	ck_assert_uint_eq(sb.feature_compat, LFS_FEATURE_BACKUP_SB);
 	ck_assert_uint_eq(sb.feature_incompat, LFS_FEATURE_XATTR_BLOCKS | LFS_FEATURE_RECORD_CHARGE |
-						       LFS_FEATURE_SNAPSHOTS | LFS_FEATURE_RELINK);
+						       LFS_FEATURE_SNAPSHOTS | LFS_FEATURE_RELINK |
+						       LFS_FEATURE_UNWRITTEN);
 	uint8_t buf[LFS_SB_SIZE];
 	struct lfs_super back;
 	lfs_super_encode(&sb, buf);
@@ -282,7 +283,7 @@ START_TEST(feature_bits)
 	sb.feature_incompat |= 0x100;
 	put_super(0, &sb);
 	ck_assert_int_eq(open_super(&got, &w, why, sizeof(why)), -EPROTONOSUPPORT);
-	ck_assert_str_eq(why, "image has format version 1 / incompatible features 0x11e; this lfs reads version 1");
+	ck_assert_str_eq(why, "image has format version 1 / incompatible features 0x13e; this lfs reads version 1");
 	ck_assert_int_eq(try_mount(true, &fs), -EPROTONOSUPPORT);
 	sb = orig;
 	sb.version = 2;
