@@ -488,32 +488,29 @@ lfs_file_truncate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t size)
 	return 0;
 }
 
-/* Punch [off, off + len): zeroes what it covers inside the file, frees
- * the whole blocks it covers, past the end of the file too (what
- * fallocate gave with FALLOC_FL_KEEP_SIZE goes back, as on ext4). */
 int
 lfs_file_punch(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_t len)
 {
+	if (off >= ip->di.size)
+		return 0;
 	uint64_t end = off + len;
-	if (end < off)
-		end = UINT64_MAX;
-	uint64_t zend = end < ip->di.size ? end : ip->di.size; /* zeroed up to */
+	if (end > ip->di.size || end < off)
+		end = ip->di.size;
 	if (ip->di.flags & LFS_DI_INLINE) {
-		if (ip->inl && off < zend)
-			memset(ip->inl + off, 0, zend - off);
+		if (ip->inl)
+			memset(ip->inl + off, 0, end - off);
 		lfs_inode_dirty(fs, ip);
 		return 0;
 	}
-	uint64_t bs = fs->bsize, h = off / bs, t = end / bs;
-	int err = 0;
-	/* the blocks it covers in part, at either end */
-	uint64_t hend = (h + 1) * bs < zend ? (h + 1) * bs : zend;
-	if ((off % bs || end < (h + 1) * bs) && off < hend)
-		err = zero_in_block(fs, ip, h, (uint32_t)(off % bs), (uint32_t)(hend - h * bs));
-	if (!err && end % bs && t > h && t * bs < zend)
-		err = zero_in_block(fs, ip, t, 0, (uint32_t)(zend - t * bs));
-	uint64_t fb = (off + bs - 1) / bs, lb = t < lfs_bmap_max_blocks(fs) ? t : lfs_bmap_max_blocks(fs);
-	if (err || fb >= lb)
+	uint64_t bs = fs->bsize;
+	uint64_t fb = (off + bs - 1) / bs, lb = end / bs; /* whole blocks [fb, lb) */
+	int err;
+	if (fb > lb) {          /* inside a single block */
+		return zero_in_block(fs, ip, off / bs, (uint32_t)(off % bs), (uint32_t)(end % bs));
+	}
+	if (off % bs && (err = zero_in_block(fs, ip, off / bs, (uint32_t)(off % bs), (uint32_t)bs)))
+		return err;
+	if (end % bs && (err = zero_in_block(fs, ip, lb, 0, (uint32_t)(end % bs))))
 		return err;
 	lfs_file_drop_pages(fs, ip, fb, lb);
 	return lfs_bmap_free_range(fs, ip, fb, lb);

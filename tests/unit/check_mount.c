@@ -289,7 +289,7 @@ START_TEST(feature_bits)
 	sb.version = 2;
 	put_super(0, &sb);
 	ck_assert_int_eq(open_super(&got, &w, why, sizeof(why)), -EPROTONOSUPPORT);
-	ck_assert_str_eq(why, "image has format version 2 / incompatible features 0x1e; this lfs reads version 1");
+	ck_assert_str_eq(why, "image has format version 2 / incompatible features 0x3e; this lfs reads version 1");
 	ck_assert_int_eq(try_mount(false, &fs), -EPROTONOSUPPORT);
 
 	put_super(0, &orig);
