@@ -6,7 +6,8 @@
  * 1. Make a small image, mount it through the real code with the block
  *    trace on (bdev.c records every write and every flush), and run a
  *    random workload on the lfs.h API: create (by name, or as an O_TMPFILE
- *    file then named by link), write, overwrite, truncate, rename, link,
+ *    file then named by link), write, overwrite, fallocate (unwritten
+ *    blocks granted, past the end too) and punch, truncate, rename, link,
  *    unlink, mkdir, rmdir, fsync, extended attributes (one of up to
  *    30000 bytes, and up to hundreds of small ones: several XATTR blocks),
  *    and O_TMPFILE files written, fsynced
@@ -43,6 +44,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <linux/falloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +195,31 @@ do_write(struct workload *w, struct file *f)
 	if (f->size > w->max_size)
 		w->max_size = f->size;
 	return ret;
+}
+
+/* fallocate: a grant (unwritten blocks, the size moved or kept) or a
+ * punch; the model follows what succeeded. */
+static int
+do_fallocate(struct workload *w, struct file *f)
+{
+	static const int modes[] = { 0, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE };
+	int mode = modes[rnd_below(3)];
+	size_t off = rnd_below(f->size + 8192), len = 1 + rnd_below(100000);
+	if (off + len > 400000)
+		return 0;
+	int err = lfs_fallocate(w->fs, f->ino, mode, (off_t)off, (off_t)len);
+	if (err)
+		return err;
+	if (mode == 0 && off + len > f->size) {
+		f->data = realloc(f->data, off + len);
+		memset(f->data + f->size, 0, off + len - f->size);
+		f->size = off + len;
+	} else if (mode & FALLOC_FL_PUNCH_HOLE && off < f->size) {
+		memset(f->data + off, 0, (off + len < f->size ? off + len : f->size) - off);
+	}
+	if (f->size > w->max_size)
+		w->max_size = f->size;
+	return 0;
 }
 
 /* The value of the small attribute user.s<i>: a few bytes from i. */
@@ -427,8 +454,10 @@ workload_run(struct workload *w)
 			}
 		} else if (kind < 3) {
 			err = tmpfile_orphan(w);
-		} else if (kind < 45) {
+		} else if (kind < 40) {
 			err = do_write(w, f);
+		} else if (kind < 45) {
+			err = do_fallocate(w, f);
 		} else if (kind < 55) {
 			size_t ns = rnd_below(f->size + 5000);
 			struct stat a = { .st_size = (off_t)ns };
