@@ -12,7 +12,8 @@
  * applied to a copy of a small image built once (files inline and in
  * blocks, a sparse file three levels deep, a directory of several blocks,
  * a symlink, a fifo, xattrs, one file's in leaves and value blocks, hard
- * links, two snapshots and plain checkpoints kept, with blocks and
+ * links, a file of unwritten blocks (fallocate) with writes into them,
+ * two snapshots and plain checkpoints kept, with blocks and
  * records held for them in two pages of the held table, and psegs after
  * the last checkpoint with replaced-address and relink records); then
  * every checksum is re-sealed.  `target` picks the superblock, a
@@ -171,6 +172,11 @@ build_base(void)
 	uint64_t xa = mk(fs, LFS_ROOT_INO, "xa", 0, 0);
 	build_xattrs(fs, xa);
 	check(lfs_write(fs, big, "rewritten", 9, 4096, NULL) == 9, "overwrite"); /* dead blocks to clean */
+	/* unwritten blocks: direct and leaf slots marked, two written */
+	uint64_t resv = mk(fs, LFS_ROOT_INO, "resv", 0, 0);
+	check(lfs_fallocate(fs, resv, 0, 0, 40 * 4096) == 0, "fallocate");
+	check(lfs_write(fs, resv, "in", 2, 3 * 4096, NULL) == 2, "write into unwritten");
+	check(lfs_write(fs, resv, "in", 2, 20 * 4096, NULL) == 2, "write into unwritten");
 	check(lfs_checkpoint(fs) == 0, "checkpoint");
 	build_snapshots(fs, many.st_ino, big, xa);
 	/* after the checkpoint: rolled forward at mount */
@@ -179,6 +185,9 @@ build_base(void)
 	check(lfs_rename(fs, LFS_ROOT_INO, "big", d.st_ino, "big2", 0) == 0, "rename");
 	check(lfs_write(fs, sparse, "more", 4, 8192, NULL) == 4, "write");
 	check(lfs_write(fs, big, "again", 5, 0, NULL) == 5, "overwrite"); /* a replaced address listed */
+	/* rolled forward: records that reserve and give back unwritten blocks */
+	check(lfs_fallocate(fs, resv, FALLOC_FL_KEEP_SIZE, 40 * 4096, 16 * 4096) == 0, "fallocate");
+	check(lfs_fallocate(fs, resv, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 8 * 4096, 4 * 4096) == 0, "punch");
 	check(lfs_fsync(fs, LFS_ROOT_INO, false) == 0, "fsync");
 	/* an overwrite in tree 1, fsynced: a relink record */
 	check(lfs_write(fs, sparse, "relink", 6, 1ll << 30, NULL) == 6, "overwrite");
@@ -312,6 +321,7 @@ change(struct lfs_fs *fs, const struct found *f)
 		lfs_write(fs, ino, buf, 100, 0, NULL);
 		lfs_write(fs, ino, buf, sizeof(buf), 5000, NULL); /* out of the inode, if inline */
 		lfs_fallocate(fs, ino, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 10, 70000);
+		lfs_fallocate(fs, ino, 0, 60000, 100000); /* unwritten blocks in a crafted map */
 		st.st_size = 100;
 		lfs_setattr(fs, ino, &st, LFS_SET_SIZE, &st);
 	}

@@ -51,6 +51,16 @@ SEEDS = {
     "xent-slot": [("IMG_XENT", "0, 2, SUB_XENT_SLOT", SET, 43, 1, 0)],
     "xent-out": [("IMG_XENT", "LFS_XE_OFF_FLAGS, 1, 0", XOR, 3, 0, 1)],
     "xent-name": [("IMG_XENT", "0, 1, SUB_XENT_NAME", SET, 2, 0, 0)],
+    # unwritten blocks (lfs(5)): counts larger than the file or than the
+    # image, markers where the image or the file cannot have them
+    "inode-unwritten": [("IMG_INODE", "LFS_DI_OFF_UNWRITTEN, 4, 0", SET, 40, 0, 0xffffffff)],
+    "inode-unwritten-step": [("IMG_INODE", "LFS_DI_OFF_UNWRITTEN, 4, 0", ADD, 40, 0, 1)],
+    "inode-direct-unwritten": [("IMG_INODE", "LFS_DI_OFF_DIRECT, 8, 0", SET, 1, 0, (1 << 64) - 1)],
+    "inode-ind-unwritten": [("IMG_INODE", "LFS_DI_OFF_IND + 8, 8, 0", SET, 30, 0, (1 << 64) - 1)],
+    "node-unwritten": [("IMG_NODE", "0, 8, SUB_NODE_PTR", SET, 2, 7, (1 << 64) - 1)],
+    "ckpt-unwritten": [("IMG_CKPT", "LFS_CK_OFF_UNWRITTEN, 8, 0", SET, 1, 0, 1 << 40)],
+    "ckpt-unwritten-step": [("IMG_CKPT", "LFS_CK_OFF_UNWRITTEN, 8, 0", ADD, 1, 0, (1 << 64) - 1)],
+    "super-no-unwritten": [("IMG_SUPER", "LFS_SB_OFF_INCOMPAT, 4, 0", XOR, 0, 0, 32)],
     "snapshots-mixed": [("IMG_HELD", "LFS_HE_OFF_ORIG, 8, 0", ADD, 0, 0, 1),
                         ("IMG_HIST", "LFS_HI_OFF_SEQ, 8, 0", SET, 0, 0, 0),
                         ("IMG_REPL", "LFS_RP_OFF_COUNT, 4, 0", SET, 0, 0, 0)],

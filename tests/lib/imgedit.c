@@ -45,6 +45,8 @@ static const struct field ckpt_fields[] = {
 	/* the snapshot tables (appended: older inputs keep their fields) */
 	{ LFS_CK_OFF_HELD_ROOT, 8, 0 }, { LFS_CK_OFF_HELD_SLOTS, 8, 0 }, { LFS_CK_OFF_HIST_ROOT, 8, 0 },
 	{ LFS_CK_OFF_HIST_SLOTS, 4, 0 }, { LFS_CK_OFF_PROTECT, 4, 0 },
+	/* the unwritten blocks' sum (LFS_FEATURE_UNWRITTEN) */
+	{ LFS_CK_OFF_UNWRITTEN, 8, 0 },
 };
 static const struct field pseg_fields[] = {
 	{ LFS_PS_OFF_MAGIC, 4, 0 }, { LFS_PS_OFF_SEQ, 8, 0 }, { LFS_PS_OFF_CKPT, 8, 0 },
@@ -63,7 +65,7 @@ static const struct field inode_fields[] = {
 	{ LFS_DI_OFF_MAGIC, 4, 0 }, { LFS_DI_OFF_DIRECT, 8, 0 }, { LFS_DI_OFF_DIRECT + 8, 8, 0 },
 	{ LFS_DI_OFF_DIRECT + 88, 8, 0 }, { LFS_DI_OFF_IND, 8, 0 }, { LFS_DI_OFF_IND + 8, 8, 0 },
 	{ LFS_DI_OFF_IND + 24, 8, 0 }, { LFS_DI_OFF_XATTR, 8, 0 }, { LFS_INODE_HDR_SIZE, 1, 0 },
-	{ LFS_DI_OFF_XBLOCKS, 4, 0 },
+	{ LFS_DI_OFF_XBLOCKS, 4, 0 }, { LFS_DI_OFF_UNWRITTEN, 4, 0 },
 };
 static const struct field imap_fields[] = {
 	{ LFS_IM_OFF_DADDR, 8, 0 }, { LFS_IM_OFF_VERSION, 4, 0 }, { LFS_IM_OFF_SLOT, 2, 0 },

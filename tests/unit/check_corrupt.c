@@ -338,6 +338,102 @@ START_TEST(superblock_geometry_caps)
 }
 END_TEST
 
+static uint32_t craft_unwritten;
+
+static void
+set_unwritten(struct lfs_dinode *di)
+{
+	di->unwritten = craft_unwritten;
+}
+
+static void
+direct_unwritten(struct lfs_dinode *di)
+{
+	di->direct[0] = LFS_ADDR_UNWRITTEN;
+}
+
+/* The checkpoint regions' sum of unwritten blocks set to v, re-sealed. */
+static void
+craft_ckpt_unwritten(uint64_t v)
+{
+	size_t len;
+	uint8_t *buf = testfs_image_load(&len);
+	struct img im;
+	ck_assert_int_eq(img_open(&im, buf, len), 0);
+	for (uint32_t r = 0; r < 2; r++) {
+		uint64_t off;
+		unsigned w;
+		/* the last field: the sum */
+		ck_assert_int_eq(img_field(&im, IMG_CKPT, img_nfields(IMG_CKPT) - 1, r, 0, &off, &w), 0);
+		ck_assert_uint_eq(w, 8);
+		lfs_put64(buf + off, v);
+	}
+	img_reseal(&im);
+	img_close(&im);
+	testfs_image_store(buf, len);
+	free(buf);
+}
+
+/* Unwritten blocks (format.h) crafted where they cannot be: a count
+ * larger than the file's blocks, and a marker in a directory, make the
+ * inode EFSCORRUPTED; a count the map does not match is fsck's problem;
+ * a checkpoint's sum beyond the image refuses the mount, one that
+ * differs from the inodes' is fsck's problem.  The rest stays usable. */
+START_TEST(unwritten_counts_checked)
+{
+	testfs_make(16 << 20, 256 << 10);
+	struct lfs_fs *fs = testfs_mount();
+	mkfile(fs, LFS_ROOT_INO, "intact", "still here");
+	uint64_t r = testfs_mkfile(fs, LFS_ROOT_INO, "r");
+	ck_assert_int_eq(lfs_fallocate(fs, r, 0, 0, 40 * 4096), 0);
+	ck_assert_int_eq(lfs_write(fs, r, "x", 1, 5 * 4096, NULL), 1);
+	struct stat st;
+	ck_assert_int_eq(lfs_mkdir(fs, LFS_ROOT_INO, "d", 0755, &testfs_me, &st), 0);
+	uint64_t d = st.st_ino;
+	mkfile(fs, d, "in-d", "x");
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	ck_assert_uint_eq(fsck_problems(), 0);
+	size_t len;
+	uint8_t *pristine = testfs_image_load(&len);
+	uint64_t daddr;
+	uint16_t slot;
+
+	/* more unwritten than blocks */
+	record_of(r, &daddr, &slot);
+	craft_unwritten = 1000;
+	craft_record(daddr, slot, set_unwritten);
+	fs = testfs_mount();
+	ck_assert_int_eq(lfs_lookup(fs, LFS_ROOT_INO, "r", &st), -EFSCORRUPTED);
+	rest_is_usable(fs, "still here");
+
+	/* one fewer than the map marks: the record and the sum disagree */
+	testfs_image_store(pristine, len);
+	craft_unwritten = 38;
+	craft_record(daddr, slot, set_unwritten);
+	ck_assert_uint_eq(fsck_problems(), 2);
+
+	/* a marker in a directory's map */
+	testfs_image_store(pristine, len);
+	record_of(d, &daddr, &slot);
+	craft_record(daddr, slot, direct_unwritten);
+	fs = testfs_mount();
+	ck_assert_int_eq(lfs_lookup(fs, LFS_ROOT_INO, "d", &st), -EFSCORRUPTED);
+	rest_is_usable(fs, "still here");
+
+	/* the checkpoint's sum: beyond the image, then one too many */
+	testfs_image_store(pristine, len);
+	craft_ckpt_unwritten(1ull << 40);
+	struct lfs_opts o = testfs_opts();
+	fs = NULL;
+	ck_assert_int_eq(lfs_mount(testfs_path, &o, &fs), -EFSCORRUPTED);
+	testfs_image_store(pristine, len);
+	craft_ckpt_unwritten(40);
+	ck_assert_uint_eq(fsck_problems(), 1);
+	free(pristine);
+	testfs_remove();
+}
+END_TEST
+
 CHECK_MAIN("corrupt", "crafted", 120, reseal_alone_is_harmless, inline_size_beyond_inline_data,
 	   directory_size_wraps, directory_size_not_whole_blocks, rolled_forward_records,
-	   superblock_geometry_caps, block_count_checked)
+	   superblock_geometry_caps, block_count_checked, unwritten_counts_checked)
