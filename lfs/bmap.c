@@ -33,8 +33,8 @@ span(const struct lfs_fs *fs, unsigned k, unsigned level)
 	return ipow(fs->nptr, k - level);
 }
 
-static uint64_t
-tree_base(const struct lfs_fs *fs, unsigned k)
+uint64_t
+lfs_bmap_tree_base(const struct lfs_fs *fs, unsigned k)
 {
 	uint64_t b = LFS_NDIRECT;
 	for (unsigned j = 0; j < k; j++)
@@ -45,7 +45,7 @@ tree_base(const struct lfs_fs *fs, unsigned k)
 uint64_t
 lfs_bmap_max_blocks(const struct lfs_fs *fs)
 {
-	return tree_base(fs, LFS_NINDIRECT);
+	return lfs_bmap_tree_base(fs, LFS_NINDIRECT);
 }
 
 /* Split a logical block into (tree, rel).  Caller ensures lblk >= NDIRECT. */
@@ -53,7 +53,7 @@ static int
 locate(const struct lfs_fs *fs, uint64_t lblk, unsigned *k, uint64_t *rel)
 {
 	for (unsigned t = 0; t < LFS_NINDIRECT; t++) {
-		uint64_t base = tree_base(fs, t), cap = ipow(fs->nptr, t + 1);
+		uint64_t base = lfs_bmap_tree_base(fs, t), cap = ipow(fs->nptr, t + 1);
 		if (lblk < base + cap) {
 			*k = t;
 			*rel = lblk - base;
@@ -67,27 +67,6 @@ static struct lfs_node *
 node_new(const struct lfs_fs *fs)
 {
 	return lfs_calloc(1, sizeof(struct lfs_node) + (size_t)fs->nptr * sizeof(uint64_t));
-}
-
-static bool
-unw(uint64_t a)
-{
-	return a == LFS_ADDR_UNWRITTEN;
-}
-
-/* Unwritten blocks come (n > 0) or go: the inode's count and the
- * filesystem's.  A crafted map may name more than its record counts:
- * the counts stop at zero rather than wrap. */
-static void
-unwritten_add(struct lfs_fs *fs, struct lfs_inode *ip, int64_t n)
-{
-	if (n < 0 && (uint64_t)-n > ip->di.unwritten)
-		n = -(int64_t)ip->di.unwritten;
-	if (n < 0 && (uint64_t)-n > fs->unwritten)
-		fs->unwritten = (uint64_t)-n;
-	ip->di.unwritten = (uint32_t)((int64_t)ip->di.unwritten + n);
-	fs->unwritten = (uint64_t)((int64_t)fs->unwritten + n);
-	lfs_inode_dirty(fs, ip);
 }
 
 static int node_get(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool create, struct lfs_node **out,
@@ -139,7 +118,7 @@ node_get(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool create, stru
 	if (err)
 		return err;
 	uint64_t addr = slot ? *slot : 0;
-	if (!create && (unw(addr) || *under)) {
+	if (!create && (lfs_addr_unwritten(addr) || *under)) {
 		*under = true;
 		*out = NULL;
 		return 0;
@@ -151,7 +130,7 @@ node_get(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool create, stru
 	n = node_new(fs);
 	if (!n)
 		return -ENOMEM;
-	if (unw(addr)) {
+	if (lfs_addr_unwritten(addr)) {
 		for (uint32_t s = 0; s < fs->nptr; s++)
 			n->ptrs[s] = LFS_ADDR_UNWRITTEN;
 		n->dirty = true;
@@ -177,7 +156,7 @@ node_get(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id, bool create, stru
 		return -ENOMEM;
 	}
 	/* counted only once it is held: a failed put must leave the count */
-	if (!addr || unw(addr)) {
+	if (!addr || lfs_addr_unwritten(addr)) {
 		ip->reshaped = true;
 		ip->di.blocks++;
 		lfs_inode_dirty(fs, ip);
@@ -274,9 +253,9 @@ lfs_bmap_set(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, uint64_t ad
 		ip->di.blocks++;
 	else if (*old && !addr)
 		ip->di.blocks--;
-	if (unw(*old) != unw(addr))
-		unwritten_add(fs, ip, unw(addr) ? 1 : -1);
-	if (!*old != !addr || unw(*old) != unw(addr))
+	if (lfs_addr_unwritten(*old) != lfs_addr_unwritten(addr))
+		lfs_unwritten_add(fs, ip, lfs_addr_unwritten(addr) ? 1 : -1);
+	if (!*old != !addr || lfs_addr_unwritten(*old) != lfs_addr_unwritten(addr))
 		ip->reshaped = true;
 	lfs_inode_dirty(fs, ip);
 	return 0;
@@ -316,7 +295,7 @@ free_unwritten(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t *p, unsigned k,
 	if (lo <= a && a + sp <= hi) {
 		*p = 0;
 		ip->di.blocks -= sp <= ip->di.blocks ? sp : ip->di.blocks;
-		unwritten_add(fs, ip, -(int64_t)sp);
+		lfs_unwritten_add(fs, ip, -(int64_t)sp);
 		ip->reshaped = true;
 		return 1;
 	}
@@ -342,10 +321,10 @@ free_node(struct lfs_fs *fs, struct lfs_inode *ip, unsigned k, unsigned l, uint6
 		if (b <= lo || a >= hi)
 			continue;
 		if (l == k) {
-			if (unw(n->ptrs[s])) {
+			if (lfs_addr_unwritten(n->ptrs[s])) {
 				n->ptrs[s] = 0;
 				ip->di.blocks--;
-				unwritten_add(fs, ip, -1);
+				lfs_unwritten_add(fs, ip, -1);
 				ip->reshaped = true;
 				n->dirty = true;
 			} else if (n->ptrs[s]) {
@@ -362,7 +341,7 @@ free_node(struct lfs_fs *fs, struct lfs_inode *ip, unsigned k, unsigned l, uint6
 		bool cached = u64map_get(&ip->nodes, cid) != NULL;
 		if (!n->ptrs[s] && !cached)
 			continue;
-		if (unw(n->ptrs[s]) && !cached) {
+		if (lfs_addr_unwritten(n->ptrs[s]) && !cached) {
 			err = free_unwritten(fs, ip, &n->ptrs[s], k, l + 1, i * fs->nptr + s, a, sp, lo, hi);
 			n->dirty |= err == 1;
 			if (err < 0)
@@ -394,10 +373,10 @@ int
 lfs_bmap_free_range(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uint64_t end)
 {
 	for (uint64_t b = first; b < end && b < LFS_NDIRECT; b++) {
-		if (unw(ip->di.direct[b])) {
+		if (lfs_addr_unwritten(ip->di.direct[b])) {
 			ip->di.direct[b] = 0;
 			ip->di.blocks--;
-			unwritten_add(fs, ip, -1);
+			lfs_unwritten_add(fs, ip, -1);
 			ip->reshaped = true;
 		} else if (ip->di.direct[b]) {
 			lfs_repl_drop(fs, ip, ip->di.direct[b], LFS_BK_DATA);
@@ -407,7 +386,7 @@ lfs_bmap_free_range(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uin
 		}
 	}
 	for (unsigned k = 0; k < LFS_NINDIRECT; k++) {
-		uint64_t base = tree_base(fs, k), cap = ipow(fs->nptr, k + 1);
+		uint64_t base = lfs_bmap_tree_base(fs, k), cap = ipow(fs->nptr, k + 1);
 		if (end <= base || first >= base + cap)
 			continue;
 		bool cached = u64map_get(&ip->nodes, lfs_node_id(k, 0, 0)) != NULL;
@@ -415,7 +394,7 @@ lfs_bmap_free_range(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uin
 			continue;
 		uint64_t lo = first > base ? first - base : 0;
 		uint64_t hi = end - base < cap ? end - base : cap;
-		int err = unw(ip->di.ind[k]) && !cached
+		int err = lfs_addr_unwritten(ip->di.ind[k]) && !cached
 				  ? free_unwritten(fs, ip, &ip->di.ind[k], k, 0, 0, 0, cap, lo, hi)
 				  : free_node(fs, ip, k, 0, 0, lo, hi);
 		if (err < 0)
@@ -566,11 +545,11 @@ walk_node(struct walk *w, uint64_t addr, unsigned k, unsigned l, uint64_t i)
 		lfs_relink_patch_node(fs, w->di, id, ptrs);
 	}
 	free(blk);
-	uint64_t sp = span(fs, k, l), base = tree_base(fs, k) + i * fs->nptr * sp;
+	uint64_t sp = span(fs, k, l), base = lfs_bmap_tree_base(fs, k) + i * fs->nptr * sp;
 	for (uint32_t s = 0; s < fs->nptr && !err; s++) {
 		if (!ptrs[s])
 			continue;
-		if (unw(ptrs[s]) && w->unw_ok) {
+		if (lfs_addr_unwritten(ptrs[s]) && w->unw_ok) {
 			w->unwritten += sp;
 			continue;
 		}
@@ -613,33 +592,25 @@ walk_xattr_slots(struct lfs_fs *fs, uint64_t root, int (*fn)(void *ctx, uint64_t
 	return err;
 }
 
-/* Whether di's map may hold unwritten pointers (format.h). */
-static bool
-unwritten_ok(const struct lfs_fs *fs, const struct lfs_dinode *di)
-{
-	return (fs->sb.feature_incompat & LFS_FEATURE_UNWRITTEN) && S_ISREG(di->mode) &&
-	       !(di->flags & LFS_DI_INLINE);
-}
-
 int
 lfs_bmap_walk_disk_unwritten(struct lfs_fs *fs, const struct lfs_dinode *di,
 			     int (*fn)(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk), void *ctx,
 			     uint64_t *unwritten)
 {
-	struct walk w = { .fs = fs, .fn = fn, .ctx = ctx, .di = di, .unw_ok = unwritten_ok(fs, di) };
+	struct walk w = { .fs = fs, .fn = fn, .ctx = ctx, .di = di, .unw_ok = lfs_unwritten_ok(fs, di) };
 	u64map_init(&w.nodes);
 	const char *why;
 	/* what fn is given lies inside the log, as walk_node checks below */
 	int err = lfs_dinode_check(di, &fs->sb, &why);
 	if (!(di->flags & LFS_DI_INLINE))
 		for (uint64_t b = 0; b < LFS_NDIRECT && !err; b++) {
-			if (unw(di->direct[b]))
+			if (lfs_addr_unwritten(di->direct[b]))
 				w.unwritten++;
 			else if (di->direct[b])
 				err = fn(ctx, di->direct[b], LFS_BK_DATA, b);
 		}
 	for (unsigned k = 0; k < LFS_NINDIRECT && !err; k++) {
-		if (unw(di->ind[k]))
+		if (lfs_addr_unwritten(di->ind[k]))
 			w.unwritten += ipow(fs->nptr, k + 1);
 		else if (di->ind[k])
 			err = walk_node(&w, di->ind[k], k, 0, 0);
@@ -659,118 +630,4 @@ lfs_bmap_walk_disk(struct lfs_fs *fs, const struct lfs_dinode *di,
 		   int (*fn)(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk), void *ctx)
 {
 	return lfs_bmap_walk_disk_unwritten(fs, di, fn, ctx, NULL);
-}
-
-/* ---------------------------------------------------------------- */
-/* Unwritten blocks: what fallocate reserves (format.h).            */
-
-struct resv {
-	struct lfs_fs *fs;
-	struct lfs_inode *ip;
-	uint64_t first, end;        /* the range, logical blocks */
-	bool mark;                  /* mark the holes, or only count them */
-	uint64_t holes;
-	uint64_t a, b;              /* pages_in's question */
-	uint64_t pages;             /* and its answer */
-};
-
-static void
-count_page(uint64_t lblk, void *pg, void *ctx)
-{
-	struct resv *r = ctx;
-	(void)pg;
-	r->pages += lblk >= r->a && lblk < r->b;
-}
-
-/* Pages in [a, b): a page over a hole is a block that will be written. */
-static uint64_t
-pages_in(struct resv *r, uint64_t a, uint64_t b)
-{
-	if (!r->ip->pages.count)
-		return 0;
-	r->a = a;
-	r->b = b;
-	r->pages = 0;
-	u64map_each(&r->ip->pages, count_page, r);
-	return r->pages;
-}
-
-/* The holes under pointer *p to node (k, l, i), which maps the sp
- * blocks from logical block a; held in node `holder` (NULL: the inode).
- * A pointer none of whose blocks is mapped, cached or paged becomes
- * unwritten whole: a terabyte is a few pointers, not 2^28 slots. */
-static int
-resv_ptr(struct resv *r, uint64_t *p, struct lfs_node *holder, unsigned k, unsigned l, uint64_t i, uint64_t a,
-	 uint64_t sp)
-{
-	struct lfs_fs *fs = r->fs;
-	struct lfs_inode *ip = r->ip;
-	uint64_t lo = a > r->first ? a : r->first, hi = a + sp < r->end ? a + sp : r->end;
-	if (lo >= hi)
-		return 0;
-	struct lfs_node *n = u64map_get(&ip->nodes, lfs_node_id(k, l, i));
-	if (!n && unw(*p))
-		return 0;
-	if (!n && !*p && (!r->mark || (lo == a && hi == a + sp && !pages_in(r, a, a + sp)))) {
-		uint64_t h = hi - lo - pages_in(r, lo, hi);
-		r->holes += h;
-		if (r->mark) {
-			*p = LFS_ADDR_UNWRITTEN;
-			ip->di.blocks += sp;
-			unwritten_add(fs, ip, (int64_t)sp);
-			ip->reshaped = true;
-			if (holder)
-				holder->dirty = true;
-		}
-		return 0;
-	}
-	bool under;
-	int err = n ? 0 : node_get(fs, ip, lfs_node_id(k, l, i), r->mark, &n, &under);
-	if (err || !n)
-		return err;
-	uint64_t csp = sp / fs->nptr;
-	for (uint32_t s = 0; s < fs->nptr && !err; s++) {
-		uint64_t ca = a + s * csp;
-		if (ca + csp <= lo || ca >= hi)
-			continue;
-		if (l < k) {
-			err = resv_ptr(r, &n->ptrs[s], n, k, l + 1, i * fs->nptr + s, ca, csp);
-		} else if (!n->ptrs[s] && !u64map_get(&ip->pages, ca)) {
-			r->holes++;
-			if (r->mark) {
-				n->ptrs[s] = LFS_ADDR_UNWRITTEN;
-				n->dirty = true;
-				ip->di.blocks++;
-				unwritten_add(fs, ip, 1);
-				ip->reshaped = true;
-			}
-		}
-	}
-	return err;
-}
-
-int
-lfs_bmap_holes(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uint64_t end, bool mark,
-	       uint64_t *holes)
-{
-	struct resv r = { .fs = fs, .ip = ip, .first = first, .end = end, .mark = mark };
-	int err = 0;
-	*holes = 0;
-	if (mark && !unwritten_ok(fs, &ip->di))
-		return -EOPNOTSUPP;
-	for (uint64_t b = first; b < end && b < LFS_NDIRECT; b++) {
-		if (ip->di.direct[b] || u64map_get(&ip->pages, b))
-			continue;
-		r.holes++;
-		if (mark) {
-			ip->di.direct[b] = LFS_ADDR_UNWRITTEN;
-			ip->di.blocks++;
-			unwritten_add(fs, ip, 1);
-			ip->reshaped = true;
-		}
-	}
-	for (unsigned k = 0; k < LFS_NINDIRECT && !err; k++)
-		err = resv_ptr(&r, &ip->di.ind[k], NULL, k, 0, 0, tree_base(fs, k), ipow(fs->nptr, k + 1));
-	*holes = r.holes;
-	return err;
 }

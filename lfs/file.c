@@ -280,7 +280,7 @@ static int
 allocate_unwritten(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uint64_t end)
 {
 	uint64_t holes;
-	int err = lfs_bmap_holes(fs, ip, first, end, false, &holes);
+	int err = lfs_unwritten_holes(fs, ip, first, end, false, &holes);
 	if (err)
 		return err;
 	if (holes > LFS_UNWRITTEN_MAX - ip->di.unwritten)
@@ -288,7 +288,7 @@ allocate_unwritten(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uint
 	if ((err = lfs_space_admit(fs, LFS_SPACE_WRITE, holes * fs->bsize)))
 		return err;
 	ip->di.flags |= LFS_DI_PREALLOC;
-	err = lfs_bmap_holes(fs, ip, first, end, true, &holes);
+	err = lfs_unwritten_holes(fs, ip, first, end, true, &holes);
 	lfs_inode_dirty(fs, ip);
 	return err;
 }

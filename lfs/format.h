@@ -659,6 +659,7 @@ static inline uint64_t lfs_node_idx(uint64_t id) { return id & ((1ull << 52) - 1
  * written, which takes no new space, or freed.  A write into one under
  * a node pointer makes the node, its every slot unwritten. */
 #define LFS_ADDR_UNWRITTEN UINT64_MAX
+static inline bool lfs_addr_unwritten(uint64_t a) { return a == LFS_ADDR_UNWRITTEN; }
 /* The largest count a record's unwritten holds: fallocate reserves no
  * more in one file (ext4's files end at 2^32 blocks too). */
 #define LFS_UNWRITTEN_MAX UINT32_MAX

@@ -41,7 +41,8 @@
  *                          record, logged with its next one
  *   relink.c               the leaves roll-forward's relink records put
  *                          in place of those their maps name
- *   inode.c, bmap.c        inode cache, block maps
+ *   inode.c, bmap.c, unwritten.c  inode cache, block maps, the
+ *                          unwritten blocks fallocate reserves in them
  *   file.c, dir.c, xattr.c content, directories, extended attributes
  *   acl.c                  POSIX ACLs, on top of xattr.c
  *   inode_drop.c           an inode leaves memory, its content state too
@@ -679,11 +680,20 @@ int lfs_bmap_walk_disk(struct lfs_fs *fs, const struct lfs_dinode *di,
 int lfs_bmap_walk_disk_unwritten(struct lfs_fs *fs, const struct lfs_dinode *di,
 				 int (*fn)(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk), void *ctx,
 				 uint64_t *unwritten);
+/* The first logical block of tree k. */
+uint64_t lfs_bmap_tree_base(const struct lfs_fs *fs, unsigned k);
+
+/* unwritten.c */
+/* Whether di's map may hold unwritten pointers (format.h). */
+bool lfs_unwritten_ok(const struct lfs_fs *fs, const struct lfs_dinode *di);
+/* Unwritten blocks come (n > 0) or go: the inode's count and the
+ * filesystem's. */
+void lfs_unwritten_add(struct lfs_fs *fs, struct lfs_inode *ip, int64_t n);
 /* The holes of [first, end) with no page over them; `mark`: they become
  * unwritten (format.h, LFS_ADDR_UNWRITTEN), -EOPNOTSUPP where the image
  * or the inode cannot have them. */
-int lfs_bmap_holes(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uint64_t end, bool mark,
-		   uint64_t *holes);
+int lfs_unwritten_holes(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uint64_t end, bool mark,
+			uint64_t *holes);
 
 /* file.c */
 ssize_t lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, uint64_t off);
