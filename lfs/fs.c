@@ -1047,6 +1047,25 @@ lfs_checkpoint(struct lfs_fs *fs)
 }
 
 int
+lfs_lseek(struct lfs_fs *fs, uint64_t ino, off_t off, int whence, off_t *out)
+{
+	if (whence != SEEK_DATA && whence != SEEK_HOLE)
+		return -EINVAL;
+	if (off < 0)
+		return -ENXIO;
+	lock(fs);
+	struct lfs_inode *ip;
+	int err = lfs_iget(fs, ino, &ip);
+	if (!err && !S_ISREG(ip->di.mode))
+		err = -EINVAL;
+	uint64_t at = 0;
+	if (!err)
+		err = lfs_file_seek(fs, ip, (uint64_t)off, whence == SEEK_DATA, &at);
+	*out = (off_t)at;
+	return unlock(fs, err);
+}
+
+int
 lfs_fallocate(struct lfs_fs *fs, uint64_t ino, int mode, off_t off, off_t len)
 {
 	lock(fs);

@@ -433,20 +433,31 @@ op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, stru
 	fuse_reply_create(req, &e, fi);
 }
 
+/* Under the writeback cache, the kernel is asked to write back (launder)
+ * the pages of ino it holds from off on, so that what lfs answers next
+ * counts them; 0, or the notification's error. */
+static int
+launder_from(fuse_req_t req, fuse_ino_t ino, off_t off)
+{
+	struct lfs_daemon *d = D(req);
+	if (!d->writeback)
+		return 0;
+	pthread_mutex_lock(&d->flush_past_eof);
+	int err = fuse_lowlevel_notify_inval_inode(d->se, ino, off, 0);
+	pthread_mutex_unlock(&d->flush_past_eof);
+	return err;
+}
+
 /* A direct read that ends short of what was asked may have met the end
  * of the file as lfs knows it while the kernel's writeback cache holds
  * writes past it: the kernel flushes only the range a direct read covers,
  * and, unlike a buffered read, takes a short reply as the end.  So the
- * kernel is asked to write back (launder) its pages from there on, and
- * the read is made again. */
+ * kernel's pages from there on are laundered, and the read is made
+ * again. */
 static ssize_t
 read_past_cached_eof(fuse_req_t req, fuse_ino_t ino, char *buf, size_t size, off_t off, ssize_t n)
 {
-	struct lfs_daemon *d = D(req);
-	pthread_mutex_lock(&d->flush_past_eof);
-	int err = fuse_lowlevel_notify_inval_inode(d->se, ino, off + n, 0);
-	pthread_mutex_unlock(&d->flush_past_eof);
-	return err ? n : lfs_read(FS(req), ino, buf, size, off);
+	return launder_from(req, ino, off + n) ? n : lfs_read(FS(req), ino, buf, size, off);
 }
 
 static void
@@ -671,6 +682,24 @@ op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t lengt
 	fuse_reply_err(req, -err);
 }
 
+/* FUSE_LSEEK: the kernel asks only for SEEK_DATA and SEEK_HOLE, and
+ * answers SEEK_SET, SEEK_CUR and SEEK_END itself.  It writes back none
+ * of its dirty pages first: those from off on are laundered here, so
+ * that a write not yet written back is data, as on ext4. */
+static void
+op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi)
+{
+	(void)fi;
+	off_t at;
+	if (off >= 0)
+		launder_from(req, ino, off);
+	int err = lfs_lseek(FS(req), ino, off, whence, &at);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_lseek(req, at);
+}
+
 /* Sent at unmount only for fuseblk mounts, and umount(2) waits for the
  * answer: so the final checkpoint is written here, and the image let go,
  * before it returns.  The control server goes first: a snapshot view
@@ -891,4 +920,5 @@ const struct fuse_lowlevel_ops lfs_fuse_ops = {
 	.create = op_create,
 	.fallocate = op_fallocate,
 	.ioctl = op_ioctl,
+	.lseek = op_lseek,
 };

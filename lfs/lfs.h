@@ -207,6 +207,10 @@ int lfs_shutdown(struct lfs_fs *fs, unsigned how);
  * kept in step with chmod, as on ext4 mounted noacl. */
 void lfs_set_acl(struct lfs_fs *fs, bool on);
 int lfs_fallocate(struct lfs_fs *fs, uint64_t ino, int mode, off_t off, off_t len);
+/* lseek(2)'s SEEK_DATA or SEEK_HOLE (whence) from off: *out, or
+ * -ENXIO at or past the end of the file or with no data after off;
+ * unwritten blocks are holes, pages not yet written back are data. */
+int lfs_lseek(struct lfs_fs *fs, uint64_t ino, off_t off, int whence, off_t *out);
 
 /* readdir: fill is called per entry with the cookie to resume after it;
  * it returns nonzero when the caller's buffer is full. */

@@ -44,6 +44,7 @@
  *   inode.c, bmap.c, unwritten.c  inode cache, block maps, the
  *                          unwritten blocks fallocate reserves in them
  *   file.c, dir.c, xattr.c content, directories, extended attributes
+ *   seek.c                 SEEK_DATA and SEEK_HOLE over a map and its pages
  *   acl.c                  POSIX ACLs, on top of xattr.c
  *   inode_drop.c           an inode leaves memory, its content state too
  * Layer 5, writing back, checkpoints, cleaning, admission:
@@ -694,6 +695,11 @@ void lfs_unwritten_add(struct lfs_fs *fs, struct lfs_inode *ip, int64_t n);
  * or the inode cannot have them. */
 int lfs_unwritten_holes(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uint64_t end, bool mark,
 			uint64_t *holes);
+
+/* seek.c */
+/* SEEK_DATA (`data`) or SEEK_HOLE from byte off: the offset found, or
+ * -ENXIO (off at or past the end; no data after it). */
+int lfs_file_seek(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, bool data, uint64_t *out);
 
 /* file.c */
 ssize_t lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, uint64_t off);
