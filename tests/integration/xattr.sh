@@ -310,7 +310,7 @@ emptied=$(comm -12 "$WORK/segs1" "$WORK/empty" | wc -l)
 [ "$emptied" -gt 0 ] || fail "none of the $n1 segments holding the XATTR blocks of cl was emptied by the cleaner"
 # 5. an image from before the feature (its bit cleared in both
 # superblocks, as mkfs.lfs wrote them until now; record_charge,
-# snapshots and relink too, which came later and change nothing for the
+# snapshots, relink and unwritten too, which came later and change nothing for the
 # empty image's root record): one block per inode,
 # E2BIG beyond it; lfs-tune -O xattr_blocks turns it on, and the old
 # attributes stay readable beside new large ones
@@ -322,7 +322,7 @@ with open(sys.argv[1], "r+b") as f:
     sb = bytearray(f.read(256))
     bs = struct.unpack_from("<I", sb, 16)[0]
     backup = struct.unpack_from("<Q", sb, 168)[0]
-    struct.pack_into("<I", sb, 12, struct.unpack_from("<I", sb, 12)[0] & ~30)
+    struct.pack_into("<I", sb, 12, struct.unpack_from("<I", sb, 12)[0] & ~62)
     struct.pack_into("<I", sb, 252, zlib.crc32(bytes(sb[:252])))
     for at in (0, backup * bs):
         f.seek(at); f.write(sb)
