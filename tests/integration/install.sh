@@ -42,12 +42,30 @@ installed_ok() {
 	local unit="$root$systemdsystemunitdir/lfs_cleanerd@.service"
 	[ -f "$unit" ] || fail "$systemdsystemunitdir/lfs_cleanerd@.service not installed"
 	grep -q "^ExecStart=$sbindir/lfs_cleanerd -f %f\$" "$unit" || fail "the unit does not run $sbindir/lfs_cleanerd"
+	unit_bound "$root" "$unit"
 	! grep -n '@[a-z]*@' "$helper" "$unit" || fail "unsubstituted @variables@"
 	grep -q "IMPORT{program}=\"$sbindir/lfs-probe -o udev \$devnode\"" "$root$udevrulesdir/59-lfs.rules" ||
 		fail "$udevrulesdir/59-lfs.rules does not run $sbindir/lfs-probe"
 	[ -f "$root$sysconfdir/lfs_cleanerd.conf" ] || fail "$sysconfdir/lfs_cleanerd.conf not installed"
 	grep -aqF "$sysconfdir/lfs_cleanerd.conf" "$root$sbindir/lfs_cleanerd" ||
 		fail "lfs_cleanerd does not read $sysconfdir/lfs_cleanerd.conf by default"
+}
+
+# unit_bound ROOT UNIT: the cleaner's unit, for the mount point
+# /mnt/lfs, is bound to that mount's unit (systemd-analyze verify resolves
+# BindsTo= against a mount unit of that name beside it, and fails on one
+# it cannot find) and is wanted by it
+unit_bound() {
+	local d="$WORK/units"
+	rm -rf "$d"
+	mkdir -p "$d"
+	printf '[Mount]\nWhat=/srv/lfs.img\nWhere=/mnt/lfs\nType=fuse.lfs\n' >"$d/mnt-lfs.mount"
+	sed "s|^ExecStart=$sbindir/|ExecStart=$1$sbindir/|" "$2" >"$d/lfs_cleanerd@.service"
+	ln -s lfs_cleanerd@.service "$d/lfs_cleanerd@mnt-lfs.service"
+	(cd "$d" && systemd-analyze verify --man=no mnt-lfs.mount lfs_cleanerd@mnt-lfs.service) >"$WORK/verify" 2>&1 ||
+		{ cat "$WORK/verify"; fail "systemd-analyze verify of the cleaner's unit"; }
+	grep -qx "BindsTo=%i.mount" "$2" && grep -qx "WantedBy=%i.mount" "$2" ||
+		fail "the cleaner's unit is not bound to its mount"
 }
 
 # ---------------------------------------------------------------- 1. DESTDIR
