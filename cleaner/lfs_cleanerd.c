@@ -30,6 +30,7 @@
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,6 +68,8 @@ struct cleaner {
 	bool futile;
 	uint64_t futile_at;
 	bool said_idle, said_no_room; /* each reason is logged once */
+	bool no_victims;            /* the last wake-up below the target found no
+				     * segment with dead space to clean */
 	uint32_t state;             /* enum lfs_cleaner_state last told the daemon */
 	uint64_t passes, segs_cleaned, bytes_read, blocks_moved;
 };
@@ -384,7 +387,11 @@ run(struct cleaner *c)
 			c->cleaning = true;
 		else if (pct >= c->cfg.max_clean_pct)
 			c->cleaning = false;
-		uint32_t state = c->cleaning ? LFS_CLEANER_CLEANING : LFS_CLEANER_IDLE;
+		bool waiting = c->cleaning && c->futile && st.bytes_freed == c->futile_at;
+		/* --status says why a cleaner below its target does not clean */
+		uint32_t state = !c->cleaning ? LFS_CLEANER_IDLE :
+				 waiting || c->said_no_room || c->no_victims ? LFS_CLEANER_WAITING :
+									       LFS_CLEANER_CLEANING;
 		if (state != c->state) {
 			uint64_t more;
 			if ((err = report_state(c, state, &more)))
@@ -392,7 +399,6 @@ run(struct cleaner *c)
 			now |= more & LFS_CLEANER_CMD_NOW;
 		}
 		size_t nv = 0;
-		bool waiting = c->cleaning && c->futile && st.bytes_freed == c->futile_at;
 		if (waiting && !c->said_idle) {
 			say(LOG_INFO, "not cleaning: the last pass gained no segment (%llu of %llu clean); "
 			    "waiting until data is deleted or overwritten",
@@ -408,6 +414,7 @@ run(struct cleaner *c)
 			size_t max = c->cfg.segs_per_pass < 1024 ? c->cfg.segs_per_pass : 1024;
 			nv = lfs_policy_select(&c->cfg, c->usage, c->nsegs, c->seg_bytes, now_ns(), max, victims);
 		}
+		c->no_victims = c->cleaning && !waiting && !now && nv == 0;
 		/* victims whose live blocks fit one request: the daemon moves
 		 * a request whole or not at all */
 		uint64_t blocks = 0;
@@ -513,20 +520,35 @@ state_name(uint64_t state)
 		[LFS_CLEANER_ABSENT] = "absent", [LFS_CLEANER_STARTING] = "starting",
 		[LFS_CLEANER_RESTARTING] = "restarting", [LFS_CLEANER_STOPPED] = "stopped",
 		[LFS_CLEANER_IDLE] = "idle", [LFS_CLEANER_CLEANING] = "cleaning",
-		[LFS_CLEANER_SUSPENDED] = "suspended",
+		[LFS_CLEANER_SUSPENDED] = "suspended", [LFS_CLEANER_WAITING] = "waiting",
 	};
 	return state < sizeof(names) / sizeof(names[0]) && names[state] ? names[state] : "unknown";
+}
+
+/* Why a running cleaner does not clean, or "" (`full`: df has no room) */
+static const char *
+why_not_cleaning(const struct lfs_ctl_stats *st, bool full)
+{
+	if (st->cleaner_state == LFS_CLEANER_WAITING)
+		return "no segment it may clean (past protection_period) holds dead space to gain, or "
+		       "there is no room for the blocks it would move; it cleans again once data is "
+		       "deleted or overwritten";
+	if (st->cleaner_state == LFS_CLEANER_IDLE && full)
+		return "enough segments are clean; the filesystem is full of live data, which cleaning "
+		       "cannot shrink: delete files or snapshots (lfs-ckpt -d)";
+	return "";
 }
 
 /* "running (pid 12), idle" or "restarting in 2 s; the last one was
  * killed by signal 9": who cleans now, for --status */
 static void
-describe_cleaner(const struct lfs_ctl_stats *st, char *buf, size_t len)
+describe_cleaner(const struct lfs_ctl_stats *st, bool full, char *buf, size_t len)
 {
 	int n;
+	const char *why = why_not_cleaning(st, full);
 	if (st->cleaner_pid)
-		n = snprintf(buf, len, "running (pid %llu), %s", (unsigned long long)st->cleaner_pid,
-			     state_name(st->cleaner_state));
+		n = snprintf(buf, len, "running (pid %llu), %s%s%s", (unsigned long long)st->cleaner_pid,
+			     state_name(st->cleaner_state), *why ? ": " : "", why);
 	else if (st->cleaner_state == LFS_CLEANER_RESTARTING)
 		n = snprintf(buf, len, "restarting in %.1f s", (double)st->cleaner_restart_ms / 1000.0);
 	else
@@ -587,6 +609,8 @@ status(const char *mountpoint, bool json)
 	for (uint64_t s = 0; s < c.nsegs; s++)
 		if (c.usage[s].state == 1)
 			hist[lfs_ctl_bin(c.usage[s].live_bytes, c.seg_bytes)]++;
+	struct statvfs sv;
+	bool full = statvfs(mountpoint, &sv) == 0 && sv.f_bavail == 0;
 	/* moves and cleaner reads are counted since the mount: so is new data */
 	double new_data = (double)(st.bytes_written_mount - st.bytes_moved);
 	double wcost = new_data > 0 ? (new_data + (double)st.cleaner_bytes_read + (double)st.bytes_moved) / new_data : 1;
@@ -594,7 +618,7 @@ status(const char *mountpoint, bool json)
 		printf("{\"segments\":%llu,\"clean\":%llu,\"reserved\":%llu,\"live_bytes\":%llu,\"bytes_written\":%llu,"
 		       "\"segments_cleaned\":%llu,\"blocks_moved\":%llu,\"bytes_moved\":%llu,\"cleaner_bytes_read\":%llu,"
 		       "\"cleaner_passes\":%llu,\"cleaner_pid\":%llu,\"cleaner_state\":\"%s\","
-		       "\"cleaner_restarts\":%llu,\"readonly\":%s,\"checkpoints\":%llu,\"write_cost\":%.4f,"
+		       "\"cleaner_why\":\"%s\",\"cleaner_restarts\":%llu,\"readonly\":%s,\"checkpoints\":%llu,\"write_cost\":%.4f,"
 		       "\"snapshots\":%u,\"kept_checkpoints\":%u,\"held_bytes\":%llu,\"protection_period_s\":%llu,"
 		       "\"utilization_histogram\":[",
 		       (unsigned long long)st.segs_total, (unsigned long long)st.segs_clean,
@@ -602,7 +626,7 @@ status(const char *mountpoint, bool json)
 		       (unsigned long long)st.bytes_written, (unsigned long long)st.segs_cleaned,
 		       (unsigned long long)st.blocks_moved, (unsigned long long)st.bytes_moved,
 		       (unsigned long long)st.cleaner_bytes_read, (unsigned long long)st.cleaner_passes,
-		       (unsigned long long)st.cleaner_pid, state_name(st.cleaner_state),
+		       (unsigned long long)st.cleaner_pid, state_name(st.cleaner_state), why_not_cleaning(&st, full),
 		       (unsigned long long)st.cleaner_restarts, st.readonly ? "true" : "false",
 		       (unsigned long long)st.checkpoints, wcost, snaps, kept, (unsigned long long)held,
 		       (unsigned long long)protect);
@@ -625,8 +649,8 @@ status(const char *mountpoint, bool json)
 		printf("  snapshots       %u, and %u plain checkpoints kept (protection period %llu s); "
 		       "%.1f MiB of the live bytes held for them\n",
 		       snaps, kept, (unsigned long long)protect, (double)held / 1048576.0);
-		char who[256];
-		describe_cleaner(&st, who, sizeof(who));
+		char who[512];
+		describe_cleaner(&st, full, who, sizeof(who));
 		printf("  cleaner         %s\n", who);
 		printf("  cleaning        %llu passes, %llu segments cleaned, %.1f MiB read, %llu blocks moved\n",
 		       (unsigned long long)st.cleaner_passes,

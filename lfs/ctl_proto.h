@@ -171,6 +171,9 @@ enum lfs_cleaner_state {
 	LFS_CLEANER_IDLE = 4,       /* registered, waiting for the thresholds */
 	LFS_CLEANER_CLEANING = 5,   /* registered, between passes */
 	LFS_CLEANER_SUSPENDED = 6,  /* registered, obeying lfs-clean --suspend */
+	LFS_CLEANER_WAITING = 7,    /* registered, below its target but nothing to
+				     * gain (no dead space, a futile pass, no room
+				     * to move): waits for deletes or overwrites */
 };
 
 /* Bits of the LFS_CTL_CLEANER_STATE answer. */

@@ -220,7 +220,7 @@ cleaner_hello(struct lfs_ctl_server *srv, struct client *c, uint64_t *other)
 static int
 cleaner_state(struct lfs_ctl_server *srv, struct client *c, uint64_t state, uint64_t *cmd)
 {
-	if (state < LFS_CLEANER_IDLE || state > LFS_CLEANER_SUSPENDED)
+	if (state < LFS_CLEANER_IDLE || state > LFS_CLEANER_WAITING)
 		return -EINVAL;
 	pthread_mutex_lock(&srv->lock);
 	int err = 0;

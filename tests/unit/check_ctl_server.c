@@ -232,6 +232,8 @@ START_TEST(one_registered_cleaner)
 	ck_assert_uint_eq(r.val[0], (uint64_t)getpid());
 	ck_assert_int_eq(call(b, LFS_CTL_CLEANER_STATE, LFS_CLEANER_IDLE, &r), -EPERM);
 	ck_assert_int_eq(call(a, LFS_CTL_CLEANER_STATE, LFS_CLEANER_STOPPED, &r), -EINVAL);
+	ck_assert_int_eq(call(a, LFS_CTL_CLEANER_STATE, LFS_CLEANER_WAITING + 1, &r), -EINVAL);
+	ck_assert_int_eq(call(a, LFS_CTL_CLEANER_STATE, LFS_CLEANER_WAITING, &r), 0);
 	ck_assert_int_eq(call(a, LFS_CTL_CLEANER_STATE, LFS_CLEANER_CLEANING, &r), 0);
 	ck_assert_uint_eq(r.val[0], 0);
 	struct lfs_ctl_req rep = { .magic = LFS_CTL_MAGIC, .version = LFS_CTL_VERSION, .op = LFS_CTL_CLEANER_STATS,
