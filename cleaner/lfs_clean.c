@@ -44,7 +44,7 @@ verb_error(int verb, int err)
 	case -ESRCH: return "no cleaner is running (lfs-clean --start starts one)";
 	case -EAGAIN: return "cleaning is suspended (lfs-clean --resume first)";
 	case -EOPNOTSUPP: return "this daemon runs no cleaner (mounted read-only?)";
-	case -EROFS: return verb == LFS_CLEAN_RW ? "mounted with -o ro: unmount and mount it read-write" : strerror(-err);
+	case -EROFS: return verb == LFS_CLEAN_RW ? "its image could not be opened for writing (a read-only device or file)" : strerror(-err);
 	case -EBUSY: return "the filesystem is being unmounted";
 	default: return lfs_ctl_strerror(err);
 	}

@@ -29,6 +29,7 @@ lfs_bdev_adopt(struct lfs_bdev *dev, int fd, bool readonly)
 	memset(dev, 0, sizeof(*dev));
 	dev->trace_fd = -1;
 	dev->readonly = readonly;
+	dev->writable = !readonly;
 	dev->fd = fd;
 	struct stat st;
 	if (fstat(dev->fd, &st) < 0) {
@@ -44,6 +45,10 @@ lfs_bdev_adopt(struct lfs_bdev *dev, int fd, bool readonly)
 			return err;
 		}
 		dev->size_bytes = sz;
+		/* a read-only device opens for writing, and fails each write */
+		int ro = 0;
+		if (ioctl(dev->fd, BLKROGET, &ro) == 0 && ro)
+			dev->writable = false;
 	} else if (S_ISREG(st.st_mode)) {
 		dev->size_bytes = (uint64_t)st.st_size;
 	} else {

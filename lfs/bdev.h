@@ -24,6 +24,8 @@
 struct lfs_bdev {
 	int fd;
 	bool readonly;
+	bool writable;              /* opened for writing, and not a read-only device:
+				     * readonly may be lifted */
 	uint32_t block_size;
 	uint64_t size_bytes;        /* of the file or device */
 	uint64_t bytes_written;     /* since open */

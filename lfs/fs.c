@@ -1001,14 +1001,21 @@ lfs_set_readonly(struct lfs_fs *fs, bool ro)
 		lfs_log("%s", err ? "read-only: not switched, writing what was buffered failed"
 				  : "read-only now: everything buffered is on disk");
 	} else if (!ro && fs->dev.readonly) {
-		if (fs->opts.readonly)
-			err = -EROFS; /* the image was opened read-only, without the lock */
-		else if (fs->quiesced)
+		bool opening = fs->opts.readonly;
+		if (fs->quiesced)
 			err = -EBUSY; /* unmounting */
+		else if (!fs->dev.writable || fs->opts.snapshot)
+			err = -EROFS; /* the image was opened read-only, or this is a view */
 		else
 			fs->dev.readonly = false;
+		if (!err && opening && (err = lfs_mount_open_log(fs)) != 0)
+			fs->dev.readonly = true;
 		if (!err)
-			lfs_log("read-write again");
+			fs->opts.readonly = false; /* mounted -o ro: now as a read-write mount */
+		if (!err)
+			lfs_log("read-write %s", opening ? "now (mounted read-only)" : "again");
+		else if (opening && err != -EROFS)
+			lfs_log("read-write: not switched, opening the log for writing failed: %s", strerror(-err));
 	}
 	return unlock(fs, err);
 }

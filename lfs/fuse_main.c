@@ -400,6 +400,9 @@ main(int argc, char *argv[])
 	o.trace_path = c.trace;
 	o.fault = c.fault ? c.fault : getenv("LFS_FAULT");
 	o.readonly = c.ro;
+	/* mount -o remount,rw makes a -o ro mount writable, as ext4's;
+	 * a snapshot stays read-only */
+	o.upgradable = c.ro && !c.snapshot;
 	o.snapshot = c.snapshot;
 	o.hold_lock = true; /* one daemon per image, read-only or not */
 	o.atime = c.atime;
@@ -519,8 +522,10 @@ main(int argc, char *argv[])
 	if (lfs_log_fd() >= 0)
 		dup2(lfs_log_fd(), STDERR_FILENO);
 	pthread_create(&d.ticker, NULL, ticker, &d);
-	/* requests refused room wait for its rounds instead of cleaning */
-	bool reclaiming = !c.ro && pthread_create(&d.reclaimer, NULL, reclaimer, d.fs) == 0;
+	/* requests refused room wait for its rounds instead of cleaning;
+	 * a -o ro mount may become writable, a snapshot may not */
+	bool writable = !c.snapshot;
+	bool reclaiming = writable && pthread_create(&d.reclaimer, NULL, reclaimer, d.fs) == 0;
 	struct lfs_ctl_server *ctl = NULL;
 	err = c.snapshot ? 0 : lfs_ctl_server_start(d.fs, c.image, &ctl);
 	if (err)
@@ -531,8 +536,9 @@ main(int argc, char *argv[])
 		lfs_ctl_server_set_requests(ctl, &rq);
 	}
 	/* supervised: restarted when it dies, started and stopped by
-	 * lfs-clean; a read-only mount has nothing to clean */
-	if (!err && !c.ro &&
+	 * lfs-clean; on a read-only mount it waits, suspended, for
+	 * mount -o remount,rw */
+	if (!err && writable &&
 	    (err = lfs_supervisor_start(ctl, cleaner, c.mountpoint, c.cleaner_conf, !c.no_cleaner, &d.sup)))
 		lfs_log("cannot supervise a cleaner: %s", strerror(-err));
 	/* several threads: one can be in the kernel fetching or answering

@@ -29,6 +29,8 @@ struct lfs_opts {
 	bool rf_compare_maps;       /* roll-forward ignores the replaced addresses logged
 				     * and compares block maps, a testing aid */
 	bool readonly;
+	bool upgradable;            /* readonly: the image is opened for writing when it can be, so
+				     * that lfs_set_readonly(fs, false) makes the mount writable */
 	bool hold_lock;             /* a daemon: hold the image lock alone while mounted, read-only too */
 	bool lock_held;             /* read-only: the caller holds the image lock itself (lfs-resize) */
 	bool verbose;
@@ -338,9 +340,11 @@ bool lfs_needs_recovery(const struct lfs_fs *fs);
 /* The read-only switch that stands in for mount -o remount,ro|rw (the
  * kernel tells a FUSE daemon nothing of a remount; lfs(8), REMOUNTING).
  * To read-only: everything buffered is written and a checkpoint taken,
- * then every change fails with EROFS.  Back: only for a mount that
- * opened its image for writing (not -o ro) and has not begun to unmount.
- * 0 or -errno. */
+ * then every change fails with EROFS.  Back: for a mount that has not
+ * begun to unmount, read-write or mounted read-only with `upgradable`
+ * (the log is then opened for writing as a read-write mount does it);
+ * -EROFS for a snapshot or an image that could not be opened for
+ * writing.  0 or -errno. */
 int lfs_set_readonly(struct lfs_fs *fs, bool ro);
 bool lfs_is_readonly(struct lfs_fs *fs);
 

@@ -908,6 +908,11 @@ int lfs_read_super(struct lfs_bdev *dev, uint64_t block, struct lfs_super *sb);
 /* mount.c */
 /* Segments kept back (lfs_plan_geometry explains how many, and why). */
 uint64_t lfs_reserve_segs(uint64_t nsegs, uint32_t nimap, uint32_t nsut, uint32_t seg_blocks);
+/* A writable mount's last steps, after roll-forward (at mount, or when a
+ * read-only one becomes writable): the log goes on in fresh segments
+ * if it was not cleanly unmounted, relinks and orphans are settled, and
+ * a checkpoint opens a new epoch.  The device must be writable. */
+int lfs_mount_open_log(struct lfs_fs *fs);
 
 
 /* clean.c */

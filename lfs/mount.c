@@ -268,6 +268,57 @@ lock_image(struct lfs_bdev *dev, const char *path, bool readonly, bool hold)
 	return err;
 }
 
+/* -o ro that may become rw (upgradable): opened for writing when the
+ * image allows it, and marked read-only until lfs_set_readonly lifts it. */
+static int
+open_image(struct lfs_bdev *dev, const char *path, const struct lfs_opts *opts)
+{
+	if (!opts->readonly || !opts->upgradable)
+		return lfs_bdev_open(dev, path, opts->readonly);
+	int err = lfs_bdev_open(dev, path, false);
+	if (err == -EACCES || err == -EROFS || err == -EPERM || err == -ETXTBSY)
+		return lfs_bdev_open(dev, path, true);
+	dev->readonly = true;
+	return err;
+}
+
+int
+lfs_mount_open_log(struct lfs_fs *fs)
+{
+	/* what the regions hold, so that checkpoints write only what
+	 * changes (region.c) */
+	int err = 0;
+	for (int w = 0; w < 2 && !err; w++)
+		err = lfs_region_adopt(fs, w);
+	if (err)
+		return err;
+	if (fs->needs_recovery) {
+		/* Continue in fresh segments, so psegs left after the end
+		 * of the log can never follow new ones (recover.c). */
+		err = lfs_seg_pick_next(fs, &fs->cur_seg);
+		if (!err)
+			err = lfs_seg_pick_next(fs, &fs->next_seg);
+		fs->cur_off = 0;
+	} else {
+		/* roll-forward marked them dirty: the log goes on in them */
+		lfs_seg_set_state(fs, fs->cur_seg, LFS_SEG_ACTIVE);
+		lfs_seg_set_state(fs, fs->next_seg, LFS_SEG_ACTIVE);
+	}
+	/* the leaves relink records left out are written by the
+	 * checkpoint below; a read-only mount keeps the relinks */
+	if (!err)
+		err = lfs_recover_relinks(fs);
+	if (!err)
+		free_orphans(fs);
+	/* A new epoch: psegs of this mount are told apart from any
+	 * left behind by earlier ones. */
+	if (!err)
+		err = lfs_ckpt_write(fs, false);
+	if (!err)
+		lfs_relink_free(fs);
+	return err;
+}
+
 int
 lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 {
@@ -277,7 +328,7 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 		return -EINVAL;
 	}
 	struct lfs_bdev dev;
-	int err = lfs_bdev_open(&dev, path, opts->readonly);
+	int err = open_image(&dev, path, opts);
 	if (err) {
 		lfs_log("%s: %s", path, strerror(-err));
 		return err;
@@ -337,36 +388,8 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 		lfs_log("the root directory is missing from the inode map");
 		err = -EFSCORRUPTED;
 	}
-	/* what the regions hold, so that checkpoints write only what
-	 * changes (region.c) */
-	for (int w = 0; w < 2 && !err && !opts->readonly; w++)
-		err = lfs_region_adopt(fs, w);
-	if (!err && !opts->readonly) {
-		if (fs->needs_recovery) {
-			/* Continue in fresh segments, so psegs left after the end
-			 * of the log can never follow new ones (recover.c). */
-			err = lfs_seg_pick_next(fs, &fs->cur_seg);
-			if (!err)
-				err = lfs_seg_pick_next(fs, &fs->next_seg);
-			fs->cur_off = 0;
-		} else {
-			/* roll-forward marked them dirty: the log goes on in them */
-			lfs_seg_set_state(fs, fs->cur_seg, LFS_SEG_ACTIVE);
-			lfs_seg_set_state(fs, fs->next_seg, LFS_SEG_ACTIVE);
-		}
-		/* the leaves relink records left out are written by the
-		 * checkpoint below; a read-only mount keeps the relinks */
-		if (!err)
-			err = lfs_recover_relinks(fs);
-		if (!err)
-			free_orphans(fs);
-		/* A new epoch: psegs of this mount are told apart from any
-		 * left behind by earlier ones. */
-		if (!err)
-			err = lfs_ckpt_write(fs, false);
-		if (!err)
-			lfs_relink_free(fs);
-	}
+	if (!err && !opts->readonly)
+		err = lfs_mount_open_log(fs);
 	if (err) {
 		fs_free(fs);
 		return err;
