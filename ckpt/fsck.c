@@ -91,6 +91,7 @@ main(int argc, char **argv)
 	/* roll-forward is what a healthy image after a crash, or a live
 	 * one, needs: not a problem to report */
 	lfs_log_set_quiet_info(!verbose);
+	lfs_log_set_debug(verbose);
 	struct lfs_opts o;
 	lfs_opts_default(&o);
 	o.readonly = true;

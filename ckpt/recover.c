@@ -469,8 +469,13 @@ lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
 	u64map_free(&visited);
 	fs->pseg_seq = a_seq;
 	*found = psegs;
+	/* one sentence for the administrator; the counts for a debug log */
 	if (psegs || !(hdr->flags & LFS_CKPT_CLEAN))
-		lfs_log_info("recovery: rolled forward %llu groups (%llu psegs, %llu inode records, %llu of them "
+		lfs_log_info("recovery: rolled forward %llu groups written after the last checkpoint in %.1f ms%s",
+			     (unsigned long long)groups, (double)(lfs_now_ns() - t0) / 1e6,
+			     hdr->flags & LFS_CKPT_CLEAN ? "" : " (the last mount did not end cleanly)");
+	if (psegs || !(hdr->flags & LFS_CKPT_CLEAN))
+		lfs_log_debug("recovery: rolled forward %llu groups (%llu psegs, %llu inode records, %llu of them "
 			     "counted from the addresses they replaced, %llu relink records; %llu older blocks read, "
 			     "%llu of them asked for ahead, %llu summaries read ahead to check them) in %.1f ms; "
 			     "log ends: %s",
@@ -567,7 +572,7 @@ lfs_recover_relinks(struct lfs_fs *fs)
 	free(inos);
 	free(leaves);
 	if (!err)
-		lfs_log_info("recovery: relinked leaves of %zu files: the %llu block-map nodes above them read in %.1f ms",
+		lfs_log_debug("recovery: relinked leaves of %zu files: the %llu block-map nodes above them read in %.1f ms",
 			     n, (unsigned long long)(fs->cache_nodes - nodes), (double)(lfs_now_ns() - t0) / 1e6);
 	return err;
 }

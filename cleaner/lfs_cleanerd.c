@@ -75,18 +75,32 @@ struct cleaner {
 };
 
 static bool log_stderr;
+static bool log_stamp;          /* LFS_LOG=stamp */
+static const char *log_mnt = "";
 
 static void
 say(int prio, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	if (log_stderr) {
+	char msg[2048];
+	if (log_stderr && log_stamp) {
+		/* the daemon's log file: its lines' time, pid, and which
+		 * filesystem (the mount point) */
+		char when[32];
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		time_t now = time(NULL);
+		struct tm tm;
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
+		fprintf(stderr, "%s lfs_cleanerd[%d]: %s: %s\n", when, (int)getpid(), log_mnt, msg);
+	} else if (log_stderr) {
 		fputs("lfs_cleanerd: ", stderr);
 		vfprintf(stderr, fmt, ap);
 		fputc('\n', stderr);
 	} else {
-		vsyslog(prio, fmt, ap);
+		/* syslog names the program and pid; the line the mount */
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		syslog(prio, "%s%s%s", log_mnt, log_mnt[0] ? ": " : "", msg);
 	}
 	va_end(ap);
 }
@@ -317,7 +331,8 @@ send_checkpoint_protection(struct cleaner *c)
 	struct lfs_ctl_resp r;
 	uint32_t s = (uint32_t)c->cfg.keep_ckpt_s;
 	int err = call(c, LFS_CTL_PROTECT, 0, s, NULL, 0, &r, NULL, 0);
-	if (err && (s || err != -EOPNOTSUPP))
+	/* a read-only mount takes it when it goes read-write (resumed) */
+	if (err && err != -EROFS && (s || err != -EOPNOTSUPP))
 		say(LOG_WARNING, "checkpoint_protection %u: %s", s,
 		    err == -EOPNOTSUPP ? "the image has no snapshots (lfs-tune -O snapshots); no checkpoint is kept" :
 					 lfs_ctl_strerror(err));
@@ -345,8 +360,10 @@ run(struct cleaner *c)
 			sleep_s(c->cfg.interval_s); /* SIGUSR1 ends it early */
 			continue;
 		}
-		if (c->state == LFS_CLEANER_SUSPENDED)
+		if (c->state == LFS_CLEANER_SUSPENDED) {
 			say(LOG_INFO, "resumed");
+			send_checkpoint_protection(c);
+		}
 		bool now = cmd & LFS_CLEANER_CMD_NOW;
 		if (got_reload) {
 			got_reload = 0;
@@ -759,6 +776,8 @@ main(int argc, char **argv)
 	const char *via = getenv("LFS_LOG");
 	bool to_syslog = !c.foreground || (via && strcmp(via, "syslog") == 0);
 	log_stderr = !(c.foreground && to_syslog);
+	log_stamp = c.foreground && via && strcmp(via, "stamp") == 0;
+	log_mnt = mnt;
 	if (to_syslog)
 		openlog("lfs_cleanerd", LOG_PID, LOG_DAEMON);
 	char msg[512];

@@ -43,7 +43,16 @@ struct lfs_daemon {
 	struct lfs_fuse_io io;
 	bool quiesced;              /* DESTROY: the final checkpoint is written */
 	const char *mountpoint;     /* for the syncfs before a shutdown */
+	uint64_t mounted_ns;        /* lfs_daemon_now_ns at the mount; 0: not mounted */
+	bool unmount_logged;
 };
+
+/* A monotonic clock, in ns. */
+uint64_t lfs_daemon_now_ns(void);
+/* The line at unmount, once: where, after how long, and whether the
+ * final checkpoint was written (err: what lfs_quiesce returned; ro:
+ * the filesystem was read-only, so nothing was). */
+void lfs_daemon_log_unmount(struct lfs_daemon *d, int err, bool ro);
 
 /* The operations, with a struct lfs_daemon as the session's userdata. */
 extern const struct fuse_lowlevel_ops lfs_fuse_ops;

@@ -77,6 +77,7 @@ struct cmdline {
 	int noacl;
 	int noblkdev;
 	char *log;
+	int verbose;                /* -o verbose: the debug lines too */
 	char *snapshot;             /* -o snapshot=NAME|NUMBER */
 	char *cp;                   /* -o cp=NUMBER, as NILFS names it */
 	/* the standard mount options lfs honours itself (opt_proc) */
@@ -103,6 +104,7 @@ static const struct fuse_opt lfs_fuse_opts[] = {
 	OPT("noacl", noacl),
 	OPT("noblkdev", noblkdev),
 	OPT("log=%s", log),
+	OPT("verbose", verbose),
 	OPT("snapshot=%s", snapshot),
 	OPT("cp=%s", cp),
 	OPT("-f", foreground),
@@ -260,6 +262,7 @@ usage(FILE *f)
 	       "    -o max_ratio=N       share of the dirty page cache the mount may use, %% (default 40)\n"
 	       "    -o log=FILE          append messages to FILE (default: stderr with -f; else\n"
 	       "                         syslog, or /var/log/lfs.log or ~/.lfs.log without one)\n"
+	       "    -o verbose           log the details too (what recovery counted)\n"
 	       "    -o noblkdev          plain FUSE mount, not fuseblk over a loop device (root):\n"
 	       "                         sync(1) and umount then do not wait for the daemon\n"
 	       "    -o writethrough      every write() reaches the daemon: a full filesystem fails\n"
@@ -324,7 +327,38 @@ choose_log(struct cmdline *c)
 	}
 	if (!c->log)
 		fprintf(stderr, "lfs: no syslog on this host: messages go to %s\n", path);
+	setenv("LFS_LOG", "stamp", 1); /* the cleaner's lines, as this file's */
 	return 0;
+}
+
+/* The -o options as given, for the line at mount. */
+static void
+given_options(int argc, char *argv[], char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (int i = 1; i < argc && n < len; i++) {
+		const char *o = strcmp(argv[i], "-o") == 0 && i + 1 < argc ? argv[++i] :
+				strncmp(argv[i], "-o", 2) == 0 ? argv[i] + 2 : NULL;
+		if (o) {
+			int w = snprintf(buf + n, len - n, "%s%s", n ? "," : "", o);
+			n = w < 0 ? len : n + (size_t)w;
+		}
+	}
+}
+
+/* The line an administrator looks for: what was mounted, where, how,
+ * how long it took, and whether the last unmount was clean. */
+static void
+log_mounted(const struct cmdline *c, struct lfs_fs *fs, const char *opts, uint64_t t0)
+{
+	const char *how = c->snapshot ? "snapshot, read-only" : c->ro ? "read-only" : "read-write";
+	const char *state = c->snapshot ? "" :
+			    !lfs_needs_recovery(fs) ? "; the last unmount was clean" :
+			    c->ro ? "; the last mount did not end cleanly: recovered in memory, the image is unchanged" :
+				    "; the last mount did not end cleanly: recovered";
+	lfs_log("mounted at %s (%s%s%s) in %.0f ms%s", c->mountpoint, how, opts[0] ? ", -o " : "", opts,
+		(double)(lfs_daemon_now_ns() - t0) / 1e6, state);
 }
 
 int
@@ -337,6 +371,9 @@ main(int argc, char *argv[])
 	 * 239-305 in one, both measured side by side).  Most of the work
 	 * is under the filesystem's lock anyway. */
 	mallopt(M_ARENA_MAX, 1);
+	uint64_t t0 = lfs_daemon_now_ns();
+	char opts_given[1024];
+	given_options(argc, argv, opts_given, sizeof(opts_given));
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct cmdline c = { .timeout = 1.0, .ckpt_interval = UINT_MAX, .ckpt_segs = UINT_MAX,
 			   .flush_ms = UINT_MAX, .dirty_mb = UINT_MAX, .max_ratio = UINT_MAX };
@@ -344,6 +381,7 @@ main(int argc, char *argv[])
 		cmdline_free(&c, &args);
 		return 2;
 	}
+	lfs_log_set_debug(c.verbose);
 	if (c.show_help || c.show_version) {
 		if (c.show_help)
 			usage(stdout);
@@ -430,6 +468,18 @@ main(int argc, char *argv[])
 		cmdline_free(&c, &args);
 		return 1;
 	}
+	/* The log is chosen before the image is opened: what the mount
+	 * says (recovery, the cache's bound) goes there, not to the
+	 * caller's standard error, which sees it only if the mount fails.
+	 * Each line of the file or syslog names the image. */
+	char name[PATH_MAX + LFS_HIST_NAME_MAX + 2];
+	snprintf(name, sizeof(name), "%s%s%s", c.image, c.snapshot ? "@" : "", c.snapshot ? c.snapshot : "");
+	lfs_log_set_name(name);
+	if (choose_log(&c)) {
+		cmdline_free(&c, &args);
+		return 1;
+	}
+	lfs_log_hold();
 	struct lfs_daemon d = { .timeout = c.timeout, .writeback = !c.writethrough, .acl = !c.noacl,
 				.flush_past_eof = PTHREAD_MUTEX_INITIALIZER };
 	lfs_fuse_cache_init(&d.cache);
@@ -441,6 +491,7 @@ main(int argc, char *argv[])
 			  lfs_mount(c.image, &o, &d.fs);
 	if (err) {
 		char shown[LFS_ESC_LEN(LFS_HIST_NAME_MAX + 1)];
+		lfs_log_release(true);
 		fprintf(stderr, "lfs: cannot mount %s%s%s: %s\n", c.image, c.snapshot ? ", snapshot " : "",
 			c.snapshot ? lfs_escape(c.snapshot, LFS_ESC_SHOW, shown, sizeof(shown)) : "", strerror(-err));
 		lfs_fuse_cache_free(&d.cache);
@@ -506,18 +557,18 @@ main(int argc, char *argv[])
 	if (lfs_statfs(d.fs, &sv) == 0)
 		d.usable = (uint64_t)sv.f_blocks * sv.f_frsize;
 	lfs_fuse_cache_setup(&d.cache, c.mountpoint, d.usable, c.max_ratio);
-	if ((err = choose_log(&c))) {
-		ret = 1;
-		goto out_unmount;
-	}
 	/* cached writes beyond the room kept for them could be lost at
-	 * writeback: such a mount writes through unless told (lfs(8)) */
-	if (d.writeback && !c.writeback && !c.ro && !lfs_fuse_cache_bounded(&d.cache, d.usable)) {
+	 * writeback: such a mount writes through unless told (lfs(8)); a
+	 * read-only one too, as it may be remounted read-write */
+	if (d.writeback && !c.writeback && !lfs_fuse_cache_bounded(&d.cache, d.usable)) {
 		d.writeback = false;
 		lfs_log("cache: so writes to %s go through to the daemon; -o writeback buffers them anyway, "
 			"and a full filesystem may then fail writes only at fsync or close", c.mountpoint);
 	}
+	lfs_log_release(false);
 	fuse_daemonize(c.foreground);
+	log_mounted(&c, d.fs, opts_given, t0);
+	d.mounted_ns = lfs_daemon_now_ns();
 	/* the cleaner, started with -f, writes to our standard error */
 	if (lfs_log_fd() >= 0)
 		dup2(lfs_log_fd(), STDERR_FILENO);
@@ -557,15 +608,18 @@ main(int argc, char *argv[])
 		lfs_reclaim_stop(d.fs);
 		pthread_join(d.reclaimer, NULL);
 	}
-out_unmount:
 	fuse_session_unmount(se);
 out_sig:
 	fuse_remove_signal_handlers(se);
 out_se:
 	fuse_session_destroy(se);
 out_fs:
-	if (lfs_unmount(d.fs))
+	lfs_log_release(true); /* unless the mount was made */
+	bool ro = lfs_is_readonly(d.fs);
+	err = lfs_unmount(d.fs);
+	if (err)
 		ret = 1;
+	lfs_daemon_log_unmount(&d, err, ro); /* unless DESTROY did */
 	lfs_remote_free(remote);
 	lfs_fuse_cache_free(&d.cache);
 	cmdline_free(&c, &args);

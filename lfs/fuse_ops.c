@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* A change refused room is made again once the reclaimer has made some
@@ -713,8 +714,48 @@ op_destroy(void *userdata)
 	d->sup = NULL;
 	lfs_ctl_server_stop(d->ctl);
 	d->ctl = NULL;
-	lfs_quiesce(d->fs);
+	bool ro = lfs_is_readonly(d->fs);
+	int err = lfs_quiesce(d->fs);
 	d->quiesced = true;
+	/* before umount returns: the line is there when it does */
+	lfs_daemon_log_unmount(d, err, ro);
+}
+
+uint64_t
+lfs_daemon_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* "3 h 2 min", "5 min 7 s", "1.2 s" */
+static void
+span(uint64_t ns, char *buf, size_t len)
+{
+	uint64_t s = ns / 1000000000u;
+	if (s >= 3600)
+		snprintf(buf, len, "%llu h %llu min", (unsigned long long)(s / 3600), (unsigned long long)(s % 3600 / 60));
+	else if (s >= 60)
+		snprintf(buf, len, "%llu min %llu s", (unsigned long long)(s / 60), (unsigned long long)(s % 60));
+	else
+		snprintf(buf, len, "%.1f s", (double)ns / 1e9);
+}
+
+void
+lfs_daemon_log_unmount(struct lfs_daemon *d, int err, bool ro)
+{
+	if (!d->mounted_ns || d->unmount_logged)
+		return;
+	d->unmount_logged = true;
+	char took[64];
+	span(lfs_daemon_now_ns() - d->mounted_ns, took, sizeof(took));
+	if (err)
+		lfs_log("unmounted from %s after %s: the final checkpoint failed (%s); the next mount recovers",
+			d->mountpoint, took, strerror(-err));
+	else
+		lfs_log("unmounted from %s after %s, %s", d->mountpoint, took,
+			ro ? "read-only: nothing written" : "clean");
 }
 
 int

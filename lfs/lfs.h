@@ -61,6 +61,18 @@ void lfs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * without -v, mutes these and keeps every warning. */
 void lfs_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void lfs_log_set_quiet_info(bool quiet);
+/* The details behind an info line (what roll-forward counted), logged
+ * only once lfs_log_set_debug(true) asks for them (-o verbose, -v). */
+void lfs_log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void lfs_log_set_debug(bool on);
+/* The filesystem every line of the file or syslog names (the image),
+ * so that the lines of several mounts can be told apart. */
+void lfs_log_set_name(const char *name);
+/* From lfs_log_hold until lfs_log_release, lines also stay in memory
+ * (the first 16 KiB): a mount that fails shows them on standard error
+ * (show), one that succeeds leaves them in its log alone. */
+void lfs_log_hold(void);
+void lfs_log_release(bool show);
 
 struct lfs_cred {
 	uid_t uid;

@@ -7,6 +7,8 @@
 #include "lfs_int.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -69,6 +71,7 @@ lfs_log_fd(void)
 }
 
 static bool log_quiet_info;
+static bool log_debug;
 
 void
 lfs_log_set_quiet_info(bool quiet)
@@ -76,14 +79,56 @@ lfs_log_set_quiet_info(bool quiet)
 	log_quiet_info = quiet;
 }
 
-static void lfs_vlog(const char *fmt, va_list ap);
+void
+lfs_log_set_debug(bool on)
+{
+	log_debug = on;
+}
+
+static char log_name[1024];
+
+void
+lfs_log_set_name(const char *name)
+{
+	snprintf(log_name, sizeof(log_name), "%s", name ? name : "");
+}
+
+/* lfs_log_hold's lines; one lock for them and for the line written */
+#define LOG_HELD_MAX (16u << 10)
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *log_held;
+static size_t log_held_len;
+
+void
+lfs_log_hold(void)
+{
+	pthread_mutex_lock(&log_lock);
+	if (!log_held)
+		log_held = malloc(LOG_HELD_MAX);
+	log_held_len = 0;
+	pthread_mutex_unlock(&log_lock);
+}
+
+void
+lfs_log_release(bool show)
+{
+	pthread_mutex_lock(&log_lock);
+	if (show && log_held && log_held_len && !(log_file == NULL && !log_syslog))
+		fwrite(log_held, 1, log_held_len, stderr);
+	free(log_held);
+	log_held = NULL;
+	log_held_len = 0;
+	pthread_mutex_unlock(&log_lock);
+}
+
+static void lfs_vlog(int prio, const char *fmt, va_list ap);
 
 void
 lfs_log(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	lfs_vlog(fmt, ap);
+	lfs_vlog(LOG_NOTICE, fmt, ap);
 	va_end(ap);
 }
 
@@ -94,26 +139,46 @@ lfs_log_info(const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	lfs_vlog(fmt, ap);
+	lfs_vlog(LOG_INFO, fmt, ap);
 	va_end(ap);
 }
 
-static void
-lfs_vlog(const char *fmt, va_list ap)
+void
+lfs_log_debug(const char *fmt, ...)
 {
+	if (!log_debug)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	lfs_vlog(LOG_DEBUG, fmt, ap);
+	va_end(ap);
+}
+
+/* One write per line, so that the threads' lines do not mix.  Standard
+ * error (-f) is one mount's own; the file and syslog name the image. */
+static void
+lfs_vlog(int prio, const char *fmt, va_list ap)
+{
+	char msg[2048];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	const char *sep = log_name[0] ? ": " : "";
+	pthread_mutex_lock(&log_lock);
+	if (log_held && log_held_len < LOG_HELD_MAX) {
+		int n = snprintf(log_held + log_held_len, LOG_HELD_MAX - log_held_len, "lfs: %s\n", msg);
+		log_held_len = n < 0 ? log_held_len : log_held_len + (size_t)n;
+		if (log_held_len > LOG_HELD_MAX - 1)
+			log_held_len = LOG_HELD_MAX - 1;
+	}
 	if (log_syslog) {
-		vsyslog(LOG_NOTICE, fmt, ap);
+		syslog(prio, "%s%s%s", log_name, sep, msg);
 	} else if (log_file) {
 		char when[32];
 		time_t now = time(NULL);
 		struct tm tm;
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
-		fprintf(log_file, "%s lfs[%d]: ", when, (int)getpid());
-		vfprintf(log_file, fmt, ap);
-		fputc('\n', log_file);
+		fprintf(log_file, "%s lfs[%d]: %s%s%s\n", when, (int)getpid(), log_name, sep, msg);
 	} else {
-		fputs("lfs: ", stderr);
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
+		fprintf(stderr, "lfs: %s\n", msg);
 	}
+	pthread_mutex_unlock(&log_lock);
 }

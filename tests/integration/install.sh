@@ -119,7 +119,7 @@ for i in $(seq 50); do
 	sleep 0.1
 done
 [ -n "$cleaner" ] || fail "no $sbindir/lfs_cleanerd for $MNT"
-grep -q "lfs_cleanerd: cleaning $MNT .*settings from $sysconfdir/lfs_cleanerd.conf" "$WORK/lfs.log" ||
+grep -q "lfs_cleanerd\[[0-9]*\]: $MNT: cleaning $MNT .*settings from $sysconfdir/lfs_cleanerd.conf" "$WORK/lfs.log" ||
 	{ cat "$WORK/lfs.log"; fail "the cleaner did not say it read $sysconfdir/lfs_cleanerd.conf"; }
 # remount,ro and back, through the helper (mount.fuseblk.lfs as root)
 env -i /usr/bin/mount -o remount,ro "$MNT" || fail "mount -o remount,ro"
