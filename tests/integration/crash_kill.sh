@@ -147,7 +147,7 @@ for round in 7 8; do
 	for w in 1 2 3; do wait_fsyncs 1 '^d' "$WORK/ow.$w"; done
 	wait_fsyncs $(( RANDOM % KILL_AFTER + 3 )) '^d' "$WORK"/ow.[1-3]
 	kill_daemon $pids
-	lfs_mount
+	lfs_mount verbose # the recovery line with its counts
 	r=$(sed -n 's/.*, \([0-9]*\) relink records;.*/\1/p' "$WORK/daemon.log" | tail -1)
 	relinked=$((relinked + ${r:-0}))
 	for w in 1 2 3; do
