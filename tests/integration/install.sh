@@ -47,6 +47,12 @@ installed_ok() {
 	grep -q "IMPORT{program}=\"$sbindir/lfs-probe -o udev \$devnode\"" "$root$udevrulesdir/59-lfs.rules" ||
 		fail "$udevrulesdir/59-lfs.rules does not run $sbindir/lfs-probe"
 	[ -f "$root$sysconfdir/lfs_cleanerd.conf" ] || fail "$sysconfdir/lfs_cleanerd.conf not installed"
+	local rot="$root$sysconfdir/logrotate.d/lfs"
+	[ -f "$rot" ] || fail "$sysconfdir/logrotate.d/lfs not installed"
+	grep -q "^/var/log/lfs.log {" "$rot" || fail "logrotate.d/lfs does not rotate /var/log/lfs.log"
+	# logrotate parses it (a dry run: -d reads, rotates nothing)
+	logrotate -d "$rot" >"$WORK/logrotate.out" 2>&1 && ! grep -qi "error" "$WORK/logrotate.out" ||
+		{ cat "$WORK/logrotate.out"; fail "logrotate -d $sysconfdir/logrotate.d/lfs"; }
 	grep -aqF "$sysconfdir/lfs_cleanerd.conf" "$root$sbindir/lfs_cleanerd" ||
 		fail "lfs_cleanerd does not read $sysconfdir/lfs_cleanerd.conf by default"
 }
