@@ -40,6 +40,7 @@
  * described (seed, state, what was wrong) and the exit status is 1.
  */
 #include "lfs_int.h"
+#include "state_img.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -547,26 +548,44 @@ big_seal(struct workload *w, struct big *b)
 	return err;
 }
 
+/* Version i + 1 in buf (size in *size) from version i there. */
+static void
+big_apply(const struct big *b, size_t i, uint8_t *buf, size_t *size)
+{
+	const struct big_op *o = &b->ops[i];
+	if (o->len) {
+		if (o->off + o->len > *size) {
+			memset(buf + *size, 0, o->off > *size ? o->off - *size : 0);
+			*size = o->off + o->len;
+		}
+		memcpy(buf + o->off, o->data, o->len);
+	} else {
+		if (o->off > *size)
+			memset(buf + *size, 0, o->off - *size);
+		*size = o->off;
+	}
+}
+
+/* The size of the newest version. */
+static size_t
+big_size(const struct big *b)
+{
+	size_t size = b->init_size;
+	for (size_t i = 0; i < b->nops; i++) {
+		const struct big_op *o = &b->ops[i];
+		size = !o->len ? o->off : o->off + o->len > size ? o->off + o->len : size;
+	}
+	return size;
+}
+
 /* The content of version v (size in *size), in buf. */
 static void
 big_version(const struct big *b, size_t v, uint8_t *buf, size_t *size)
 {
 	memcpy(buf, b->init, b->init_size);
 	*size = b->init_size;
-	for (size_t i = 0; i < v; i++) {
-		const struct big_op *o = &b->ops[i];
-		if (o->len) {
-			if (o->off + o->len > *size) {
-				memset(buf + *size, 0, o->off > *size ? o->off - *size : 0);
-				*size = o->off + o->len;
-			}
-			memcpy(buf + o->off, o->data, o->len);
-		} else {
-			if (o->off > *size)
-				memset(buf + *size, 0, o->off - *size);
-			*size = o->off;
-		}
-	}
+	for (size_t i = 0; i < v; i++)
+		big_apply(b, i, buf, size);
 }
 
 static int
@@ -595,11 +614,7 @@ relink_workload(struct workload *w)
 	const size_t tree1 = (12u + 512u) * 4096u;
 	for (unsigned op = 0; op < w->ops; op++) {
 		struct big *b = &w->big[rnd_below(BIG_FILES)];
-		size_t size;
-		size_t maxsz = BIG_BYTES + (256u << 10);
-		uint8_t *cur = malloc(maxsz + (64u << 10));
-		big_version(b, b->nops, cur, &size);
-		free(cur);
+		size_t size = big_size(b), maxsz = BIG_BYTES + (256u << 10);
 		unsigned kind = (unsigned)rnd_below(100);
 		int err = 0;
 		if (kind < 60 && size > tree1 + 4096) {
@@ -668,14 +683,12 @@ parse_trace(const uint8_t *t, size_t len, size_t *n)
 }
 
 struct checker {
-	const uint8_t *base;
 	struct rec *recs;
 	size_t nrecs;
 	struct workload *w;
-	int memfd;
-	char path[64];
-	uint8_t *img;
+	struct state_img si;        /* the durable image, and the one mounted */
 	uint64_t states, failures;
+	uint64_t same;              /* states identical to one checked at their point */
 	uint64_t views;             /* -S: snapshots read back */
 	uint64_t big_versions;      /* -R: versions a state was compared with */
 	uint64_t relinked_states;   /* -R: states whose roll-forward applied relink records */
@@ -717,7 +730,7 @@ check_big(struct checker *c, struct lfs_fs *fs, off_t durable, const char *what)
 			/* a version whose group was in flight may be whole */
 			if (v == b->nops || b->ops[v].t > c->inflight_end)
 				break;
-			big_version(b, ++v, want, &size);
+			big_apply(b, v++, want, &size);
 		}
 		lfs_forget(fs, st.st_ino, 1);
 		if (!found) {
@@ -784,18 +797,15 @@ check_snaps(struct checker *c, struct lfs_fs *fs, off_t durable, const char *wha
 	free(buf);
 }
 
-/* Mount the state now in c->img and check it. */
+/* Mount the state now in c->si and check it. */
 static int
 check_state(struct checker *c, off_t durable_upto, const char *what)
 {
-	c->states++;
-	if (pwrite(c->memfd, c->img, IMG_BYTES, 0) != (ssize_t)IMG_BYTES)
-		return -EIO;
 	struct lfs_opts o;
 	lfs_opts_default(&o);
 	o.readonly = true;
 	struct lfs_fs *fs;
-	int err = lfs_mount(c->path, &o, &fs);
+	int err = lfs_mount(c->si.path, &o, &fs);
 	uint64_t problems = 0;
 	if (!err) {
 		c->relinked_states += fs->rf_relinked > 0;
@@ -808,19 +818,15 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 		printf("crashsim: %s: %s, %llu fsck problems\n", what, err ? strerror(-err) : "mounted",
 		       (unsigned long long)problems);
 		const char *keep = getenv("CRASHSIM_KEEP");
-		if (keep && !c->failures) { /* the first failing state, to look at */
-			int kfd = open(keep, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-			if (kfd < 0 || pwrite(kfd, c->img, IMG_BYTES, 0) != (ssize_t)IMG_BYTES)
-				printf("crashsim: CRASHSIM_KEEP=%s: %s\n", keep, strerror(errno));
-			if (kfd >= 0)
-				close(kfd);
-		}
+		if (keep && !c->failures && (err = state_img_save(&c->si, keep))) /* the first failing state */
+			printf("crashsim: CRASHSIM_KEEP=%s: %s\n", keep, strerror(-err));
 		c->failures++;
 		return 0;
 	}
 	o.readonly = false;
 	o.ckpt_interval_s = 0;
-	if ((err = lfs_mount(c->path, &o, &fs))) {
+	o.trace_path = c->si.trace_path; /* what it writes is undone after */
+	if ((err = lfs_mount(c->si.path, &o, &fs))) {
 		printf("crashsim: %s: read-write mount failed: %s\n", what, strerror(-err));
 		c->failures++;
 		return 0;
@@ -892,7 +898,7 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 	/* -R: what the recovering mount wrote holds the relinks by itself */
 	if (!err && c->w->relink) {
 		o.readonly = true;
-		if ((err = lfs_mount(c->path, &o, &fs))) {
+		if ((err = lfs_mount(c->si.path, &o, &fs))) {
 			printf("crashsim: %s: mount after the recovering one failed: %s\n", what, strerror(-err));
 			c->failures++;
 			return 0;
@@ -911,6 +917,62 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 		lfs_abandon(fs);
 	}
 	return 0;
+}
+
+/* Check the state of flush point `point` (trace record i; the writes
+ * first..i-1 in flight), and `torn` torn variants: a random subset of
+ * the writes in flight reached the disk, one of them torn.  A variant
+ * that makes the same bytes as one checked before at this point is
+ * that state again: counted, not mounted again.  Then the writes in
+ * flight join the durable image.  0, or -errno if the image cannot be
+ * rebuilt. */
+static int
+check_point(struct checker *c, size_t first, size_t i, unsigned torn, unsigned seed, unsigned point)
+{
+	off_t durable = first ? c->recs[first - 1].end : 0;
+	c->inflight_end = i > first ? c->recs[i - 1].end : durable;
+	struct overlay *ov = calloc(torn + 1, sizeof(*ov));
+	char what[160];
+	int err = 0;
+	overlay_init(&ov[0], &c->si);
+	snprintf(what, sizeof(what), "seed %u flush point %u", seed, point);
+	c->states++;
+	check_state(c, durable, what);
+	err = state_img_undo(&c->si);
+	for (unsigned k = 1; k <= torn && i > first && !err; k++) {
+		overlay_init(&ov[k], &c->si);
+		size_t tornrec = first + rnd_below(i - first);
+		for (size_t j = first; j < i; j++) {
+			const struct rec *r = &c->recs[j];
+			if (j != tornrec && rnd_below(2))
+				continue;
+			size_t len = r->len;
+			if (j == tornrec && len >= 4096)
+				len = (rnd_below(len / 4096)) * 4096 + 2048; /* a block written half */
+			overlay_add(&ov[k], &c->si, r->off, r->data, len);
+		}
+		overlay_settle(&ov[k], &c->si);
+		c->states++;
+		bool seen = false;
+		for (unsigned m = 0; m < k && !seen; m++)
+			seen = overlay_same(&ov[m], &ov[k], &c->si);
+		if (seen) {
+			c->same++;
+			continue;
+		}
+		snprintf(what, sizeof(what), "seed %u flush point %u torn variant %u", seed, point, k - 1);
+		if (!(err = state_img_load(&c->si, &ov[k]))) {
+			check_state(c, durable, what);
+			err = state_img_undo(&c->si);
+		}
+	}
+	for (unsigned k = 0; k <= torn; k++)
+		if (ov[k].blk)
+			overlay_free(&ov[k], &c->si);
+	free(ov);
+	for (size_t j = first; j < i && !err; j++)
+		err = state_img_apply(&c->si, c->recs[j].off, c->recs[j].data, c->recs[j].len);
+	return err;
 }
 
 int
@@ -936,6 +998,8 @@ main(int argc, char **argv)
 		}
 	}
 	rng_state = seed;
+	/* what each recovery did is noise here; warnings still show */
+	lfs_log_set_quiet_info(true);
 	char dir[] = "/tmp/lfs-crash-XXXXXX";
 	if (!mkdtemp(dir))
 		return 2;
@@ -986,53 +1050,24 @@ main(int argc, char **argv)
 	fstat(fd, &st);
 	uint8_t *t = mmap(NULL, (size_t)st.st_size + 1, PROT_READ, MAP_PRIVATE, fd, 0);
 	size_t nrecs;
-	struct checker c = { .base = base, .w = &w };
+	struct checker c = { .w = &w };
 	c.recs = parse_trace(t, (size_t)st.st_size, &nrecs);
 	c.nrecs = nrecs;
-	c.memfd = memfd_create("lfs-crash-state", 0);
-	snprintf(c.path, sizeof(c.path), "/proc/self/fd/%d", c.memfd);
-	c.img = malloc(IMG_BYTES);
-	if (c.memfd < 0 || ftruncate(c.memfd, IMG_BYTES) < 0)
+	if (state_img_init(&c.si, base, IMG_BYTES))
 		return 2;
-	memcpy(c.img, base, IMG_BYTES);
 
 	/* Walk the trace; at every flush, the state up to it is durable. */
 	size_t first_unflushed = 0;
 	unsigned points = 0;
-	char what[160];
 	for (size_t i = 0; i <= nrecs; i++) {
 		if (i < nrecs && c.recs[i].type == LFS_TRACE_WRITE)
 			continue;
-		/* c.img holds everything up to the previous flush; the writes
-		 * first_unflushed..i-1 are in flight */
-		off_t durable = first_unflushed ? c.recs[first_unflushed - 1].end : 0;
-		snprintf(what, sizeof(what), "seed %u flush point %u", seed, points);
-		c.inflight_end = i > first_unflushed ? c.recs[i - 1].end : durable;
-		check_state(&c, durable, what);
-		uint8_t *save = malloc(IMG_BYTES);
-		memcpy(save, c.img, IMG_BYTES);
-		for (unsigned k = 0; k < torn && i > first_unflushed; k++) {
-			/* a random subset in flight reached the disk, one torn */
-			size_t tornrec = first_unflushed + rnd_below(i - first_unflushed);
-			for (size_t j = first_unflushed; j < i; j++) {
-				const struct rec *r = &c.recs[j];
-				if (j != tornrec && rnd_below(2))
-					continue;
-				size_t len = r->len;
-				if (j == tornrec && len >= 4096)
-					len = (rnd_below(len / 4096)) * 4096 + 2048; /* a block written half */
-				if (r->off + len <= IMG_BYTES)
-					memcpy(c.img + r->off, r->data, len);
-			}
-			snprintf(what, sizeof(what), "seed %u flush point %u torn variant %u", seed, points, k);
-			check_state(&c, durable, what);
-			memcpy(c.img, save, IMG_BYTES);
+		if ((err = check_point(&c, first_unflushed, i, torn, seed, points)) ||
+		    ((points % 16 == 0 || i == nrecs) && (err = state_img_verify(&c.si)))) {
+			fprintf(stderr, "crashsim: seed %u flush point %u: the image was not rebuilt: %s\n", seed, points,
+				strerror(-err));
+			return 2;
 		}
-		free(save);
-		/* apply the in-flight writes fully and move past the flush */
-		for (size_t j = first_unflushed; j < i; j++)
-			if (c.recs[j].off + c.recs[j].len <= IMG_BYTES)
-				memcpy(c.img + c.recs[j].off, c.recs[j].data, c.recs[j].len);
 		first_unflushed = i + 1;
 		points++;
 		if (c.failures >= 5)
@@ -1056,13 +1091,15 @@ main(int argc, char **argv)
 			c.failures++;
 		}
 	}
-	printf("crashsim: seed %u: %u ops, %zu trace records, %u flush points, %llu crash states checked, %llu failures\n",
-	       seed, ops, nrecs, points, (unsigned long long)c.states, (unsigned long long)c.failures);
+	printf("crashsim: seed %u: %u ops, %zu trace records, %u flush points, %llu blocks written to rebuild states, "
+	       "%llu crash states checked (%llu of them the same bytes as another of their point, mounted once), "
+	       "%llu failures\n",
+	       seed, ops, nrecs, points, (unsigned long long)c.si.blocks_written, (unsigned long long)c.states,
+	       (unsigned long long)c.same, (unsigned long long)c.failures);
 	munmap(t, (size_t)st.st_size + 1);
 	close(fd);
-	close(c.memfd);
+	state_img_free(&c.si);
 	free(c.recs);
-	free(c.img);
 	free(base);
 	for (int i = 0; i < MAX_FILES; i++) {
 		free(w.files[i].data);
