@@ -694,15 +694,19 @@ struct checker {
 	uint64_t relinked_states;   /* -R: states whose roll-forward applied relink records */
 	off_t inflight_end;         /* the trace up to the flush point checked: its
 				       writes in flight may be in a state whole */
+	/* buffers for every state: a file read back (max_size + 8 KiB),
+	 * and -R a large file and a version of it (BIG_CAP) */
+	uint8_t *buf, *got, *want;
 };
+#define BIG_CAP (BIG_BYTES + (320u << 10))
 
 /* -R: each large file as it was at a moment between its last fsync
  * before the state (durable) and the last write in flight. */
 static void
 check_big(struct checker *c, struct lfs_fs *fs, off_t durable, const char *what)
 {
-	size_t cap = BIG_BYTES + (320u << 10);
-	uint8_t *got = malloc(cap), *want = malloc(cap);
+	size_t cap = BIG_CAP;
+	uint8_t *got = c->got, *want = c->want;
 	for (int i = 0; i < BIG_FILES; i++) {
 		const struct big *b = &c->w->big[i];
 		size_t s = b->nseals;
@@ -740,8 +744,6 @@ check_big(struct checker *c, struct lfs_fs *fs, off_t durable, const char *what)
 			break;
 		}
 	}
-	free(got);
-	free(want);
 }
 
 static int
@@ -754,7 +756,7 @@ lookup_path(struct lfs_fs *fs, const struct file *f, struct stat *st)
 static void
 check_snaps(struct checker *c, struct lfs_fs *fs, off_t durable, const char *what)
 {
-	uint8_t *buf = malloc(c->w->max_size + 8192);
+	uint8_t *buf = c->buf;
 	for (int k = 0; k < c->w->nsnaps; k++) {
 		const struct snap *s = &c->w->snaps[k];
 		bool must = s->done <= durable && !(s->del_begun && s->del_begun <= durable);
@@ -794,7 +796,6 @@ check_snaps(struct checker *c, struct lfs_fs *fs, off_t durable, const char *wha
 		if (err)
 			break;
 	}
-	free(buf);
 }
 
 /* Mount the state now in c->si and check it. */
@@ -839,7 +840,7 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 			c->failures++;
 			break;
 		}
-	uint8_t *buf = malloc(c->w->max_size + 8192);
+	uint8_t *buf = c->buf;
 	for (int i = 0; i < MAX_FILES; i++) {
 		const struct file *f = &c->w->files[i];
 		if (!f->sealed || f->sealed_at > durable_upto)
@@ -861,7 +862,6 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 		}
 		lfs_forget(fs, st.st_ino, 1);
 	}
-	free(buf);
 	if (c->w->relink)
 		check_big(c, fs, durable_upto, what);
 	/* on a full filesystem, right after the crash, deleting works: the
@@ -1053,7 +1053,10 @@ main(int argc, char **argv)
 	struct checker c = { .w = &w };
 	c.recs = parse_trace(t, (size_t)st.st_size, &nrecs);
 	c.nrecs = nrecs;
-	if (state_img_init(&c.si, base, IMG_BYTES))
+	c.buf = malloc(w.max_size + 8192);
+	c.got = relink ? malloc(BIG_CAP) : NULL;
+	c.want = relink ? malloc(BIG_CAP) : NULL;
+	if (state_img_init(&c.si, base, IMG_BYTES) || !c.buf || (relink && (!c.got || !c.want)))
 		return 2;
 
 	/* Walk the trace; at every flush, the state up to it is durable. */
@@ -1099,6 +1102,9 @@ main(int argc, char **argv)
 	munmap(t, (size_t)st.st_size + 1);
 	close(fd);
 	state_img_free(&c.si);
+	free(c.buf);
+	free(c.got);
+	free(c.want);
 	free(c.recs);
 	free(base);
 	for (int i = 0; i < MAX_FILES; i++) {
