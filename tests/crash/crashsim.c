@@ -19,8 +19,8 @@
  *    point, and TORN_PER_POINT torn variants (a random subset of the
  *    writes issued after the flush, one of them half written); mount
  *    each with the real mount code (checkpoint + roll-forward), run the
- *    fsck checks, and check that every file sealed before the point is
- *    there with its exact content and attributes.
+ *    fsck checks, and check that every file sealed before the point (its
+ *    flush) is there with its exact content and attributes.
  * With -F the workload starts on a full filesystem: eight files fill it to
  * ENOSPC, the even ones fsynced, the odd ones deleted at random by the
  * workload; and every state must also let every file be deleted.
@@ -701,16 +701,16 @@ struct checker {
 #define BIG_CAP (BIG_BYTES + (320u << 10))
 
 /* -R: each large file as it was at a moment between its last fsync
- * before the state (durable) and the last write in flight. */
+ * before the point's flush and the last write in flight. */
 static void
-check_big(struct checker *c, struct lfs_fs *fs, off_t durable, const char *what)
+check_big(struct checker *c, struct lfs_fs *fs, const char *what)
 {
 	size_t cap = BIG_CAP;
 	uint8_t *got = c->got, *want = c->want;
 	for (int i = 0; i < BIG_FILES; i++) {
 		const struct big *b = &c->w->big[i];
 		size_t s = b->nseals;
-		while (s > 0 && b->seals[s - 1].at > durable)
+		while (s > 0 && b->seals[s - 1].at > c->inflight_end) /* as in check_state */
 			s--;
 		if (!s)
 			continue;
@@ -843,7 +843,10 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 	uint8_t *buf = c->buf;
 	for (int i = 0; i < MAX_FILES; i++) {
 		const struct file *f = &c->w->files[i];
-		if (!f->sealed || f->sealed_at > durable_upto)
+		/* an fsync that returned before this point's flush began
+		 * had its own flush before: its file is whole whatever of
+		 * the writes in flight reached the disk */
+		if (!f->sealed || f->sealed_at > c->inflight_end)
 			continue;
 		struct stat st;
 		err = lookup_path(fs, f, &st);
@@ -863,7 +866,7 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 		lfs_forget(fs, st.st_ino, 1);
 	}
 	if (c->w->relink)
-		check_big(c, fs, durable_upto, what);
+		check_big(c, fs, what);
 	/* on a full filesystem, right after the crash, deleting works: the
 	 * snapshots first (deleting a file they hold frees nothing), which
 	 * must always be possible */
@@ -913,7 +916,7 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 			       err ? strerror(-err) : "mounted", (unsigned long long)problems);
 			c->failures++;
 		}
-		check_big(c, fs, durable_upto, what);
+		check_big(c, fs, what);
 		lfs_abandon(fs);
 	}
 	return 0;
