@@ -5,6 +5,7 @@
  * stamps what the log records (lfs_now_ns).
  */
 #include "lfs_int.h"
+#include "text.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -87,10 +88,12 @@ lfs_log_set_debug(bool on)
 
 static char log_name[1024];
 
+/* escaped as names are shown: an image path or a snapshot name with a
+ * newline in it must not forge a line of its own */
 void
 lfs_log_set_name(const char *name)
 {
-	snprintf(log_name, sizeof(log_name), "%s", name ? name : "");
+	lfs_escape(name ? name : "", LFS_ESC_SHOW, log_name, sizeof(log_name));
 }
 
 /* lfs_log_hold's lines; one lock for them and for the line written */

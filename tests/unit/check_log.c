@@ -81,6 +81,22 @@ START_TEST(file_lines_are_stamped)
 }
 END_TEST
 
+/* Each line names its filesystem, escaped: an image path with a newline
+ * in it makes no line of its own. */
+START_TEST(name_is_escaped)
+{
+	mkdirs();
+	ck_assert_int_eq(lfs_log_to_file(path[0]), 0);
+	lfs_log_set_name("/srv/a\n2026-01-01 00:00:00 lfs[1]: forged");
+	lfs_log("mounted");
+	char buf[512];
+	slurp(path[0], buf, sizeof(buf));
+	ck_assert_ptr_nonnull(strstr(buf, ": /srv/a\\x0a2026-01-01 00:00:00 lfs[1]: forged: mounted\n"));
+	ck_assert_ptr_eq(strchr(buf, '\n'), buf + strlen(buf) - 1);
+	rmdirs();
+}
+END_TEST
+
 /* The file is appended to (a restarted daemon must not erase what the
  * last one said), and a second file takes over from the first. */
 START_TEST(file_appends_and_switches)
@@ -180,5 +196,5 @@ START_TEST(now_is_wall_clock_ns)
 }
 END_TEST
 
-CHECK_MAIN("log", "destinations", 30, file_lines_are_stamped, file_appends_and_switches,
+CHECK_MAIN("log", "destinations", 30, file_lines_are_stamped, name_is_escaped, file_appends_and_switches,
 	   bad_file_keeps_old, quiet_info_drops_only_info, stderr_by_default, now_is_wall_clock_ns)
