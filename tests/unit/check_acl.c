@@ -61,14 +61,6 @@ acl_fs(void)
 	return testfs_mount();
 }
 
-static struct lfs_inode *
-inode(struct lfs_fs *fs, uint64_t ino)
-{
-	struct lfs_inode *ip;
-	ck_assert_int_eq(lfs_iget(fs, ino, &ip), 0);
-	return ip;
-}
-
 /* A regular file made with mode `mode` and umask `umask`. */
 static uint64_t
 make_file(struct lfs_fs *fs, uint64_t dir, const char *name, mode_t mode, mode_t umask)
@@ -112,7 +104,7 @@ START_TEST(malformed_refused)
 {
 	struct lfs_fs *fs = acl_fs();
 	uint64_t f = make_file(fs, LFS_ROOT_INO, "f", 0640, 0);
-	struct lfs_inode *ip = inode(fs, f);
+	struct lfs_inode *ip = testfs_inode(fs, f);
 	uint8_t v[4200];
 	size_t n = acl_encode(v, example, NEX);
 	/* the attribute's wire form: le32 version 2, then {le16 tag, le16 perm, le32 id} */
@@ -171,7 +163,7 @@ START_TEST(malformed_refused)
 	struct stat st;
 	ck_assert_int_eq(lfs_symlink(fs, LFS_ROOT_INO, "l", "f", &testfs_me, &st), 0);
 	n = acl_encode(v, example, NEX);
-	ck_assert_int_eq(lfs_acl_set(fs, inode(fs, st.st_ino), ACCESS, v, n, 0, false), -EOPNOTSUPP);
+	ck_assert_int_eq(lfs_acl_set(fs, testfs_inode(fs, st.st_ino), ACCESS, v, n, 0, false), -EOPNOTSUPP);
 	lfs_forget(fs, st.st_ino, 1);
 	lfs_set_acl(fs, false);
 	ck_assert_int_eq(lfs_acl_set(fs, ip, ACCESS, v, n, 0, false), -EOPNOTSUPP);
@@ -193,7 +185,7 @@ START_TEST(access_acl_sets_mode)
 	uint64_t f = make_file(fs, LFS_ROOT_INO, "f", 0600, 0);
 	struct stat attr = { .st_mode = 06600 }, st;
 	ck_assert_int_eq(lfs_setattr(fs, f, &attr, LFS_SET_MODE, &st), 0);
-	struct lfs_inode *ip = inode(fs, f);
+	struct lfs_inode *ip = testfs_inode(fs, f);
 	static const struct ace acl[] = { { ACL_USER_OBJ, 6, NOID }, { ACL_USER, 7, 1234 },
 					  { ACL_GROUP_OBJ, 4, NOID }, { ACL_MASK, 5, NOID },
 					  { ACL_OTHER, 1, NOID } };
@@ -214,7 +206,7 @@ START_TEST(access_acl_sets_mode)
 	expect_none(fs, ip, ACCESS);
 	/* and on a file that never had one: still nothing stored */
 	uint64_t g = make_file(fs, LFS_ROOT_INO, "g", 0600, 0);
-	struct lfs_inode *gp = inode(fs, g);
+	struct lfs_inode *gp = testfs_inode(fs, g);
 	ck_assert_int_eq(lfs_acl_set(fs, gp, ACCESS, v, n, 0, false), 0);
 	ck_assert_uint_eq(gp->di.mode, S_IFREG | 0724);
 	expect_none(fs, gp, ACCESS);
@@ -233,7 +225,7 @@ START_TEST(chmod_follows_mode)
 {
 	struct lfs_fs *fs = acl_fs();
 	uint64_t f = make_file(fs, LFS_ROOT_INO, "f", 0600, 0);
-	struct lfs_inode *ip = inode(fs, f);
+	struct lfs_inode *ip = testfs_inode(fs, f);
 	uint8_t v[64];
 	ck_assert_int_eq(lfs_acl_set(fs, ip, ACCESS, v, acl_encode(v, example, NEX), 0, false), 0);
 	ip->di.mode = S_IFREG | 0604;
@@ -253,7 +245,7 @@ START_TEST(chmod_follows_mode)
 	/* an ACL without a mask (lfs_acl_set would not store one: written
 	 * as an attribute): the owning group's entry takes the group bits */
 	uint64_t g = make_file(fs, LFS_ROOT_INO, "g", 0600, 0);
-	struct lfs_inode *gp = inode(fs, g);
+	struct lfs_inode *gp = testfs_inode(fs, g);
 	static const struct ace plain[] = { { ACL_USER_OBJ, 7, NOID }, { ACL_GROUP_OBJ, 7, NOID },
 					    { ACL_OTHER, 7, NOID } };
 	ck_assert_int_eq(lfs_xattr_set(fs, gp, ACCESS, v, acl_encode(v, plain, 3), 0), 0);
@@ -265,7 +257,7 @@ START_TEST(chmod_follows_mode)
 
 	/* no ACL: chmod makes none; ACLs off: the stored one is left alone */
 	uint64_t h = make_file(fs, LFS_ROOT_INO, "h", 0600, 0);
-	struct lfs_inode *hp = inode(fs, h);
+	struct lfs_inode *hp = testfs_inode(fs, h);
 	hp->di.mode = S_IFREG | 0644;
 	ck_assert_int_eq(lfs_acl_chmod(fs, hp), 0);
 	expect_none(fs, hp, ACCESS);
@@ -293,7 +285,7 @@ START_TEST(default_acl_inherited)
 	uint64_t d = make_dir(fs, LFS_ROOT_INO, "d", 0755, 0);
 	uint8_t v[64];
 	size_t n = acl_encode(v, example, NEX);
-	ck_assert_int_eq(lfs_acl_set(fs, inode(fs, d), DEFAULT, v, n, 0, false), 0);
+	ck_assert_int_eq(lfs_acl_set(fs, testfs_inode(fs, d), DEFAULT, v, n, 0, false), 0);
 	uint64_t f = make_file(fs, d, "f", 0666, 022);
 	uint64_t sub = make_dir(fs, d, "sub", 0777, 077);
 	struct stat st;
@@ -305,15 +297,15 @@ START_TEST(default_acl_inherited)
 	static const struct ace file_acl[] = { { ACL_USER_OBJ, 6, NOID }, { ACL_USER, 5, 1000 },
 					       { ACL_GROUP_OBJ, 5, NOID }, { ACL_MASK, 6, NOID },
 					       { ACL_OTHER, 0, NOID } };
-	struct lfs_inode *fp = inode(fs, f);
+	struct lfs_inode *fp = testfs_inode(fs, f);
 	ck_assert_uint_eq(fp->di.mode, S_IFREG | 0660);
 	expect_acl(fs, fp, ACCESS, file_acl, 5);
 	expect_none(fs, fp, DEFAULT);
-	struct lfs_inode *sp = inode(fs, sub);
+	struct lfs_inode *sp = testfs_inode(fs, sub);
 	ck_assert_uint_eq(sp->di.mode, S_IFDIR | 0770);
 	expect_acl(fs, sp, ACCESS, example, NEX);
 	expect_acl(fs, sp, DEFAULT, example, NEX);
-	struct lfs_inode *lp = inode(fs, l);
+	struct lfs_inode *lp = testfs_inode(fs, l);
 	ck_assert_uint_eq(lp->di.mode & 0777, 0777);
 	expect_none(fs, lp, ACCESS);
 	/* and on down: a file two levels below */
@@ -321,7 +313,7 @@ START_TEST(default_acl_inherited)
 	static const struct ace f2_acl[] = { { ACL_USER_OBJ, 6, NOID }, { ACL_USER, 5, 1000 },
 					     { ACL_GROUP_OBJ, 5, NOID }, { ACL_MASK, 4, NOID },
 					     { ACL_OTHER, 0, NOID } };
-	struct lfs_inode *f2p = inode(fs, f2);
+	struct lfs_inode *f2p = testfs_inode(fs, f2);
 	ck_assert_uint_eq(f2p->di.mode, S_IFREG | 0640);
 	expect_acl(fs, f2p, ACCESS, f2_acl, 5);
 	lfs_forget(fs, f2, 1);
@@ -339,14 +331,14 @@ START_TEST(inherit_cases)
 {
 	struct lfs_fs *fs = acl_fs();
 	uint64_t f = make_file(fs, LFS_ROOT_INO, "f", 0666, 0);
-	struct lfs_inode *ip = inode(fs, f), *root = inode(fs, LFS_ROOT_INO);
+	struct lfs_inode *ip = testfs_inode(fs, f), *root = testfs_inode(fs, LFS_ROOT_INO);
 	ck_assert_uint_eq(ip->di.mode, S_IFREG | 0666);
 	ck_assert_int_eq(lfs_acl_inherit(fs, root, ip, 027), 0);
 	ck_assert_uint_eq(ip->di.mode, S_IFREG | 0640);
 	expect_none(fs, ip, ACCESS);
 
 	uint64_t d = make_dir(fs, LFS_ROOT_INO, "d", 0755, 0);
-	struct lfs_inode *dp = inode(fs, d);
+	struct lfs_inode *dp = testfs_inode(fs, d);
 	static const struct ace plain[] = { { ACL_USER_OBJ, 6, NOID }, { ACL_GROUP_OBJ, 4, NOID },
 					    { ACL_OTHER, 5, NOID } };
 	uint8_t v[64];

@@ -23,14 +23,6 @@ bavail(struct lfs_fs *fs)
 	return st.f_bavail;
 }
 
-static struct lfs_inode *
-inode(struct lfs_fs *fs, uint64_t ino)
-{
-	struct lfs_inode *ip;
-	ck_assert_int_eq(lfs_iget(fs, ino, &ip), 0);
-	return ip;
-}
-
 /* Every byte of [off, off + len) reads as c. */
 static void
 reads_as(struct lfs_fs *fs, uint64_t ino, uint64_t off, size_t len, uint8_t c)
@@ -58,7 +50,7 @@ static long
 st_blocks(struct lfs_fs *fs, uint64_t ino)
 {
 	struct stat st;
-	lfs_inode_stat(fs, inode(fs, ino), &st);
+	lfs_inode_stat(fs, testfs_inode(fs, ino), &st);
 	return (long)st.st_blocks;
 }
 
@@ -77,9 +69,9 @@ START_TEST(reserve_writes_nothing)
 	ck_assert_int_eq(lfs_fsync(fs, ino, false), 0);
 	uint64_t written = testfs_written(fs) - w0;
 	ck_assert_msg(written < 64 * BS, "fallocate of 600 MiB wrote %llu bytes", (unsigned long long)written);
-	ck_assert_uint_eq(inode(fs, ino)->di.unwritten, n);
+	ck_assert_uint_eq(testfs_inode(fs, ino)->di.unwritten, n);
 	ck_assert_uint_eq(fs->unwritten, n);
-	ck_assert_uint_eq(inode(fs, ino)->di.size, n * BS);
+	ck_assert_uint_eq(testfs_inode(fs, ino)->di.size, n * BS);
 	ck_assert_int_ge(st_blocks(fs, ino), (long)(n * (BS / 512)));
 	ck_assert_int_le(st_blocks(fs, ino), (long)((n + 16) * (BS / 512)));
 	uint64_t a1 = bavail(fs);
@@ -94,7 +86,7 @@ START_TEST(reserve_writes_nothing)
 	fill(fs, ino, 300 * MIB, MIB, 0xa5);
 	ck_assert_int_eq(lfs_fsync(fs, ino, false), 0);
 	ck_assert_uint_eq(fs->unwritten, n - 256);
-	ck_assert_uint_eq(inode(fs, ino)->di.unwritten, n - 256);
+	ck_assert_uint_eq(testfs_inode(fs, ino)->di.unwritten, n - 256);
 	uint64_t a2 = bavail(fs);
 	ck_assert_msg(a2 + 4 >= a1, "writing into the reserved range took %llu blocks", (unsigned long long)(a1 - a2));
 	reads_as(fs, ino, 300 * MIB, MIB, 0xa5);
@@ -112,7 +104,7 @@ START_TEST(reserve_writes_nothing)
 	ck_assert_int_eq(lfs_unmount(fs), 0);
 	fs = testfs_mount();
 	ck_assert_uint_eq(fs->unwritten, n - 768);
-	ck_assert_uint_eq(inode(fs, ino)->di.unwritten, n - 768);
+	ck_assert_uint_eq(testfs_inode(fs, ino)->di.unwritten, n - 768);
 	reads_as(fs, ino, 300 * MIB, MIB, 0xa5);
 	reads_as(fs, ino, 100 * MIB - 10, 2 * MIB + 20, 0);
 	testfs_fsck_clean(fs);
@@ -121,7 +113,7 @@ START_TEST(reserve_writes_nothing)
 	struct stat st = { .st_size = 0 };
 	ck_assert_int_eq(lfs_setattr(fs, ino, &st, LFS_SET_SIZE, &st), 0);
 	ck_assert_uint_eq(fs->unwritten, 0);
-	ck_assert_uint_eq(inode(fs, ino)->di.unwritten, 0);
+	ck_assert_uint_eq(testfs_inode(fs, ino)->di.unwritten, 0);
 	ck_assert_int_eq(lfs_fsync(fs, ino, false), 0);
 	ck_assert_uint_ge(bavail(fs) + 16, a0);
 	testfs_fsck_clean(fs);
@@ -163,9 +155,9 @@ START_TEST(reserve_survives_crash)
 
 	fs = testfs_mount();
 	ck_assert_uint_eq(fs->unwritten, want);
-	ck_assert_uint_eq(inode(fs, a)->di.unwritten, 100 * MIB / BS - 1);
-	ck_assert_uint_eq(inode(fs, b)->di.unwritten, 10 * MIB / BS - 256);
-	ck_assert_uint_eq(inode(fs, b)->di.size, 3 * BS + 10 * MIB);
+	ck_assert_uint_eq(testfs_inode(fs, a)->di.unwritten, 100 * MIB / BS - 1);
+	ck_assert_uint_eq(testfs_inode(fs, b)->di.unwritten, 10 * MIB / BS - 256);
+	ck_assert_uint_eq(testfs_inode(fs, b)->di.size, 3 * BS + 10 * MIB);
 	ck_assert_int_eq(lfs_iget(fs, c, &(struct lfs_inode *){ NULL }), -ESTALE);
 	ck_assert_uint_eq(bavail(fs), a1);
 	/* c's 8 MiB came back, the reservations went, a few nodes more */
@@ -358,7 +350,7 @@ START_TEST(cleaned_with_snapshot)
 	uint64_t moved = clean_all(fs);
 	ck_assert_uint_gt(moved, MB / 512); /* f's nodes and written blocks at least */
 	ck_assert_uint_eq(fs->unwritten, model_unwritten(&m));
-	ck_assert_uint_eq(inode(fs, f)->di.unwritten, model_unwritten(&m));
+	ck_assert_uint_eq(testfs_inode(fs, f)->di.unwritten, model_unwritten(&m));
 	model_check(fs, "f", &m);
 	struct lfs_fs *v;
 	ck_assert_int_eq(lfs_view_open(fs, "s", false, &v), 0);
@@ -373,7 +365,7 @@ START_TEST(cleaned_with_snapshot)
 	ck_assert_int_eq(lfs_unmount(fs), 0);
 	fs = testfs_mount();
 	ck_assert_uint_eq(fs->unwritten, model_unwritten(&m));
-	ck_assert_uint_eq(inode(fs, f)->di.unwritten, model_unwritten(&m));
+	ck_assert_uint_eq(testfs_inode(fs, f)->di.unwritten, model_unwritten(&m));
 	model_check(fs, "f", &m);
 	ck_assert_int_eq(lfs_view_open(fs, "s", false, &v), 0);
 	model_check(v, "f", &snap);

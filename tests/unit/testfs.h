@@ -100,6 +100,15 @@ fill_pattern(uint8_t *buf, size_t n, unsigned seed)
 	}
 }
 
+/* Inode `ino`, which must be there. */
+static inline struct lfs_inode *
+testfs_inode(struct lfs_fs *fs, uint64_t ino)
+{
+	struct lfs_inode *ip;
+	ck_assert_int_eq(lfs_iget(fs, ino, &ip), 0);
+	return ip;
+}
+
 /* A new empty regular file `name` in directory `dir`; its number. */
 static inline uint64_t
 testfs_mkfile(struct lfs_fs *fs, uint64_t dir, const char *name)
@@ -247,10 +256,8 @@ testfs_image_resident(int fd, uint32_t bsize, uint64_t from, uint64_t n, bool dr
 static inline uint64_t
 testfs_addr_of(struct lfs_fs *fs, uint64_t ino, uint64_t lblk)
 {
-	struct lfs_inode *ip;
 	uint64_t addr = 0;
-	ck_assert_int_eq(lfs_iget(fs, ino, &ip), 0);
-	ck_assert_int_eq(lfs_bmap_get(fs, ip, lblk, &addr), 0);
+	ck_assert_int_eq(lfs_bmap_get(fs, testfs_inode(fs, ino), lblk, &addr), 0);
 	return addr;
 }
 
