@@ -361,6 +361,25 @@ log_mounted(const struct cmdline *c, struct lfs_fs *fs, const char *opts, uint64
 		(double)(lfs_daemon_now_ns() - t0) / 1e6, state);
 }
 
+/* The kernel's bound on the mount's cached writes, and the room kept for
+ * them; before FUSE_INIT, which asks for the writeback cache or not. */
+static void
+setup_cache(struct lfs_daemon *d, const struct cmdline *c)
+{
+	struct statvfs sv;
+	if (lfs_statfs(d->fs, &sv) == 0)
+		d->usable = (uint64_t)sv.f_blocks * sv.f_frsize;
+	lfs_fuse_cache_setup(&d->cache, c->mountpoint, d->usable, c->max_ratio);
+	/* cached writes beyond the room kept for them could be lost at
+	 * writeback: such a mount writes through unless told (lfs(8)); a
+	 * read-only one too, as it may be remounted read-write */
+	if (d->writeback && !c->writeback && !lfs_fuse_cache_bounded(&d->cache, d->usable)) {
+		d->writeback = false;
+		lfs_log("cache: so writes to %s go through to the daemon; -o writeback buffers them anyway, "
+			"and a full filesystem may then fail writes only at fsync or close", c->mountpoint);
+	}
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -553,18 +572,7 @@ main(int argc, char *argv[])
 		lfs_log("fuse: own request handling unavailable (%s): the kernel will ask for "
 			"security.capability before every write, and no request is counted",
 			strerror(err < 0 ? -err : err));
-	struct statvfs sv;
-	if (lfs_statfs(d.fs, &sv) == 0)
-		d.usable = (uint64_t)sv.f_blocks * sv.f_frsize;
-	lfs_fuse_cache_setup(&d.cache, c.mountpoint, d.usable, c.max_ratio);
-	/* cached writes beyond the room kept for them could be lost at
-	 * writeback: such a mount writes through unless told (lfs(8)); a
-	 * read-only one too, as it may be remounted read-write */
-	if (d.writeback && !c.writeback && !lfs_fuse_cache_bounded(&d.cache, d.usable)) {
-		d.writeback = false;
-		lfs_log("cache: so writes to %s go through to the daemon; -o writeback buffers them anyway, "
-			"and a full filesystem may then fail writes only at fsync or close", c.mountpoint);
-	}
+	setup_cache(&d, &c);
 	lfs_log_release(false);
 	fuse_daemonize(c.foreground);
 	log_mounted(&c, d.fs, opts_given, t0);
