@@ -42,13 +42,32 @@ mount -i -o remount,ro "$MNT" || fail "mount -i -o remount,ro"
 # the remount returned once the daemon had read and answered what it
 # was sent: strace logged each read as it returned
 kill "$spid"; wait "$spid" 2>/dev/null || true
-# the opcode is the second 32-bit word of each request
-ops=$(python3 - "$WORK/strace" <<'PY'
+# the opcode is the second 32-bit word of each request read from
+# /dev/fuse (the daemon's other reads, /sys and /proc files its ticker
+# reads every few seconds, are not requests)
+fuse_fds=$(for f in /proc/"$LFS_PID"/fd/*; do if [ "$(readlink "$f")" = /dev/fuse ]; then echo "${f##*/}"; fi; done | tr '\n' ' ')
+[ -n "$fuse_fds" ] || fail "the daemon holds no /dev/fuse descriptor"
+ops=$(python3 - "$WORK/strace" $fuse_fds <<'PY'
 import re, sys
 names = {1: "LOOKUP", 2: "FORGET", 3: "GETATTR", 17: "STATFS", 42: "BATCH_FORGET", 50: "SYNCFS"}
-ops = []
-for m in re.finditer(r'"((?:[^"\\]|\\.)*)"\.*, \d+\) = (\d+)', open(sys.argv[1]).read()):
-    raw = m.group(1).encode().decode("unicode_escape").encode("latin-1")
+fds = set(sys.argv[2:])
+ops, pending = [], {}
+# with -f a read may be split: "PID read(FD, <unfinished ...>", then
+# "PID <... read resumed>"BYTES"..., N) = M"
+for line in open(sys.argv[1]):
+    m = re.match(r'(\d+) +(?:read\((\d+), (.*)|<\.\.\. read resumed>(.*))', line)
+    if not m:
+        continue
+    pid, fd, rest = m.group(1), m.group(2), m.group(3)
+    if fd is None:
+        fd, rest = pending.pop(pid, None), m.group(4)
+    elif "<unfinished" in rest:
+        pending[pid] = fd
+        continue
+    d = re.match(r'"((?:[^"\\]|\\.)*)"\.*, \d+\) = (\d+)', rest)
+    if fd not in fds or not d:
+        continue
+    raw = d.group(1).encode().decode("unicode_escape").encode("latin-1")
     if len(raw) >= 8:
         op = int.from_bytes(raw[4:8], "little")
         ops.append(names.get(op, str(op)))
