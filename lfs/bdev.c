@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <linux/fs.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -286,6 +287,51 @@ lfs_bdev_sync(struct lfs_bdev *dev)
 	if (!err) {
 		err = lfs_bdev_sync_wait(dev);
 		lfs_bdev_sync_end(dev, err);
+	}
+	return err;
+}
+
+static int
+discard_range(const struct lfs_bdev *dev, uint64_t off, uint64_t len)
+{
+	struct stat st;
+	if (fstat(dev->fd, &st) < 0)
+		return -errno;
+	if (S_ISBLK(st.st_mode)) {
+		uint64_t range[2] = { off, len };
+		return ioctl(dev->fd, BLKDISCARD, range) < 0 ? -errno : 0;
+	}
+	if (fallocate(dev->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) < 0)
+		return errno == ENOSYS ? -EOPNOTSUPP : -errno;
+	return 0;
+}
+
+int
+lfs_bdev_discard(const struct lfs_bdev *dev, uint64_t off, uint64_t len)
+{
+	if (dev->readonly || !dev->writable)
+		return -EROFS;
+	if (dev->failed)
+		return -EIO;
+	if (off > dev->size_bytes || len > dev->size_bytes - off)
+		return -EINVAL;
+	int err = lfs_fault_check(LFS_FAULT_DISCARD);
+	if (err)
+		return err;
+	lfs_fault_hook(LFS_FAULT_DISCARD);
+	if (fenced(dev))
+		return -EIO;
+	err = discard_range(dev, off, len);
+	/* recorded once made, as a write is; a failed one may have zeroed
+	 * part of the range */
+	if (dev->trace_fd >= 0 && err != -EOPNOTSUPP) {
+		uint8_t n[8];
+		lfs_put64(n, len);
+		pthread_mutex_lock(&trace_mu);
+		int terr = trace_record(dev, LFS_TRACE_DISCARD, off, sizeof(n), n);
+		pthread_mutex_unlock(&trace_mu);
+		if (!err)
+			err = terr;
 	}
 	return err;
 }

@@ -73,11 +73,21 @@ void lfs_bdev_sync_end(struct lfs_bdev *dev, int err);
  * filesystem was shut down (lfs_shutdown), and what it had not written
  * by then is lost as in a power cut. */
 void lfs_bdev_fence(struct lfs_bdev *dev);
-/* Record all later writes and flushes to PATH (see lfs-crashsim). */
+/* Give len bytes at off back to the storage: a hole punched in an
+ * image file (it reads back as zeros), BLKDISCARD on a block device
+ * (what it reads back is the device's: zeros or the old bytes).  Safe
+ * without the lock that guards this struct: it changes nothing in it.
+ * Not sticky when it fails (what was there was garbage to the caller
+ * anyway); -EOPNOTSUPP if the storage cannot, -EROFS, -EIO after a
+ * failure or a fence.  The trace records it as a write of zeros. */
+int lfs_bdev_discard(const struct lfs_bdev *dev, uint64_t off, uint64_t len);
+/* Record all later writes, discards and flushes to PATH (see lfs-crashsim). */
 int lfs_bdev_trace(struct lfs_bdev *dev, const char *path);
 
-/* Trace record: le32 type (1 write, 2 flush), le32 len, le64 offset, data */
+/* Trace record: le32 type, le32 len, le64 offset, len bytes of data.  A
+ * discard's data is its length, le64 (len 8): the bytes it zeroed. */
 #define LFS_TRACE_WRITE 1
 #define LFS_TRACE_FLUSH 2
+#define LFS_TRACE_DISCARD 3
 
 #endif

@@ -24,7 +24,7 @@ static int nrules;
 static atomic_bool armed;
 static atomic_uint_fast64_t counts[LFS_FAULT_NOPS];
 
-static const char *const op_names[LFS_FAULT_NOPS] = { "pread", "pwrite", "fdatasync", "alloc" };
+static const char *const op_names[LFS_FAULT_NOPS] = { "pread", "pwrite", "fdatasync", "alloc", "discard" };
 
 static int
 parse_rule(const char *s, size_t len, struct rule *r)
@@ -56,6 +56,8 @@ parse_rule(const char *s, size_t len, struct rule *r)
 		r->err = -ENOSPC;
 	else if (strcmp(err, "ENOMEM") == 0 && op == LFS_FAULT_ALLOC)
 		r->err = -ENOMEM;
+	else if (strcmp(err, "EOPNOTSUPP") == 0 && op == LFS_FAULT_DISCARD)
+		r->err = -EOPNOTSUPP;
 	else if (strcmp(err, "short") == 0 && op == LFS_FAULT_PWRITE)
 		r->err = LFS_FAULT_SHORT;
 	else

@@ -1,8 +1,8 @@
 /*
  * fault.h — fault injection below everything, a testing aid.
  *
- * The block device (bdev.c) asks before every pread, pwrite and
- * fdatasync of the image, and the core allocates through lfs_malloc(),
+ * The block device (bdev.c) asks before every pread, pwrite,
+ * fdatasync and discard of the image, and the core allocates through lfs_malloc(),
  * lfs_calloc() and lfs_realloc(), which ask before every allocation.
  * A rule makes the Nth such operation, counted from when the rules were
  * armed, fail once:
@@ -11,6 +11,7 @@
  *   pwrite:2:short        the 2nd pwrite writes its first half, then EIO
  *   pwrite:1:ENOSPC       the 1st pwrite writes nothing, ENOSPC
  *   fdatasync:4:EIO       the 4th fdatasync does not sync, EIO
+ *   discard:1:EOPNOTSUPP  the 1st discard discards nothing, EOPNOTSUPP
  *   alloc:100:ENOMEM      the 100th allocation returns NULL
  *
  * Several rules are joined with '+' ("fdatasync:4:EIO+alloc:9:ENOMEM").
@@ -25,7 +26,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum lfs_fault_op { LFS_FAULT_PREAD, LFS_FAULT_PWRITE, LFS_FAULT_SYNC, LFS_FAULT_ALLOC, LFS_FAULT_NOPS };
+enum lfs_fault_op {
+	LFS_FAULT_PREAD,
+	LFS_FAULT_PWRITE,
+	LFS_FAULT_SYNC,
+	LFS_FAULT_ALLOC,
+	LFS_FAULT_DISCARD,
+	LFS_FAULT_NOPS
+};
 
 /* What an injected pwrite fault does besides failing. */
 #define LFS_FAULT_SHORT (-1000) /* lfs_fault_check's answer: write half, then EIO */
@@ -41,8 +49,8 @@ uint64_t lfs_fault_count(enum lfs_fault_op op);
  * LFS_FAULT_SHORT for a pwrite). */
 int lfs_fault_check(enum lfs_fault_op op);
 
-/* A test's function called on the thread about to make each pwrite or
- * fdatasync of the image, just before it (NULL: none): a test holds a
+/* A test's function called on the thread about to make each pwrite,
+ * fdatasync or discard of the image, just before it (NULL: none): a test holds a
  * write or a flush there to see what goes on meanwhile.  Never set by
  * the daemon. */
 void lfs_fault_set_hook(enum lfs_fault_op op, void (*hook)(void));

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define IMG_BYTES (16u << 20)   /* 4,096 blocks of 4 KiB */
 #define BS 4096u
@@ -263,5 +264,96 @@ START_TEST(trace_records)
 }
 END_TEST
 
+/* Blocks of the image file the host has allocated. */
+static uint64_t
+allocated_blocks(void)
+{
+	struct stat st;
+	ck_assert_int_eq(stat(testfs_path, &st), 0);
+	return (uint64_t)st.st_blocks * 512 / BS;
+}
+
+/* A discard punches a hole in an image file: the range reads back as
+ * zeros, the host frees its blocks, the file keeps its size and the
+ * blocks beside it their bytes; the trace records it as type 3 with its
+ * length as data, in order with the writes and flushes. */
+START_TEST(discard_punches_hole)
+{
+	struct lfs_bdev dev;
+	open_image(&dev, false);
+	char trace[sizeof(testfs_path) + 8];
+	snprintf(trace, sizeof(trace), "%s.trace", testfs_path);
+	ck_assert_int_eq(lfs_bdev_trace(&dev, trace), 0);
+	static uint8_t a[64 * BS], b[64 * BS], zero[64 * BS];
+	fill_pattern(a, sizeof(a), 6);
+	ck_assert_int_eq(lfs_bdev_write(&dev, 1000, 64, a), 0);
+	ck_assert_int_eq(lfs_bdev_sync(&dev), 0);
+	uint64_t before = allocated_blocks();
+	ck_assert_int_eq(lfs_bdev_discard(&dev, 1008 * BS, 48 * BS), 0);
+	/* the host frees whole blocks of its own: most of the range */
+	ck_assert_uint_le(allocated_blocks() + 40, before);
+	ck_assert_int_eq(lfs_bdev_read(&dev, 1000, 64, b), 0);
+	ck_assert_mem_eq(b, a, 8 * BS);
+	ck_assert_mem_eq(b + 8 * BS, zero, 48 * BS);
+	ck_assert_mem_eq(b + 56 * BS, a + 56 * BS, 8 * BS);
+	struct stat st;
+	ck_assert_int_eq(fstat(dev.fd, &st), 0);
+	ck_assert_int_eq(st.st_size, IMG_BYTES);
+	ck_assert_uint_eq(dev.bytes_written, 64 * BS); /* a discard writes nothing */
+	/* past the end: refused, nothing recorded */
+	ck_assert_int_eq(lfs_bdev_discard(&dev, IMG_BYTES - BS, 2 * BS), -EINVAL);
+	lfs_bdev_close(&dev);
+
+	static uint8_t t[3 * 16 + 64 * BS + 8 + 1];
+	int fd = open(trace, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(read(fd, t, sizeof(t)), 3 * 16 + 64 * BS + 8);
+	close(fd);
+	unlink(trace);
+	const uint8_t *r = t + 16 + 64 * BS + 16;
+	ck_assert_uint_eq(lfs_get32(t), LFS_TRACE_WRITE);
+	ck_assert_uint_eq(lfs_get32(t + 16 + 64 * BS), LFS_TRACE_FLUSH);
+	ck_assert_uint_eq(lfs_get32(r), LFS_TRACE_DISCARD);
+	ck_assert_uint_eq(lfs_get32(r + 4), 8);
+	ck_assert_uint_eq(lfs_get64(r + 8), 1008 * BS);
+	ck_assert_uint_eq(lfs_get64(r + 16), 48 * BS);
+	testfs_remove();
+}
+END_TEST
+
+/* The fault injector fails the Nth discard (EIO, or EOPNOTSUPP as a
+ * store that cannot discard says) without touching the image; a failed
+ * discard is not sticky: writes and flushes go on.  A read-only open
+ * discards nothing, nor does a fenced device. */
+START_TEST(discard_faults)
+{
+	struct lfs_bdev dev;
+	open_image(&dev, false);
+	uint8_t a[BS], b[BS];
+	fill_pattern(a, sizeof(a), 7);
+	ck_assert_int_eq(lfs_bdev_write(&dev, 50, 1, a), 0);
+	ck_assert_int_eq(lfs_fault_arm("discard:1:EIO+discard:2:EOPNOTSUPP"), 0);
+	ck_assert_int_eq(lfs_bdev_discard(&dev, 50 * BS, BS), -EIO);
+	ck_assert_int_eq(lfs_bdev_discard(&dev, 50 * BS, BS), -EOPNOTSUPP);
+	ck_assert_uint_eq(lfs_fault_count(LFS_FAULT_DISCARD), 2);
+	ck_assert_int_eq(lfs_bdev_read(&dev, 50, 1, b), 0);
+	ck_assert_mem_eq(a, b, BS);
+	ck_assert(!dev.failed);
+	ck_assert_int_eq(lfs_bdev_write(&dev, 51, 1, a), 0);
+	ck_assert_int_eq(lfs_bdev_sync(&dev), 0);
+	ck_assert_int_eq(lfs_fault_arm("discard:1:ENOMEM"), -EINVAL);
+	lfs_fault_disarm();
+	lfs_bdev_fence(&dev);
+	ck_assert_int_eq(lfs_bdev_discard(&dev, 50 * BS, BS), -EIO);
+	lfs_bdev_close(&dev);
+	ck_assert_int_eq(lfs_bdev_open(&dev, testfs_path, true), 0);
+	ck_assert_int_eq(lfs_bdev_discard(&dev, 50 * BS, BS), -EROFS);
+	ck_assert_int_eq(lfs_bdev_read(&dev, 50, 1, b), 0);
+	ck_assert_mem_eq(a, b, BS);
+	close_image(&dev);
+}
+END_TEST
+
 CHECK_MAIN("bdev", "bdev", 30, open_sizes_and_refusals, block_io_at_bounds, readonly_open,
-	   failed_write_is_sticky, torn_write_lands_first_half, read_errors_counted, trace_records)
+	   failed_write_is_sticky, torn_write_lands_first_half, read_errors_counted, trace_records,
+	   discard_punches_hole, discard_faults)
