@@ -42,6 +42,7 @@ struct lfs_opts {
 	bool sync;                  /* and attribute changes too (the kernel fsyncs data writes) */
 	uint64_t sb_block;          /* 0: block 0, else its backup; N: the superblock at block N only */
 	const char *snapshot;       /* mount this kept checkpoint (name or number), read-only */
+	bool discard;               /* give segments back to the storage as they become clean */
 };
 #define LFS_CACHE_DEFAULT (32ull << 20)
 /* "64M" -> 67108864 (K, M, G, T; an optional i and B); 0 or -EINVAL. */
@@ -245,6 +246,16 @@ int lfs_removexattr(struct lfs_fs *fs, uint64_t ino, const char *name);
 
 /* Write all dirty state, the maps and a checkpoint region. */
 int lfs_checkpoint(struct lfs_fs *fs);
+/* FITRIM: give back to the storage (a hole in an image file, BLKDISCARD
+ * on a device) every clean segment wholly inside [start, start + len)
+ * of the image, in runs of at least minlen bytes, that was not given
+ * back since it became clean; *trimmed: the bytes given back.  -EINVAL
+ * for a range outside the image, -EROFS, -EOPNOTSUPP if the storage
+ * cannot discard. */
+int lfs_trim(struct lfs_fs *fs, uint64_t start, uint64_t len, uint64_t minlen, uint64_t *trimmed);
+/* -o discard: the same for the segments checkpoints made clean since
+ * the last call (lfs_tick calls it). */
+int lfs_trim_freed(struct lfs_fs *fs);
 
 /* Snapshots (lfs(5), SNAPSHOTS; lfs-ckpt(8)), on an image with the
  * SNAPSHOTS feature (-EOPNOTSUPP without).  A checkpoint is kept while
@@ -332,6 +343,8 @@ struct lfs_stats {
 	uint64_t table_blocks_gathered;
 	/* records fsyncs wrote as relink records (flush.c) */
 	uint64_t relink_records;
+	/* clean segments given back to the storage since mount (trim.c) */
+	uint64_t trim_segs, trim_bytes;
 };
 void lfs_get_stats(struct lfs_fs *fs, struct lfs_stats *st);
 

@@ -57,6 +57,7 @@
  *   clean.c                the cleaner's mechanism (lfs_clean_*)
  *   space.c                admission: flushes, checkpoints and cleans to
  *                          make room
+ *   trim.c                 clean segments given back to the storage
  * Layer 6, the filesystem and its image:
  *   snapshot.c             the snapshots of lfs.h
  *   mount.c, grow.c        bringing a filesystem up and down, mkfs's
@@ -255,7 +256,16 @@ struct lfs_seginfo {
 				       first moved a block out of it */
 	uint32_t reuses;            /* times made clean: what was read from it
 				       before is stale once this changes */
+	uint8_t trimmed;            /* discarded since it was last made clean */
+	uint8_t trim_listed;        /* in fs->trim_list (-o discard) */
+	uint8_t trim;               /* LFS_TRIM_*: a discard run holds it (trim.c) */
 };
+/* A clean segment a discard run chose, and may discard with fs->lock
+ * released; the segment writer that takes it meanwhile marks it TAKEN
+ * with fs->trim_mu, which the run holds across each discard: so the
+ * discard either sees TAKEN and skips it, or ends before the writer
+ * goes on to write there. */
+enum { LFS_TRIM_NONE = 0, LFS_TRIM_PENDING = 1, LFS_TRIM_TAKEN = 2 };
 
 /* A checkpoint between writing its tables and its commit (ckpt.c). */
 struct lfs_ckpt_job {
@@ -330,6 +340,12 @@ struct lfs_fs {
 	bool load_all;              /* the list below could not grow: scan all */
 	uint32_t *load_list;        /* the segments named while loading */
 	size_t nload, load_cap;
+	/* discard (trim.c): -o discard lists the segments checkpoints made
+	 * clean; one run at a time (trim_run_mu, taken before fs->lock);
+	 * trim_mu is a leaf, held across each discard of a run */
+	uint32_t *trim_list;
+	uint64_t ntrim;
+	pthread_mutex_t trim_run_mu, trim_mu;
 
 	/* log head */
 	uint64_t cur_seg, next_seg;
@@ -448,6 +464,7 @@ struct lfs_fs {
 	 * counted from the replaced addresses logged with them */
 	uint64_t rf_old_reads, rf_old_reads_ahead, rf_summaries_ahead, rf_listed;
 	uint64_t rf_relinked;       /* relink records it applied */
+	int trim_err;               /* the last discard's failure, logged once */
 };
 
 uint64_t lfs_now_ns(void);
@@ -559,6 +576,10 @@ void lfs_seg_ckpt_abort(struct lfs_fs *fs);
 void lfs_seg_after_checkpoint(struct lfs_fs *fs);
 /* Segments the next checkpoint would make clean. */
 uint64_t lfs_seg_freeable(const struct lfs_fs *fs);
+/* trim.c: -o discard at unmount, after the final checkpoint: the
+ * segments it made clean, fs->lock held throughout (nothing may be
+ * written meanwhile). */
+int lfs_trim_final(struct lfs_fs *fs);
 bool lfs_seg_has_room(const struct lfs_fs *fs, uint32_t off);
 
 /* writeout.c: sealed psegs on their way to the disk.  _buffer: a pseg

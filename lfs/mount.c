@@ -50,6 +50,7 @@ fs_free(struct lfs_fs *fs)
 	free(fs->pbuf);
 	lfs_writeout_free(fs);
 	free(fs->freeable_list);
+	free(fs->trim_list);
 	free(fs->load_list);
 	lfs_verify_free(fs);
 	lfs_retain_free(fs);
@@ -59,6 +60,8 @@ fs_free(struct lfs_fs *fs)
 	pthread_cond_destroy(&fs->out_cv);
 	pthread_cond_destroy(&fs->room_cv);
 	pthread_mutex_destroy(&fs->out_mu);
+	pthread_mutex_destroy(&fs->trim_mu);
+	pthread_mutex_destroy(&fs->trim_run_mu);
 	pthread_mutex_destroy(&fs->lock);
 	free(fs);
 }
@@ -76,6 +79,8 @@ fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs 
 	pthread_mutex_init(&fs->out_mu, NULL);
 	pthread_cond_init(&fs->out_cv, NULL);
 	pthread_cond_init(&fs->room_cv, NULL);
+	pthread_mutex_init(&fs->trim_run_mu, NULL);
+	pthread_mutex_init(&fs->trim_mu, NULL);
 	fs->dev.fd = fs->dev.trace_fd = -1;
 	fs->sb = *sb;
 	fs->opts = *opts;
@@ -100,7 +105,11 @@ fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs 
 	u64map_init(&fs->dirty);
 	u64map_init(&fs->tombstones);
 	u64map_init(&fs->relink);
-	int err = (!fs->segs || !fs->sut_addr || !fs->sut_dirty || !fs->sut_dirty_list) ? -ENOMEM : 0;
+	/* -o discard: each segment a checkpoint makes clean, listed once */
+	if (opts->discard)
+		fs->trim_list = lfs_malloc(sb->nsegs * sizeof(uint32_t));
+	int err = (!fs->segs || !fs->sut_addr || !fs->sut_dirty || !fs->sut_dirty_list ||
+		   (opts->discard && !fs->trim_list)) ? -ENOMEM : 0;
 	if (!err)
 		err = lfs_imap_init(fs);
 	if (!err)
@@ -545,6 +554,8 @@ lfs_quiesce(struct lfs_fs *fs)
 				"recovers the last durable state");
 		else if (err)
 			lfs_log("unmount: final checkpoint failed: %s", strerror(-err));
+		if (!err)
+			(void)lfs_trim_final(fs); /* a failure is logged; nothing is lost */
 		/* nothing may follow the final checkpoint; a second call
 		 * (lfs_unmount after FUSE_DESTROY) reports the same */
 		fs->dev.readonly = true;
@@ -571,6 +582,9 @@ lfs_unmount(struct lfs_fs *fs)
 	if (fs->stats.relink_records)
 		lfs_log("fsync: %llu relink records written (the nodes above their leaves later)",
 			(unsigned long long)fs->stats.relink_records);
+	if (fs->stats.trim_segs)
+		lfs_log("discard: %llu segments (%llu MiB) given back to the storage since mount",
+			(unsigned long long)fs->stats.trim_segs, (unsigned long long)(fs->stats.trim_bytes >> 20));
 	fs_free(fs);
 	return err;
 }
@@ -601,9 +615,12 @@ lfs_tick(struct lfs_fs *fs)
 		    now - fs->last_flush_ns >= TRIM_AFTER_NS;
 	if (trim)
 		fs->trimmed_flush_ns = fs->last_flush_ns;
+	bool discard = fs->ntrim > 0;
 	pthread_mutex_unlock(&fs->lock);
 	if (trim)
 		malloc_trim(0);
+	if (discard)
+		lfs_trim_freed(fs);
 }
 
 /* ---------------------------------------------------------------- */

@@ -73,9 +73,16 @@ lfs_seg_set_state(struct lfs_fs *fs, uint64_t seg, uint8_t state)
 {
 	struct lfs_seginfo *si = &fs->segs[seg];
 	bool was = freeable(si);
-	if (si->state == LFS_SEG_CLEAN && state != LFS_SEG_CLEAN)
+	if (si->state == LFS_SEG_CLEAN && state != LFS_SEG_CLEAN) {
 		fs->nclean--;
-	else if (si->state != LFS_SEG_CLEAN && state == LFS_SEG_CLEAN) {
+		si->trimmed = 0;
+		/* a discard run chose it: it must not discard it from now on */
+		if (si->trim == LFS_TRIM_PENDING) {
+			pthread_mutex_lock(&fs->trim_mu);
+			si->trim = LFS_TRIM_TAKEN;
+			pthread_mutex_unlock(&fs->trim_mu);
+		}
+	} else if (si->state != LFS_SEG_CLEAN && state == LFS_SEG_CLEAN) {
 		fs->nclean++;
 		si->reuses++;
 	}
@@ -192,15 +199,19 @@ lfs_seg_init(struct lfs_fs *fs)
 int
 lfs_seg_pick_next(struct lfs_fs *fs, uint64_t *out)
 {
+	/* one a discard run holds only if there is no other: taking it
+	 * waits for its discard to end (lfs_seg_set_state) */
 	uint64_t n = fs->sb.nsegs;
-	for (uint64_t i = 1; i <= n; i++) {
-		uint64_t s = (fs->cur_seg + i) % n;
-		if (fs->segs[s].state == LFS_SEG_CLEAN) {
-			lfs_seg_set_state(fs, s, LFS_SEG_ACTIVE);
-			*out = s;
-			return 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (uint64_t i = 1; i <= n; i++) {
+			uint64_t s = (fs->cur_seg + i) % n;
+			const struct lfs_seginfo *si = &fs->segs[s];
+			if (si->state == LFS_SEG_CLEAN && (pass || si->trim != LFS_TRIM_PENDING)) {
+				lfs_seg_set_state(fs, s, LFS_SEG_ACTIVE);
+				*out = s;
+				return 0;
+			}
 		}
-	}
 	return -ENOSPC;
 }
 
@@ -514,6 +525,11 @@ lfs_seg_after_checkpoint(struct lfs_fs *fs)
 			si->ckpt_frees = 0;
 			si->listed = 0;
 			lfs_seg_set_state(fs, s, LFS_SEG_CLEAN);
+			/* -o discard: given back once a run gets to it */
+			if (fs->trim_list && !si->trim_listed) {
+				si->trim_listed = 1;
+				fs->trim_list[fs->ntrim++] = (uint32_t)s;
+			}
 		} else if (freeable(si)) {
 			fs->freeable_list[kept++] = (uint32_t)s;
 		} else {
