@@ -76,6 +76,7 @@ struct cmdline {
 	int writeback;              /* the cache even where it is not bounded */
 	int noacl;
 	int noblkdev;
+	int discard;                /* -o discard, -o nodiscard: the last counts */
 	char *log;
 	int verbose;                /* -o verbose: the debug lines too */
 	char *snapshot;             /* -o snapshot=NAME|NUMBER */
@@ -103,6 +104,8 @@ static const struct fuse_opt lfs_fuse_opts[] = {
 	OPT("writeback", writeback),
 	OPT("noacl", noacl),
 	OPT("noblkdev", noblkdev),
+	OPT("discard", discard),
+	{ "nodiscard", offsetof(struct cmdline, discard), 0 },
 	OPT("log=%s", log),
 	OPT("verbose", verbose),
 	OPT("snapshot=%s", snapshot),
@@ -270,10 +273,12 @@ usage(FILE *f)
 	       "    -o writeback         the kernel's writeback cache even where lfs cannot keep\n"
 	       "                         room for all it may hold (default: write through there)\n"
 	       "    -o noacl             no POSIX ACLs (the kernel checks the mode bits alone)\n"
+	       "    -o discard           give segments back to the storage as they become clean\n"
+	       "                         (holes in an image file); nodiscard: not (default)\n"
 	       "    -o snapshot=NAME     mount a snapshot or kept checkpoint (lfs-ckpt), read-only\n"
 	       "    -o cp=N              mount kept checkpoint N, as snapshot=N (NILFS's name)\n"
 	       "    -o trace=FILE        record every block write and flush (crash tests)\n"
-	       "    -o fault=OP:N:ERR    make the Nth pread/pwrite/fdatasync/alloc fail (tests)\n"
+	       "    -o fault=OP:N:ERR    make the Nth pread/pwrite/fdatasync/alloc/discard fail\n"
 	       "    -o relatime, atime, strictatime, noatime, nodiratime, diratime, lazytime, nolazytime\n"
 	       "                         when reads update atime (default relatime)\n"
 	       "    -o sync, dirsync, async  changes on disk before the reply (default async)\n"
@@ -466,6 +471,7 @@ main(int argc, char *argv[])
 	o.nodiratime = c.nodiratime;
 	o.sync = c.sync;
 	o.dirsync = c.dirsync;
+	o.discard = c.discard;
 
 	/* libfuse judges its options only when the session is made: a bad
 	 * one must be refused before the image is opened or recovered */

@@ -884,6 +884,23 @@ file_flags_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned cmd, const void *in_bu
 	return err;
 }
 
+/* FITRIM (fstrim(8), on the mount point or any file of the mount):
+ * root's, as ext4 asks CAP_SYS_ADMIN; the range comes back with len the
+ * bytes given back (lfs(8), DISCARD). */
+static int
+do_fitrim(fuse_req_t req, const void *in_buf, size_t in_bufsz, size_t out_bufsz, struct fstrim_range *r)
+{
+	if (fuse_req_ctx(req)->uid != 0)
+		return -EPERM;
+	if (in_bufsz < sizeof(*r) || out_bufsz < sizeof(*r))
+		return -EINVAL;
+	memcpy(r, in_buf, sizeof(*r));
+	uint64_t trimmed;
+	int err = lfs_trim(FS(req), r->start, r->len, r->minlen, &trimmed);
+	r->len = trimmed;
+	return err;
+}
+
 /* Only the daemon serving this mount can answer an ioctl on it: that is
  * how a client learns which control socket is ours (ctl_proto.h). */
 static void
@@ -910,6 +927,15 @@ op_ioctl(fuse_req_t req, fuse_ino_t ino, int cmd, void *arg, struct fuse_file_in
 			fuse_reply_err(req, -err);
 		else
 			fuse_reply_ioctl(req, 0, len ? &out : NULL, len);
+		return;
+	}
+	if (c == FITRIM) {
+		struct fstrim_range r;
+		int err = do_fitrim(req, in_buf, in_bufsz, out_bufsz, &r);
+		if (err)
+			fuse_reply_err(req, -err);
+		else
+			fuse_reply_ioctl(req, 0, &r, sizeof(r));
 		return;
 	}
 	struct lfs_ctl_where w;
