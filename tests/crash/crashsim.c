@@ -1,7 +1,7 @@
 /*
  * crashsim.c — crash-state testing.
  *
- *   crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-R] [-v]
+ *   crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-R] [-D] [-v]
  *
  * 1. Make a small image, mount it through the real code with the block
  *    trace on (bdev.c records every write and every flush), and run a
@@ -29,6 +29,11 @@
  * making returned is there, and reads exactly its files, until its
  * deletion began; one not begun yet, or deleted, is not there; one in
  * between is there whole or not at all.
+ * With -D the filesystem is mounted with -o discard and the workload
+ * gives clean segments back now and then (lfs_trim_freed, and lfs_trim
+ * as FITRIM does): each discard is traced as zeros over its range, in
+ * flight like a write until the next flush, so the torn variants hold
+ * discards landed, not landed, or cut short.
  * With -R the workload is another: two files past their first tree of
  * block map (over 2 MiB), overwritten at random and fsynced again and
  * again, extended and cut now and then: the fsyncs whose records are
@@ -125,6 +130,7 @@ struct big {
 struct workload {
 	struct big big[BIG_FILES];
 	bool relink;                /* -R */
+	bool discard;               /* -D */
 	uint64_t relink_records;    /* -R: that the workload wrote */
 	struct snap snaps[MAX_SNAPS];
 	int nsnaps;
@@ -418,6 +424,17 @@ workload_run(struct workload *w)
 	if (ferr)
 		return ferr;
 	for (unsigned op = 0; op < w->ops; op++) {
+		if (w->discard && rnd_below(100) < 5) {
+			/* -o discard's run, or FITRIM (a checkpoint, then every
+			 * clean segment not yet given back) */
+			uint64_t t;
+			int err = rnd_below(2) ? lfs_trim_freed(w->fs) : lfs_trim(w->fs, 0, UINT64_MAX, 0, &t);
+			if (err) {
+				fprintf(stderr, "crashsim: op %u (discard): %s\n", op, strerror(-err));
+				return err;
+			}
+			continue;
+		}
 		if (w->snapshots && rnd_below(100) < 2) {
 			int err = snapshot_op(w);
 			if (err) {
@@ -676,6 +693,12 @@ parse_trace(const uint8_t *t, size_t len, size_t *n)
 		r[k].data = t + p + 16;
 		p += 16 + r[k].len;
 		r[k].end = (off_t)p;
+		/* a discard: zeros over the length its data holds */
+		if (r[k].type == LFS_TRACE_DISCARD) {
+			uint64_t n = r[k].len == 8 && p <= len ? lfs_get64(r[k].data) : 0;
+			r[k].len = n <= IMG_BYTES ? (uint32_t)n : 0;
+			r[k].data = NULL;
+		}
 		k++;
 	}
 	*n = k;
@@ -692,6 +715,7 @@ struct checker {
 	uint64_t views;             /* -S: snapshots read back */
 	uint64_t big_versions;      /* -R: versions a state was compared with */
 	uint64_t relinked_states;   /* -R: states whose roll-forward applied relink records */
+	uint64_t discards, discard_states; /* -D: discards traced; states with one in flight */
 	off_t inflight_end;         /* the trace up to the flush point checked: its
 				       writes in flight may be in a state whole */
 	/* buffers for every state: a file read back (max_size + 8 KiB),
@@ -938,6 +962,9 @@ check_point(struct checker *c, size_t first, size_t i, unsigned torn, unsigned s
 	char what[160];
 	int err = 0;
 	overlay_init(&ov[0], &c->si);
+	bool discarding = false;
+	for (size_t j = first; j < i; j++)
+		discarding |= c->recs[j].type == LFS_TRACE_DISCARD;
 	snprintf(what, sizeof(what), "seed %u flush point %u", seed, point);
 	c->states++;
 	check_state(c, durable, what);
@@ -963,7 +990,9 @@ check_point(struct checker *c, size_t first, size_t i, unsigned torn, unsigned s
 			c->same++;
 			continue;
 		}
-		snprintf(what, sizeof(what), "seed %u flush point %u torn variant %u", seed, point, k - 1);
+		c->discard_states += discarding;
+		snprintf(what, sizeof(what), "seed %u flush point %u torn variant %u%s", seed, point, k - 1,
+			 discarding ? " (discards in flight)" : "");
 		if (!(err = state_img_load(&c->si, &ov[k]))) {
 			check_state(c, durable, what);
 			err = state_img_undo(&c->si);
@@ -985,8 +1014,8 @@ main(int argc, char **argv)
 	bool verbose = false;
 	int opt;
 	bool full = false;
-	bool snapshots = false, relink = false;
-	while ((opt = getopt(argc, argv, "s:n:t:FSRv")) != -1) {
+	bool snapshots = false, relink = false, discard = false;
+	while ((opt = getopt(argc, argv, "s:n:t:FSRDv")) != -1) {
 		switch (opt) {
 		case 's': seed = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'n': ops = (unsigned)strtoul(optarg, NULL, 0); break;
@@ -995,8 +1024,9 @@ main(int argc, char **argv)
 		case 'F': full = true; break;
 		case 'S': snapshots = true; break;
 		case 'R': relink = true; break;
+		case 'D': discard = true; break;
 		default:
-			fprintf(stderr, "usage: crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-R] [-v]\n");
+			fprintf(stderr, "usage: crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-R] [-D] [-v]\n");
 			return 2;
 		}
 	}
@@ -1027,12 +1057,13 @@ main(int argc, char **argv)
 
 	static struct workload w;
 	w = (struct workload){ .trace = trace, .ops = ops, .verbose = verbose, .full = full, .max_size = 400000,
-			       .snapshots = snapshots, .relink = relink };
+			       .snapshots = snapshots, .relink = relink, .discard = discard };
 	struct lfs_opts o;
 	lfs_opts_default(&o);
 	o.ckpt_interval_s = 0;
 	o.ckpt_segs = 8;            /* checkpoints happen during the run too */
 	o.trace_path = trace;
+	o.discard = discard;
 	int err = lfs_mount(img, &o, &w.fs);
 	if (!err)
 		err = relink ? relink_workload(&w) : workload_run(&w);
@@ -1066,7 +1097,7 @@ main(int argc, char **argv)
 	size_t first_unflushed = 0;
 	unsigned points = 0;
 	for (size_t i = 0; i <= nrecs; i++) {
-		if (i < nrecs && c.recs[i].type == LFS_TRACE_WRITE)
+		if (i < nrecs && c.recs[i].type != LFS_TRACE_FLUSH)
 			continue;
 		if ((err = check_point(&c, first_unflushed, i, torn, seed, points)) ||
 		    ((points % 16 == 0 || i == nrecs) && (err = state_img_verify(&c.si)))) {
@@ -1085,6 +1116,17 @@ main(int argc, char **argv)
 			deleted += w.snaps[k].del_begun != 0;
 		printf("crashsim: seed %u: %d snapshots made, %d deleted; %llu snapshot views read in the states\n", seed,
 		       w.nsnaps, deleted, (unsigned long long)c.views);
+	}
+	if (discard) {
+		for (size_t i = 0; i < nrecs; i++)
+			c.discards += c.recs[i].type == LFS_TRACE_DISCARD;
+		printf("crashsim: seed %u: %llu discards traced, %llu states mounted with discards in flight\n", seed,
+		       (unsigned long long)c.discards, (unsigned long long)c.discard_states);
+		/* the workload is there to make them: a run without is no test */
+		if (!c.discards || !c.discard_states) {
+			printf("crashsim: seed %u: -D put no discard in flight\n", seed);
+			c.failures++;
+		}
 	}
 	if (relink) {
 		printf("crashsim: seed %u: %llu relink records written, %llu states rolled some forward, %llu versions "

@@ -70,8 +70,12 @@ state_img_apply(struct state_img *s, uint64_t off, const uint8_t *data, size_t l
 {
 	if (off + len > s->bytes)
 		return 0;           /* past the image: the device refused it */
-	memcpy(s->img + off, data, len);
-	return write_at(s->fd, data, len, off);
+	if (data) {
+		memcpy(s->img + off, data, len);
+		return write_at(s->fd, data, len, off);
+	}
+	memset(s->img + off, 0, len);
+	return write_at(s->fd, s->img + off, len, off);
 }
 
 int
@@ -105,8 +109,11 @@ mark_traced(struct state_img *s)
 	while (p + 16 <= len) {
 		uint32_t type = lfs_get32(t + p), n = lfs_get32(t + p + 4);
 		uint64_t off = lfs_get64(t + p + 8);
-		if (type == LFS_TRACE_WRITE && n && off < s->bytes) {
-			uint64_t last = off + n - 1 < s->bytes ? off + n - 1 : s->bytes - 1;
+		/* a discard's data is its length */
+		uint64_t span = type == LFS_TRACE_DISCARD && n == 8 && p + 24 <= len ? lfs_get64(t + p + 16) :
+				type == LFS_TRACE_WRITE ? n : 0;
+		if (span && off < s->bytes) {
+			uint64_t last = off + span - 1 < s->bytes ? off + span - 1 : s->bytes - 1;
 			memset(s->dirty + off / STATE_BLK, 1, last / STATE_BLK - off / STATE_BLK + 1);
 		}
 		p += 16 + n;
@@ -179,9 +186,13 @@ overlay_add(struct overlay *ov, const struct state_img *s, uint64_t off, const u
 			memcpy(ov->blk[b], s->img + b * STATE_BLK, STATE_BLK);
 			ov->n++;
 		}
-		memcpy(ov->blk[b] + in, data, k);
+		if (data) {
+			memcpy(ov->blk[b] + in, data, k);
+			data += k;
+		} else {
+			memset(ov->blk[b] + in, 0, k); /* a discard */
+		}
 		off += k;
-		data += k;
 		len -= k;
 	}
 }

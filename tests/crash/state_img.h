@@ -37,7 +37,8 @@ struct overlay {
 /* The durable image starts as base (bytes long, whole blocks). */
 int state_img_init(struct state_img *s, const uint8_t *base, size_t bytes);
 void state_img_free(struct state_img *s);
-/* A write in flight reached the disk for good: into img and the memfd. */
+/* A write in flight reached the disk for good: into img and the memfd
+ * (data NULL: a discard, zeros). */
 int state_img_apply(struct state_img *s, uint64_t off, const uint8_t *data, size_t len);
 /* Mount the memfd as it is now (the durable image with an overlay). */
 int state_img_load(struct state_img *s, const struct overlay *ov);
@@ -50,7 +51,8 @@ int state_img_verify(struct state_img *s);
 int state_img_save(const struct state_img *s, const char *path);
 
 void overlay_init(struct overlay *ov, const struct state_img *s);
-/* len bytes of data at off land on the state, over what it holds. */
+/* len bytes of data at off land on the state, over what it holds (data
+ * NULL: a discard, zeros). */
 void overlay_add(struct overlay *ov, const struct state_img *s, uint64_t off, const uint8_t *data, size_t len);
 /* Drop the blocks that equal the durable image's again. */
 void overlay_settle(struct overlay *ov, const struct state_img *s);
