@@ -120,4 +120,30 @@ fsck_clean "-o discard"
 lfs_start "nocleaner"
 check_left "-o discard"
 lfs_umount
+
+# ---- a block device: BLKDISCARD on a loop device over the image, which
+# the loop driver turns into holes in its file
+command -v losetup >/dev/null || skip "losetup (util-linux) is missing"
+rm -f "$IMG"
+truncate -s 128M "$WORK/back"
+LOOP=$(losetup -f --show "$WORK/back") || skip "no loop device"
+trap 'rc=$?; cd /; [ -z "$LFS_PID" ] || { fusermount3 -u "$MNT" 2>/dev/null; wait "$LFS_PID"; LFS_PID=; }; losetup -d "$LOOP"; set +e; (exit $rc); cleanup' EXIT INT TERM
+IMG=$LOOP
+mkfs_img 128M
+lfs_start "nocleaner"
+head -c 4194304 /dev/urandom > "$WORK/keep"
+cp "$WORK/keep" "$MNT/keep"
+head -c 62914560 /dev/urandom > "$MNT/del"
+sync -f "$MNT"
+before=$(du -k --block-size=1 "$WORK/back" | cut -f1)
+rm "$MNT/del"
+out=$(fstrim -v "$MNT") || fail "fstrim on $LOOP: $out"
+after=$(du -k --block-size=1 "$WORK/back" | cut -f1)
+echo "BLKDISCARD on $LOOP: 60 MiB deleted; its file allocated $((before >> 20)) MiB, after fstrim $((after >> 20)) MiB"
+[ $((before - after)) -ge $((30 << 20)) ] || fail "BLKDISCARD: the loop device's file fell by $(((before - after) >> 20)) MiB only"
+lfs_umount
+fsck_clean "loop device"
+lfs_start "nocleaner"
+cmp "$WORK/keep" "$MNT/keep" || fail "loop device: the file left does not read back"
+lfs_umount
 exit 0
