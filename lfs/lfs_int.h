@@ -120,7 +120,9 @@
  * control server's srv->lock (ctl_server.c), then fs->lock, then
  * fs->out_mu: taken in that order, never the reverse; fuse_io.c's and
  * fuse_cache.c's, and bdev.c's lock of the trace file, are leaves, with
- * nothing taken under them.  The fault injector's counters are atomic.
+ * nothing taken under them.  trim.c's: fs->trim_run_mu before fs->lock;
+ * fs->trim_mu under fs->lock (the segment writer) or alone (a discard
+ * run), with only the trace file's lock under it.  The fault injector's counters are atomic.
  */
 #ifndef LFS_LFS_INT_H
 #define LFS_LFS_INT_H
