@@ -602,17 +602,22 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 		return err[i];
 	}
 	int pick;
-	if (!err[0] && !err[1])
+	if (fs->want_region >= 0)
+		pick = err[fs->want_region] ? -1 : fs->want_region;
+	else if (!err[0] && !err[1])
 		pick = h[1].ckpt_seq > h[0].ckpt_seq;
 	else if (!err[0])
 		pick = 0;
 	else if (!err[1])
 		pick = 1;
-	else {
+	else
+		pick = -1;
+	if (pick < 0) {
 		lfs_log("no valid checkpoint region (region 0: %s; region 1: %s)", strerror(-err[0]),
 			strerror(-err[1]));
 		return -EFSCORRUPTED;
 	}
+	fs->region_used = pick;
 	if (err[!pick] && err[!pick] != -EINVAL)
 		lfs_log("checkpoint region %d is damaged (%s); using region %d", !pick, strerror(-err[!pick]), pick);
 	*out = h[pick];

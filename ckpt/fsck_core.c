@@ -443,6 +443,10 @@ int
 lfs_fsck(struct lfs_fs *fs, uint64_t *problems)
 {
 	struct fsck fx = { .fs = fs }, *f = &fx;
+	if (fs->degraded_from)
+		problem(f, "checkpoint %llu cannot be used: checked the older checkpoint %llu and the log after it "
+			"(what only the newer one held is lost)", (unsigned long long)fs->degraded_from,
+			(unsigned long long)fs->ckpt_seq);
 	int err = fsck_run(f);
 	if (!err && fs->snapshots && fs->hist.count)
 		err = check_kept(f);

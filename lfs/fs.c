@@ -1004,8 +1004,8 @@ lfs_set_readonly(struct lfs_fs *fs, bool ro)
 		bool opening = fs->opts.readonly;
 		if (fs->quiesced)
 			err = -EBUSY; /* unmounting */
-		else if (!fs->dev.writable || fs->opts.snapshot)
-			err = -EROFS; /* the image was opened read-only, or this is a view */
+		else if (!fs->dev.writable || fs->opts.snapshot || fs->degraded_from)
+			err = -EROFS; /* the image was opened read-only, a view, or an older checkpoint */
 		else
 			fs->dev.readonly = false;
 		if (!err && opening && (err = lfs_mount_open_log(fs)) != 0)

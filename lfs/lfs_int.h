@@ -298,6 +298,10 @@ struct lfs_fs {
 	int fatal;                  /* after a failed write or flush: -EIO forever (fail.c) */
 	bool shut_down;             /* fatal because lfs_shutdown asked, not a failure */
 	bool needs_recovery;        /* at mount: not cleanly unmounted (lfs_needs_recovery) */
+	int want_region;            /* lfs_ckpt_load: the region to use, -1: the newer */
+	int region_used;            /* the region lfs_ckpt_load took, -1: none yet */
+	uint64_t degraded_from;     /* mounted -o ro from the older checkpoint, because
+				     * this newer one could not be used: its seq; 0 if not */
 	bool acl;                   /* POSIX ACLs in use (lfs_set_acl) */
 
 	/* inode map: protected by lock */

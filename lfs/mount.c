@@ -86,6 +86,7 @@ fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs 
 	fs->opts = *opts;
 	fs->acl = true; /* until the FUSE glue says the kernel does not check them */
 	fs->bsize = sb->block_size;
+	fs->want_region = fs->region_used = -1;
 	fs->seed = lfs_super_seed(sb);
 	fs->nptr = fs->bsize / 8;
 	fs->max_pseg = lfs_pseg_max_entries(fs->bsize);
@@ -328,14 +329,16 @@ lfs_mount_open_log(struct lfs_fs *fs)
 	return err;
 }
 
-int
-lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
+/* One try at a mount from checkpoint region t->region (-1: the newer);
+ * t->used and t->seq say which region and checkpoint it took. */
+struct mount_try {
+	int region, used;
+	uint64_t seq;
+};
+
+static int
+mount_from(const char *path, const struct lfs_opts *opts, struct mount_try *t, struct lfs_fs **out)
 {
-	/* counted from here: the mount's own reads and writes count */
-	if (opts->fault && lfs_fault_arm(opts->fault)) {
-		lfs_log("fault=%s: not a list of OP:N:ERR rules (see lfs(8))", opts->fault);
-		return -EINVAL;
-	}
 	struct lfs_bdev dev;
 	int err = open_image(&dev, path, opts);
 	if (err) {
@@ -359,15 +362,18 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 		return err;
 	}
 	fs->dev = dev;
+	fs->want_region = t->region;
 	/* record from the first write on: the image as it was before the
 	 * mount plus the trace rebuilds every state (lfs-crashsim) */
 	if (!opts->readonly && opts->trace_path && (err = lfs_bdev_trace(&fs->dev, opts->trace_path))) {
 		fs_free(fs);
 		return err;
 	}
-	struct lfs_ckpt_hdr hdr;
+	struct lfs_ckpt_hdr hdr = { 0 };
 	uint64_t found = 0;
 	err = lfs_ckpt_load(fs, &hdr);
+	t->used = fs->region_used;
+	t->seq = hdr.ckpt_seq;
 	if (!err && opts->snapshot) {
 		/* what a kept checkpoint reads is on disk as its checkpoint
 		 * left it: nothing after it is needed */
@@ -405,6 +411,46 @@ lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
 	}
 	fs->last_flush_ns = lfs_now_ns();
 	*out = fs;
+	return 0;
+}
+
+/* Whether a read-only mount that failed with err may try the older
+ * checkpoint: its newest one, or the log after it, is unreadable or
+ * damaged (a bad block, a crafted table), not the mount's own fault. */
+static bool
+may_degrade(const struct lfs_opts *opts, const struct mount_try *t, int err)
+{
+	return (err == -EIO || err == -EFSCORRUPTED) && t->used >= 0 && opts->readonly && !opts->snapshot &&
+	       opts->sb_block == 0;
+}
+
+int
+lfs_mount(const char *path, const struct lfs_opts *opts, struct lfs_fs **out)
+{
+	/* counted from here: the mount's own reads and writes count */
+	if (opts->fault && lfs_fault_arm(opts->fault)) {
+		lfs_log("fault=%s: not a list of OP:N:ERR rules (see lfs(8))", opts->fault);
+		return -EINVAL;
+	}
+	struct mount_try t = { -1, -1, 0 };
+	int err = mount_from(path, opts, &t, out);
+	if (!err || !may_degrade(opts, &t, err)) {
+		if (err && t.used >= 0 && (err == -EIO || err == -EFSCORRUPTED) && !opts->readonly)
+			lfs_log("checkpoint %llu cannot be used (%s); a read-only mount (-o ro) falls back to the "
+				"older checkpoint", (unsigned long long)t.seq, strerror(-err));
+		return err;
+	}
+	struct mount_try old = { !t.used, -1, 0 };
+	int e = mount_from(path, opts, &old, out);
+	if (e) {
+		lfs_log("the older checkpoint cannot be used either (%s)", strerror(-e));
+		return err;
+	}
+	(*out)->degraded_from = t.seq;
+	lfs_log("checkpoint %llu cannot be used (%s): mounted read-only from checkpoint %llu, the older one, "
+		"and the log after it as far as it verifies; what only the newer one held is not shown, and "
+		"files whose blocks are damaged read as EIO (fsck.lfs)", (unsigned long long)t.seq, strerror(-err),
+		(unsigned long long)old.seq);
 	return 0;
 }
 

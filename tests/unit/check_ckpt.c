@@ -175,5 +175,72 @@ START_TEST(table_blocks_stay_together)
 }
 END_TEST
 
+/* The newest checkpoint's first inode-map block, overwritten with
+ * bytes that fail its check; returns that checkpoint's seq. */
+static uint64_t
+damage_newest_tables(void)
+{
+	size_t len;
+	uint8_t *img = testfs_image_load(&len);
+	struct lfs_super sb;
+	ck_assert_int_eq(lfs_super_decode(&sb, img), 0);
+	struct lfs_ckpt_hdr h[2];
+	for (int i = 0; i < 2; i++)
+		lfs_ckpt_hdr_decode(&h[i], img + sb.ckpt_addr[i] * sb.block_size);
+	int newer = h[1].ckpt_seq > h[0].ckpt_seq;
+	const uint8_t *region = img + sb.ckpt_addr[newer] * sb.block_size;
+	uint64_t addr = 0;
+	for (uint32_t b = 0; b < h[newer].n_imap_blocks && !addr; b++)
+		addr = lfs_ckpt_addr_get(region, b);
+	ck_assert_uint_ne(addr, 0);
+	memset(img + addr * sb.block_size, 0x5a, sb.block_size);
+	testfs_image_store(img, len);
+	free(img);
+	return h[newer].ckpt_seq;
+}
+
+/* A newest checkpoint whose tables cannot be read: a read-write mount
+ * is refused; a read-only one mounts the older checkpoint and rolls the
+ * log after it forward (a file fsynced after it included), says so to
+ * fsck (one problem), and cannot be made writable. */
+START_TEST(readonly_mount_falls_back_to_older_checkpoint)
+{
+	testfs_make(64ull << 20, 256u << 10);
+	struct lfs_fs *fs = testfs_mount();
+	uint64_t a = testfs_mkfile(fs, LFS_ROOT_INO, "a");
+	ck_assert_int_eq(lfs_write(fs, a, "older", 5, 0, NULL), 5);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	uint64_t b = testfs_mkfile(fs, LFS_ROOT_INO, "b");
+	ck_assert_int_eq(lfs_write(fs, b, "rolled", 6, 0, NULL), 6);
+	ck_assert_int_eq(lfs_fsync(fs, b, false), 0);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	uint64_t lost = damage_newest_tables();
+
+	struct lfs_opts o = testfs_opts();
+	int err = lfs_mount(testfs_path, &o, &fs);
+	ck_assert_msg(err == -EIO || err == -EFSCORRUPTED, "read-write mount: %d", err);
+	o.readonly = true;
+	o.upgradable = true;
+	ck_assert_int_eq(lfs_mount(testfs_path, &o, &fs), 0);
+	ck_assert_uint_eq(fs->degraded_from, lost);
+	ck_assert_uint_lt(fs->ckpt_seq, lost);
+	char buf[8];
+	struct stat st;
+	ck_assert_int_eq(lfs_lookup(fs, LFS_ROOT_INO, "a", &st), 0);
+	ck_assert_int_eq(lfs_read(fs, st.st_ino, buf, sizeof(buf), 0), 5);
+	ck_assert(memcmp(buf, "older", 5) == 0);
+	ck_assert_int_eq(lfs_lookup(fs, LFS_ROOT_INO, "b", &st), 0);
+	ck_assert_int_eq(lfs_read(fs, st.st_ino, buf, sizeof(buf), 0), 6);
+	ck_assert(memcmp(buf, "rolled", 6) == 0);
+	uint64_t problems = 0;
+	ck_assert_int_eq(lfs_fsck(fs, &problems), 0);
+	ck_assert_uint_eq(problems, 1);
+	ck_assert_int_eq(lfs_set_readonly(fs, false), -EROFS);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	testfs_remove();
+}
+END_TEST
+
 CHECK_MAIN("ckpt", "checkpoint", 300, checkpoint_writes_what_changed, running_counts_agree,
-	   mount_reads_each_region_once, table_blocks_stay_together)
+	   mount_reads_each_region_once, table_blocks_stay_together,
+	   readonly_mount_falls_back_to_older_checkpoint)
