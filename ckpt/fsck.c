@@ -11,6 +11,7 @@
  */
 #include "image.h"
 #include "lfs.h"
+#include "salvage.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -24,11 +25,14 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: fsck.lfs [-fnv] [-p|-a|-y] [-b BLOCK] IMAGE\n"
+		   "       fsck.lfs --salvage DIR [-b BLOCK] IMAGE\n"
 		   "  -n        only check (the default)\n"
 		   "  -p, -a, -y  also rewrite a damaged superblock copy from the one in use\n"
 		   "  -b BLOCK  use the superblock at BLOCK (the backup: see mkfs.lfs's output or lfs(5))\n"
 		   "  -f        accepted: every run checks everything\n"
 		   "  -v        say which superblock copies are intact, and what recovery did\n"
+		   "  --salvage DIR  copy every file the log still holds into DIR (empty), whatever\n"
+		   "            the checkpoints say: for an image that no longer mounts\n"
 		   LFS_TOOL_HELP_LINES);
 }
 
@@ -54,11 +58,61 @@ fsck_repair_super(const char *path, const struct lfs_super *sb, const uint64_t *
 	return err ? err : n;
 }
 
+/* fsck.lfs --salvage DIR IMAGE: 0 if every segment was there and verified
+ * and everything found was copied whole; 4 if not (what may be missing is
+ * not known); 8 if the salvage could not be made. */
+static int
+salvage(const char *path, const char *dir, uint64_t sb_block)
+{
+	struct lfs_bdev dev;
+	int err = lfs_bdev_open(&dev, path, true);
+	if (err) {
+		fprintf(stderr, "fsck.lfs: %s: %s\n", path, strerror(-err));
+		return 8;
+	}
+	struct lfs_super sb;
+	struct lfs_super_where w;
+	if ((err = lfs_super_find(&dev, sb_block, &sb, &w))) {
+		fprintf(stderr, "fsck.lfs: %s: no superblock, nor a backup, can be read (%s): its geometry is "
+				"unknown; try -b BLOCK\n", path, strerror(-err));
+		lfs_bdev_close(&dev);
+		return 8;
+	}
+	dev.block_size = sb.block_size;
+	/* a truncated image: the segments it still has whole */
+	uint64_t blocks = dev.size_bytes / sb.block_size;
+	uint64_t have = blocks > sb.seg0 ? (blocks - sb.seg0) / sb.seg_blocks : 0;
+	bool truncated = have < sb.nsegs;
+	if (truncated) {
+		fprintf(stderr, "fsck.lfs: %s holds %llu of the filesystem's %llu segments\n", path,
+			(unsigned long long)have, (unsigned long long)sb.nsegs);
+		sb.nsegs = have;
+	}
+	struct lfs_salvage_report r;
+	err = lfs_salvage(&dev, &sb, dir, &r);
+	lfs_bdev_close(&dev);
+	if (err) {
+		fprintf(stderr, "fsck.lfs: salvage into %s: %s\n", dir, strerror(-err));
+		return 8;
+	}
+	printf("fsck.lfs: salvage of %s: %llu segments scanned, %llu blocks failed their checks, %llu read errors; "
+	       "%llu files, %llu directories, %llu symbolic links, %llu special files, %llu hard links copied "
+	       "into %s (%llu under lost+found); %llu files incomplete (%llu blocks not found), %llu not copied\n",
+	       path, (unsigned long long)r.segs, (unsigned long long)r.bad_blocks, (unsigned long long)r.read_errors,
+	       (unsigned long long)r.files, (unsigned long long)r.dirs, (unsigned long long)r.symlinks,
+	       (unsigned long long)r.specials, (unsigned long long)r.links, dir, (unsigned long long)r.lost_found,
+	       (unsigned long long)r.incomplete, (unsigned long long)r.missing_blocks,
+	       (unsigned long long)r.skipped);
+	return r.incomplete || r.skipped || r.bad_blocks || r.read_errors || truncated ? 4 : 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	static const struct lfs_tool tool = { "fsck.lfs", usage, 16 };
-	static const struct option longopts[] = { LFS_TOOL_LONGOPTS, { NULL, 0, NULL, 0 } };
+	static const struct option longopts[] = { LFS_TOOL_LONGOPTS, { "salvage", required_argument, NULL, 'S' },
+						  { NULL, 0, NULL, 0 } };
+	const char *salvage_dir = NULL;
 	int opt;
 	bool verbose = false, repair = false, check_only = false;
 	uint64_t sb_block = 0;
@@ -68,6 +122,7 @@ main(int argc, char **argv)
 		case 'a': case 'p': case 'y': repair = true; break;
 		case 'n': check_only = true; break;
 		case 'f': break;
+		case 'S': salvage_dir = optarg; break;
 		case 'b': {
 			char *end;
 			errno = 0;
@@ -88,6 +143,13 @@ main(int argc, char **argv)
 		return 16;
 	}
 	const char *path = argv[optind];
+	if (salvage_dir) {
+		if (repair) {
+			fprintf(stderr, "fsck.lfs: --salvage cannot be combined with -p, -a or -y\n");
+			return 16;
+		}
+		return salvage(path, salvage_dir, sb_block);
+	}
 	/* roll-forward is what a healthy image after a crash, or a live
 	 * one, needs: not a problem to report */
 	lfs_log_set_quiet_info(!verbose);

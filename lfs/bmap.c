@@ -17,29 +17,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t
-ipow(uint64_t b, unsigned e)
-{
-	uint64_t r = 1;
-	while (e--)
-		r *= b;
-	return r;
-}
-
 /* Number of data blocks under one pointer of a node at `level` in tree k. */
 static uint64_t
 span(const struct lfs_fs *fs, unsigned k, unsigned level)
 {
-	return ipow(fs->nptr, k - level);
+	return lfs_node_span(fs->nptr, k, level);
 }
 
 uint64_t
 lfs_bmap_tree_base(const struct lfs_fs *fs, unsigned k)
 {
-	uint64_t b = LFS_NDIRECT;
-	for (unsigned j = 0; j < k; j++)
-		b += ipow(fs->nptr, j + 1);
-	return b;
+	return lfs_tree_base(fs->nptr, k);
 }
 
 uint64_t
@@ -53,7 +41,7 @@ static int
 locate(const struct lfs_fs *fs, uint64_t lblk, unsigned *k, uint64_t *rel)
 {
 	for (unsigned t = 0; t < LFS_NINDIRECT; t++) {
-		uint64_t base = lfs_bmap_tree_base(fs, t), cap = ipow(fs->nptr, t + 1);
+		uint64_t base = lfs_bmap_tree_base(fs, t), cap = fs->nptr * span(fs, t, 0);
 		if (lblk < base + cap) {
 			*k = t;
 			*rel = lblk - base;
@@ -190,13 +178,8 @@ lfs_bmap_node_addr(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t id)
 unsigned
 lfs_bmap_path(const struct lfs_fs *fs, uint64_t lblk, uint64_t ids[LFS_NINDIRECT])
 {
-	unsigned k;
 	uint64_t rel;
-	if (lblk < LFS_NDIRECT || locate(fs, lblk, &k, &rel))
-		return 0;
-	for (unsigned l = 0; l <= k; l++)
-		ids[l] = lfs_node_id(k, k - l, rel / ipow(fs->nptr, l + 1));
-	return k + 1;
+	return lfs_block_path(fs->nptr, lblk, ids, &rel);
 }
 
 /* The pointer to block lblk: in the inode, or in its leaf (*leaf; NULL
@@ -386,7 +369,7 @@ lfs_bmap_free_range(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uin
 		}
 	}
 	for (unsigned k = 0; k < LFS_NINDIRECT; k++) {
-		uint64_t base = lfs_bmap_tree_base(fs, k), cap = ipow(fs->nptr, k + 1);
+		uint64_t base = lfs_bmap_tree_base(fs, k), cap = fs->nptr * span(fs, k, 0);
 		if (end <= base || first >= base + cap)
 			continue;
 		bool cached = u64map_get(&ip->nodes, lfs_node_id(k, 0, 0)) != NULL;
@@ -611,7 +594,7 @@ lfs_bmap_walk_disk_unwritten(struct lfs_fs *fs, const struct lfs_dinode *di,
 		}
 	for (unsigned k = 0; k < LFS_NINDIRECT && !err; k++) {
 		if (lfs_addr_unwritten(di->ind[k]))
-			w.unwritten += ipow(fs->nptr, k + 1);
+			w.unwritten += fs->nptr * span(fs, k, 0);
 		else if (di->ind[k])
 			err = walk_node(&w, di->ind[k], k, 0, 0);
 	}

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <zlib.h>
 
 uint32_t
@@ -713,6 +714,60 @@ lfs_inode_block_next(const uint8_t *blk, uint32_t block_size, uint32_t off)
 }
 
 /* ---------------------------------------------------------------- */
+
+uint32_t
+lfs_rdev_encode(dev_t d)
+{
+	uint32_t ma = major(d), mi = minor(d);
+	return (mi & 0xff) | (ma << 8) | ((mi & ~0xffu) << 12);
+}
+
+dev_t
+lfs_rdev_decode(uint32_t v)
+{
+	return makedev((v >> 8) & 0xfff, (v & 0xff) | ((v >> 12) & 0xfff00));
+}
+
+static uint64_t
+ipow(uint64_t b, unsigned e)
+{
+	uint64_t r = 1;
+	while (e--)
+		r *= b;
+	return r;
+}
+
+uint64_t
+lfs_node_span(uint32_t nptr, unsigned k, unsigned level)
+{
+	return ipow(nptr, k - level);
+}
+
+uint64_t
+lfs_tree_base(uint32_t nptr, unsigned k)
+{
+	uint64_t b = LFS_NDIRECT;
+	for (unsigned j = 0; j < k; j++)
+		b += ipow(nptr, j + 1);
+	return b;
+}
+
+unsigned
+lfs_block_path(uint32_t nptr, uint64_t lblk, uint64_t ids[LFS_NINDIRECT], uint64_t *rel)
+{
+	if (lblk < LFS_NDIRECT)
+		return 0;
+	for (unsigned k = 0; k < LFS_NINDIRECT; k++) {
+		uint64_t base = lfs_tree_base(nptr, k);
+		if (lblk >= base + ipow(nptr, k + 1))
+			continue;
+		*rel = lblk - base;
+		for (unsigned l = 0; l <= k; l++)
+			ids[l] = lfs_node_id(k, k - l, *rel / ipow(nptr, l + 1));
+		return k + 1;
+	}
+	return 0;
+}
 
 void
 lfs_node_encode(const uint64_t *ptrs, uint32_t n, uint8_t *blk)

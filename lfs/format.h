@@ -57,6 +57,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <string.h>
 
 #define LFS_SB_MAGIC        0x3153464cu /* "LFS1" */
@@ -613,6 +614,11 @@ static inline uint32_t lfs_dinode_xattr_blocks(const struct lfs_dinode *di)
 	return !di->xattr ? 0 : di->xattr_blocks ? di->xattr_blocks : 1;
 }
 
+/* A device number as a record's rdev keeps it (Linux's new_encode_dev:
+ * 12-bit major, 20-bit minor), and back. */
+uint32_t lfs_rdev_encode(dev_t d);
+dev_t lfs_rdev_decode(uint32_t v);
+
 /* Encodes the header and copies inline content; returns the record length. */
 uint32_t lfs_dinode_encode(const struct lfs_dinode *di, const void *inline_data, uint8_t *p);
 /* Decodes the record at p, which has `avail` bytes up to the block end.
@@ -663,6 +669,18 @@ static inline bool lfs_addr_unwritten(uint64_t a) { return a == LFS_ADDR_UNWRITT
 /* The largest count a record's unwritten holds: fallocate reserves no
  * more in one file (ext4's files end at 2^32 blocks too). */
 #define LFS_UNWRITTEN_MAX UINT32_MAX
+
+/* Data blocks under one pointer of a node at `level` (0: the root) of
+ * tree k, for nodes of nptr pointers: nptr^(k - level). */
+uint64_t lfs_node_span(uint32_t nptr, unsigned k, unsigned level);
+/* The first logical block under tree k (after the direct pointers and
+ * the trees before it), for nodes of nptr pointers. */
+uint64_t lfs_tree_base(uint32_t nptr, unsigned k);
+/* The nodes on the way to logical block lblk: ids[0] its leaf .. ids[k]
+ * the root of its tree k, and *rel its index within that tree; returns
+ * k + 1, or 0 for a direct block or one beyond the last tree.  The one
+ * arithmetic of the block map: bmap.c and fsck.lfs --salvage use it. */
+unsigned lfs_block_path(uint32_t nptr, uint64_t lblk, uint64_t ids[LFS_NINDIRECT], uint64_t *rel);
 
 void lfs_node_encode(const uint64_t *ptrs, uint32_t n, uint8_t *blk);
 void lfs_node_decode(uint64_t *ptrs, uint32_t n, const uint8_t *blk);

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 
 int
@@ -281,25 +280,6 @@ lfs_inode_init(struct lfs_fs *fs, uint32_t ino, uint32_t version, mode_t mode,
 	return 0;
 }
 
-static uint32_t
-encode_rdev(dev_t d)
-{
-	uint32_t ma = major(d), mi = minor(d);
-	return (mi & 0xff) | (ma << 8) | ((mi & ~0xffu) << 12);
-}
-
-static dev_t
-decode_rdev(uint32_t v)
-{
-	return makedev((v >> 8) & 0xfff, (v & 0xff) | ((v >> 12) & 0xfff00));
-}
-
-uint32_t
-lfs_rdev_encode(dev_t d)
-{
-	return encode_rdev(d);
-}
-
 void
 lfs_inode_stat(const struct lfs_fs *fs, const struct lfs_inode *ip, struct stat *st)
 {
@@ -310,7 +290,7 @@ lfs_inode_stat(const struct lfs_fs *fs, const struct lfs_inode *ip, struct stat 
 	st->st_nlink = di->nlink;
 	st->st_uid = di->uid;
 	st->st_gid = di->gid;
-	st->st_rdev = decode_rdev(di->rdev);
+	st->st_rdev = lfs_rdev_decode(di->rdev);
 	st->st_size = (off_t)di->size;
 	st->st_blksize = fs->bsize;
 	uint64_t xblocks = ip->xattr_dirty ? ip->xattr_nblocks : lfs_dinode_xattr_blocks(di);

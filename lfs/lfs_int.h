@@ -650,7 +650,6 @@ void lfs_inode_dirty(struct lfs_fs *fs, struct lfs_inode *ip);
 /* Count, once while it is dirty, the interior block-map nodes above a
  * dirty inode's leaves in the log space its flush needs. */
 void lfs_inode_count_interior(struct lfs_fs *fs, struct lfs_inode *ip);
-uint32_t lfs_rdev_encode(dev_t d);
 void lfs_inode_now(struct timespec *ts);
 void lfs_inode_touch(struct lfs_inode *ip, bool mtime, bool ctime);
 void lfs_inode_stat(const struct lfs_fs *fs, const struct lfs_inode *ip, struct stat *st);

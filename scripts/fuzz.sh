@@ -28,7 +28,7 @@ srcs=$(python3 "$top/scripts/layers.py" --sources "$top" | sed "s|^|$top/|")
 [ -n "$srcs" ] || { echo "fuzz.sh: no liblfs_a_SOURCES in $top/Makefile.am"; exit 2; }
 clang -std=c11 -D_GNU_SOURCE -DPACKAGE_VERSION='"fuzz"' -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -I"$top/lfs" -I"$top/ckpt" -I"$top/tests/lib" \
-	$srcs "$top/tests/lib/imgedit.c" "$top/tests/fuzz/fuzz_mount.c" -lz -lpthread -o "$out/fuzz_mount"
+	$srcs "$top/tests/lib/imgedit.c" "$top/ckpt/salvage.c" "$top/tests/fuzz/fuzz_mount.c" -lz -lpthread -o "$out/fuzz_mount"
 cd "$out"
 if [ $merge = 1 ]; then
 	./fuzz_mount -merge=1 "$top/tests/fuzz/corpus" "$out/corpus" 2>&1 | grep -v '^lfs: '

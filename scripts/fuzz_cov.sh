@@ -27,7 +27,7 @@ mkdir -p "$out"
 srcs=$(python3 "$here/scripts/layers.py" --sources "$top" | sed "s|^|$top/|")
 [ -n "$srcs" ] || { echo "fuzz_cov.sh: no liblfs_a_SOURCES in $top/Makefile.am"; exit 2; }
 clang -std=c11 -D_GNU_SOURCE -DPACKAGE_VERSION='"fuzz"' -g -O0 -fprofile-instr-generate -fcoverage-mapping \
-	-I"$top/lfs" -I"$top/ckpt" -I"$top/tests/lib" $srcs "$top/tests/lib/imgedit.c" \
+	-I"$top/lfs" -I"$top/ckpt" -I"$top/tests/lib" $srcs "$top/tests/lib/imgedit.c" "$top/ckpt/salvage.c" \
 	"$top/tests/fuzz/fuzz_mount.c" "$top/tests/fuzz/fuzz_replay.c" -lz -lpthread -o "$out/fuzz_replay"
 rm -f "$out"/*.profraw
 (cd "$top" && LLVM_PROFILE_FILE="$out/replay.profraw" top_srcdir="$top" "$out/fuzz_replay" -n "$mut" 2>&1 |

@@ -32,8 +32,9 @@
  * everything, write, truncate, punch, create, unlink, rename, a snapshot
  * made and one deleted, the cleaner's MOVE both through
  * lfs_clean_segment and the control operations, a checkpoint, unmount),
- * then mounted once more and walked.  Errors are expected; a crash, a
- * hang or a sanitizer report is a bug.
+ * then mounted once more and walked; last, fsck.lfs --salvage copies
+ * what its log holds into a directory, removed after.  Errors are
+ * expected; a crash, a hang or a sanitizer report is a bug.
  *
  * LLVMFuzzerCustomMutator makes edits that name existing structures with
  * values at the edges (0, all ones, block and segment sizes, 2^31, 2^32,
@@ -44,9 +45,11 @@
 #include "ctl_ops.h"
 #include "imgedit.h"
 #include "lfs_int.h"
+#include "salvage.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <linux/falloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -489,6 +492,39 @@ mount_snapshot(struct lfs_opts o, const char *spec)
 		walk_view(fs);
 }
 
+static int
+remove_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(p);
+	return 0;
+}
+
+/* fsck.lfs --salvage of the image into a directory of its own, in
+ * memory (/dev/shm): creating its hundreds of files on a disk costs a
+ * millisecond each here. */
+static void
+salvage(void)
+{
+	char dir[] = "/dev/shm/lfs-fuzz-salvage.XXXXXX", alt[] = "/tmp/lfs-fuzz-salvage.XXXXXX";
+	char *at = mkdtemp(dir) ? dir : mkdtemp(alt);
+	struct lfs_bdev dev;
+	struct lfs_super sb;
+	struct lfs_super_where w;
+	check(at != NULL, "mkdtemp");
+	if (lfs_bdev_open(&dev, path, true) == 0) {
+		if (lfs_super_find(&dev, 0, &sb, &w) == 0) {
+			struct lfs_salvage_report r;
+			dev.block_size = sb.block_size;
+			lfs_salvage(&dev, &sb, at, &r);
+		}
+		lfs_bdev_close(&dev);
+	}
+	nftw(at, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static void
 use_image(void)
 {
@@ -524,6 +560,7 @@ use_image(void)
 		walk(fs, LFS_ROOT_INO, 0, &f);
 		lfs_abandon(fs);
 	}
+	salvage();
 }
 
 /* ---------------------------------------------------------------- */
