@@ -499,17 +499,20 @@ lfs_held_translate(const struct lfs_held *h, uint64_t orig, uint64_t c)
 	return e ? e->cur : orig;
 }
 
-/* A unit's holders, for lfs_held_usage. */
+/* A unit's holders, for lfs_held_usage and lfs_held_freed_by. */
 struct unit_use {
 	uint64_t charge;
 	size_t only;                /* the one retained checkpoint (index + 1); 0 none yet */
-	bool shared, live;
+	size_t top;                 /* the newest retained checkpoint (index + 1) */
+	bool shared, live, stays;
 };
 
 /* Extend u by the retained checkpoints entry e is needed for: those
- * from index lo to hi (ascending, so found by two searches). */
+ * from index lo to hi (ascending, so found by two searches); stays when
+ * one of them may not go (stay_below[i]: how many of retained[0..i) may
+ * not). */
 static void
-unit_add(const struct lfs_held *h, struct unit_use *u, const struct lfs_held_entry *e)
+unit_add(const struct lfs_held *h, struct unit_use *u, const struct lfs_held_entry *e, const size_t *stay_below)
 {
 	u->live |= (e->flags & LFS_HELD_LIVE) != 0;
 	u->charge = e->charge;
@@ -519,6 +522,37 @@ unit_add(const struct lfs_held *h, struct unit_use *u, const struct lfs_held_ent
 	if (hi - lo > 1 || (u->only && u->only != lo + 1))
 		u->shared = true;
 	u->only = hi;
+	if (hi > u->top)
+		u->top = hi;
+	if (stay_below && stay_below[hi] > stay_below[lo])
+		u->stays = true;
+}
+
+/* The units the needed entries are in, with their holders: *use (the
+ * caller frees it), *n of them. */
+static int
+units_held(const struct lfs_held *h, const size_t *stay_below, struct unit_use **use, size_t *n)
+{
+	*n = 0;
+	struct u64map units;
+	u64map_init(&units);
+	*use = lfs_calloc(h->count ? h->count : 1, sizeof(**use));
+	int err = *use ? 0 : -ENOMEM;
+	for (uint64_t i = 0; i < h->tab.nslots && !err; i++) {
+		const struct lfs_held_entry *e = &h->ent[i];
+		if (!e->orig || !lfs_held_needed(h, e))
+			continue;
+		uint64_t key = unit_key(e);
+		uintptr_t k = (uintptr_t)u64map_get(&units, key);
+		if (!k) {
+			k = ++*n;
+			err = u64map_put(&units, key, (void *)k);
+		}
+		if (!err)
+			unit_add(h, &(*use)[k - 1], e, stay_below);
+	}
+	u64map_free(&units);
+	return err;
 }
 
 int
@@ -527,24 +561,9 @@ lfs_held_usage(const struct lfs_held *h, uint64_t *own, uint64_t *held)
 	*held = 0;
 	for (size_t i = 0; i < h->nretained; i++)
 		own[i] = 0;
-	struct u64map units;
-	u64map_init(&units);
-	struct unit_use *use = lfs_calloc(h->count ? h->count : 1, sizeof(*use));
-	size_t n = 0;
-	int err = use ? 0 : -ENOMEM;
-	for (uint64_t i = 0; i < h->tab.nslots && !err; i++) {
-		const struct lfs_held_entry *e = &h->ent[i];
-		if (!e->orig || !lfs_held_needed(h, e))
-			continue;
-		uint64_t key = unit_key(e);
-		uintptr_t k = (uintptr_t)u64map_get(&units, key);
-		if (!k) {
-			k = ++n;
-			err = u64map_put(&units, key, (void *)k);
-		}
-		if (!err)
-			unit_add(h, &use[k - 1], e);
-	}
+	struct unit_use *use;
+	size_t n;
+	int err = units_held(h, NULL, &use, &n);
 	for (size_t k = 0; k < n && !err; k++) {
 		if (use[k].live)
 			continue; /* the live tree's as well: deleting frees nothing */
@@ -553,6 +572,27 @@ lfs_held_usage(const struct lfs_held *h, uint64_t *own, uint64_t *held)
 			own[use[k].only - 1] += use[k].charge;
 	}
 	free(use);
-	u64map_free(&units);
+	return err;
+}
+
+int
+lfs_held_freed_by(const struct lfs_held *h, const bool *may_go, uint64_t *freed)
+{
+	size_t *stay_below = lfs_malloc((h->nretained + 1) * sizeof(*stay_below));
+	if (!stay_below)
+		return -ENOMEM;
+	stay_below[0] = 0;
+	for (size_t i = 0; i < h->nretained; i++) {
+		stay_below[i + 1] = stay_below[i] + !may_go[i];
+		freed[i] = 0;
+	}
+	struct unit_use *use;
+	size_t n;
+	int err = units_held(h, stay_below, &use, &n);
+	for (size_t k = 0; k < n && !err; k++)
+		if (!use[k].live && !use[k].stays)
+			freed[use[k].top - 1] += use[k].charge;
+	free(use);
+	free(stay_below);
 	return err;
 }

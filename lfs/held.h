@@ -100,6 +100,12 @@ void lfs_held_imap_of(const struct lfs_held *h, uint64_t c, uint64_t *out, uint3
  * them that the live tree does not use; own[i] (room for nretained),
  * those held for retained[i] alone, which deleting it would free. */
 int lfs_held_usage(const struct lfs_held *h, uint64_t *own, uint64_t *held);
+/* What letting retained checkpoints go, oldest first, gives back, where
+ * may_go[i] says whether retained[i] may go: freed[i] (room nretained),
+ * the bytes held for none but those that may go, the newest of which is
+ * retained[i]; letting every one that may go up to retained[i] go frees
+ * freed[0] + ... + freed[i]. */
+int lfs_held_freed_by(const struct lfs_held *h, const bool *may_go, uint64_t *freed);
 /* Where checkpoint c reads the block it addresses as orig; and the entry
  * that says so (NULL: none, it reads orig itself). */
 uint64_t lfs_held_translate(const struct lfs_held *h, uint64_t orig, uint64_t c);

@@ -455,6 +455,10 @@ struct lfs_fs {
 	struct lfs_held held;
 	struct lfs_hist hist;
 	uint32_t protect_s;         /* plain checkpoints are kept this long */
+	struct lfs_giveable_memo {  /* lfs_retain_giveable's last answer, and */
+		uint64_t ckpt_seq, held, hist, live; /* the state it stands for */
+		uint64_t bytes;
+	} giveable;
 	/* A snapshot's view: the tree checkpoint view_seq read, through the
 	 * held table of view_src (NULL: this one); read-only. */
 	uint64_t view_seq;
@@ -812,8 +816,10 @@ void lfs_space_log_full(struct lfs_fs *fs, enum lfs_space_class cls, const char 
  * 0 when clean space grew (or, for the reclaimer, its victims made
  * clean outweigh what it wrote), -ENOSPC when it did not (cleaning is then
  * not tried again before something is freed, or a second passes), or
- * the filesystem's error.  `unlocked` as for lfs_clean_reclaim. */
-int lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked);
+ * the filesystem's error.  `unlocked` as for lfs_clean_reclaim; grow:
+ * the most bytes a refused request asked for (past the capacity, kept
+ * plain checkpoints give way: lfs_retain_give_way). */
+int lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked, uint64_t grow);
 
 /* space_reserve.c: the floors of the reserve */
 /* Whether `bytes` more content fits now, without flushing or cleaning. */
@@ -881,6 +887,15 @@ void lfs_retain_abort(struct lfs_fs *fs, uint64_t seq);
 /* The history changed outside a checkpoint (a snapshot deleted or
  * kept): which checkpoints are retained follows at once. */
 int lfs_retain_update(struct lfs_fs *fs);
+/* The bytes the kept plain checkpoints would give back if every one no
+ * view reads gave way (snapshots never do). */
+int lfs_retain_giveable(struct lfs_fs *fs, uint64_t *bytes);
+/* A full filesystem: the oldest kept plain checkpoints that no view
+ * reads give way, as few as free `need` bytes (all that free anything,
+ * when that is less), forgotten from the history now and logged; the
+ * next checkpoint commits that and gives their blocks back, as
+ * lfs-ckpt -d does.  *dropped: how many. */
+int lfs_retain_give_way(struct lfs_fs *fs, uint64_t need, uint64_t *dropped);
 
 /* ckpt/ckpt.c and ckpt/recover.c */
 /* Write a checkpoint, fs->lock held throughout. */

@@ -24,14 +24,18 @@
 #define ROOM_TRIES 64
 
 /* Whether every request refused since the last round began would fit
- * now (the cleaner or a delete may have made the room); forgets them. */
+ * now (the cleaner or a delete may have made the room); forgets them.
+ * *most: the most bytes one of them asked for. */
 static bool
-needs_fit(struct lfs_fs *fs)
+needs_fit(struct lfs_fs *fs, uint64_t *most)
 {
 	bool fit = true;
+	*most = 0;
 	for (int c = 0; c < LFS_SPACE_NCLASSES; c++) {
 		if (fs->room_need[c] && !lfs_space_fits(fs, (enum lfs_space_class)c, fs->room_need[c] - 1))
 			fit = false;
+		if (fs->room_need[c] && fs->room_need[c] - 1 > *most)
+			*most = fs->room_need[c] - 1;
 		fs->room_need[c] = 0;
 	}
 	return fit;
@@ -51,7 +55,8 @@ lfs_reclaim_serve(struct lfs_fs *fs)
 		/* a round cleans only for room still missing: cleaning the
 		 * emptiest segments when none is needed may be at a loss */
 		fs->room_why = NULL;
-		fs->room_err = needs_fit(fs) ? 0 : lfs_space_reclaim_round(fs, true);
+		uint64_t most;
+		fs->room_err = needs_fit(fs, &most) ? 0 : lfs_space_reclaim_round(fs, true, most);
 		fs->room_err_why = fs->room_err == -ENOSPC ? fs->room_why : NULL;
 		fs->room_done = asked;
 		lfs_cache_trim(fs);

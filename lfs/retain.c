@@ -16,6 +16,7 @@
 #include "lfs_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -211,6 +212,119 @@ lfs_retain_checkpoint(struct lfs_fs *fs, uint64_t seq, uint64_t time_ns, const c
 	h->hist_slots = (uint32_t)fs->hist.tab.nslots;
 	h->protect_s = fs->protect_s;
 	return 0;
+}
+
+/* Which retained checkpoints may give way: plain ones no view reads
+ * (retained[] follows the history; one not recorded is gone already). */
+static bool *
+may_go(const struct lfs_fs *fs)
+{
+	bool *go = lfs_calloc(fs->held.nretained + 1, sizeof(*go));
+	for (size_t i = 0; go && i < fs->held.nretained; i++) {
+		const struct lfs_hist_entry *e = lfs_hist_get(&fs->hist, fs->held.retained[i]);
+		go[i] = !e || (!(e->flags & LFS_HIST_SNAPSHOT) && !lfs_hist_pinned(&fs->hist, e->seq));
+	}
+	return go;
+}
+
+/* What giving way, oldest first, would free: freed[i] as
+ * lfs_held_freed_by says, with go[] from may_go (the caller frees both). */
+static int
+freed_by_going(const struct lfs_fs *fs, bool **go, uint64_t **freed)
+{
+	*go = may_go(fs);
+	*freed = lfs_calloc(fs->held.nretained + 1, sizeof(**freed));
+	if (!*go || !*freed)
+		return -ENOMEM;
+	return lfs_held_freed_by(&fs->held, *go, *freed);
+}
+
+int
+lfs_retain_giveable(struct lfs_fs *fs, uint64_t *bytes)
+{
+	*bytes = 0;
+	if (!fs->snapshots || !fs->held.count || !lfs_hist_oldest_plain(&fs->hist))
+		return 0;
+	/* asked at every refused write of a full filesystem: the answer
+	 * stands while the tables and the live bytes do not change */
+	struct lfs_giveable_memo key = { fs->ckpt_seq, fs->held.count, fs->hist.count, fs->live_total, 0 };
+	if (fs->giveable.ckpt_seq == key.ckpt_seq && fs->giveable.held == key.held &&
+	    fs->giveable.hist == key.hist && fs->giveable.live == key.live) {
+		*bytes = fs->giveable.bytes;
+		return 0;
+	}
+	bool *go;
+	uint64_t *freed;
+	int err = freed_by_going(fs, &go, &freed);
+	for (size_t i = 0; !err && i < fs->held.nretained; i++)
+		*bytes += freed[i];
+	free(go);
+	free(freed);
+	if (!err) {
+		key.bytes = *bytes;
+		fs->giveable = key;
+	}
+	return err;
+}
+
+/* Say what gave way: n checkpoints, first..last, the newest taken at
+ * newest_ns, giving back `bytes`. */
+static void
+log_given(const struct lfs_fs *fs, size_t n, uint64_t first, uint64_t last, uint64_t newest_ns, uint64_t bytes)
+{
+	uint64_t now = lfs_now_ns(), age = now > newest_ns ? (now - newest_ns) / 1000000000ull : 0;
+	char which[64];
+	if (n == 1)
+		snprintf(which, sizeof(which), "1 kept checkpoint (%llu)", (unsigned long long)first);
+	else
+		snprintf(which, sizeof(which), "%zu kept checkpoints (%llu to %llu)", n, (unsigned long long)first,
+			 (unsigned long long)last);
+	lfs_log("full: %s gave way to writers, oldest first, the newest of them %llu s old (protection "
+		"period %u s); %llu KiB given back; snapshots stay",
+		which, (unsigned long long)age, fs->protect_s, (unsigned long long)(bytes >> 10));
+}
+
+int
+lfs_retain_give_way(struct lfs_fs *fs, uint64_t need, uint64_t *dropped)
+{
+	*dropped = 0;
+	if (!fs->snapshots || !fs->held.count || !lfs_hist_oldest_plain(&fs->hist))
+		return 0;
+	bool *go;
+	uint64_t *freed;
+	int err = freed_by_going(fs, &go, &freed);
+	/* the fewest, oldest first, that free `need`; all that free
+	 * anything when together they free less */
+	size_t n = fs->held.nretained, upto = 0;
+	uint64_t sum = 0, got = 0;
+	for (size_t i = 0; !err && i < n && got < need; i++) {
+		sum += freed[i];
+		if (freed[i]) {
+			upto = i + 1;
+			got = sum;
+		}
+	}
+	/* retained[] follows the history: the checkpoints to drop first */
+	uint64_t *seqs = !err && upto ? lfs_malloc(upto * sizeof(*seqs)) : NULL;
+	size_t k = 0;
+	for (size_t i = 0; seqs && i < upto; i++)
+		if (go[i] && lfs_hist_get(&fs->hist, fs->held.retained[i]))
+			seqs[k++] = fs->held.retained[i];
+	if (!err && upto && !seqs)
+		err = -ENOMEM;
+	uint64_t newest_ns = k ? lfs_hist_get(&fs->hist, seqs[k - 1])->time_ns : 0;
+	for (size_t i = 0; !err && i < k; i++)
+		err = lfs_hist_delete(fs, &fs->hist, seqs[i]);
+	if (!err && k)
+		err = lfs_retain_update(fs);
+	if (!err && k) {
+		*dropped = k;
+		log_given(fs, k, seqs[0], seqs[k - 1], newest_ns, got);
+	}
+	free(seqs);
+	free(go);
+	free(freed);
+	return err;
 }
 
 void

@@ -95,14 +95,61 @@ lfs_space_room_refused(enum lfs_space_class *cls, uint64_t *bytes)
 	return r;
 }
 
+/* Bytes by which `bytes` more would take the live data past the
+ * capacity (what kept checkpoints hold counts as live); 0 if it fits. */
+static uint64_t
+over_capacity(const struct lfs_fs *fs, uint64_t bytes)
+{
+	uint64_t want = lfs_space_used_blocks(fs) + (bytes + fs->bsize - 1) / fs->bsize, cap = lfs_space_capacity(fs);
+	return want > cap ? (want - cap) * fs->bsize : 0;
+}
+
+/* Whether kept plain checkpoints giving way would let `bytes` more live
+ * data in (or free anything at all, with bytes 0). */
+static bool
+giving_way_helps(struct lfs_fs *fs, uint64_t bytes)
+{
+	uint64_t giveable;
+	if (lfs_retain_giveable(fs, &giveable) || !giveable)
+		return false;
+	return giveable >= over_capacity(fs, bytes);
+}
+
+/* Kept plain checkpoints give way to the writers of a full filesystem
+ * (NILFS's cleaner shortens its protection period when space runs
+ * out), as few as free `need` bytes and a margin, so that the next
+ * writes do not ask again at once; the checkpoint after commits it and
+ * gives their blocks back.  1 when some gave way, 0 when none could. */
+static int
+give_way(struct lfs_fs *fs, bool unlocked, uint64_t need)
+{
+	uint64_t seg_bytes = (uint64_t)fs->sb.seg_blocks * fs->bsize;
+	uint64_t margin = lfs_space_capacity(fs) * fs->bsize / 32;
+	uint64_t dropped;
+	int err = lfs_retain_give_way(fs, need + (margin > seg_bytes ? margin : seg_bytes), &dropped);
+	if (!err && dropped)
+		err = unlocked ? lfs_ckpt_write_unlocked(fs) : lfs_ckpt_write(fs, false);
+	if (err == -ENOSPC)
+		fs->room_why = "the checkpoint that lets kept checkpoints go found no room";
+	return err ? err : dropped != 0;
+}
+
 int
-lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked)
+lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked, uint64_t grow)
 {
 	if (fs->fatal)
 		return fs->fatal;
 	if (fs->dev.readonly)
 		return -EROFS;
 	uint64_t before = lfs_seg_clean_blocks(fs);
+	/* past the capacity with what kept checkpoints hold: they give way
+	 * first, and cleaning then gains what they held */
+	uint64_t over = over_capacity(fs, grow);
+	if (over) {
+		int gave = give_way(fs, unlocked, over);
+		if (gave < 0)
+			return gave;
+	}
 	/* A checkpoint costs blocks of its own: write one only when it frees
 	 * segments, or a nearly full disk drains itself checkpointing. */
 	if (lfs_seg_freeable(fs)) {
@@ -119,6 +166,9 @@ lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked)
 	/* after cleaning that gained nothing, try again once anything was
 	 * freed, or a second later (the cleaner may have moved) */
 	if (recently_futile(fs)) {
+		int gave = give_way(fs, unlocked, over);
+		if (gave)
+			return gave < 0 ? gave : 0;
 		fs->room_why = "cleaning gained nothing a moment ago, and nothing was freed since";
 		return -ENOSPC;
 	}
@@ -146,6 +196,10 @@ lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked)
 		fs->futile_at = fs->freed_bytes;
 		fs->futile_ns = lfs_now_ns();
 		fs->loss_rounds = 0;
+		/* what kept checkpoints hold is the dead space left to gain */
+		int gave = give_way(fs, unlocked, over);
+		if (gave)
+			return gave < 0 ? gave : 0;
 		return -ENOSPC;
 	}
 	fs->futile = false;
@@ -185,15 +239,17 @@ make_room(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 		return err;
 	if (lfs_space_fits(fs, cls, bytes))
 		return 0;
-	/* at capacity, cleaning cannot help: only a delete can */
-	if (cls == LFS_SPACE_WRITE && !lfs_space_grows_within(fs, bytes)) {
+	/* at capacity, cleaning cannot help: only a delete can, or kept
+	 * checkpoints giving way */
+	bool yield = giving_way_helps(fs, bytes);
+	if (cls == LFS_SPACE_WRITE && !lfs_space_grows_within(fs, bytes) && !yield) {
 		lfs_space_log_full(fs, cls, "the live data is at the capacity");
 		return -ENOSPC;
 	}
 	if (fs->reclaimer) {
 		/* its round, not this request, checkpoints and cleans: the
 		 * caller waits for it with nothing held and comes back */
-		if (lfs_seg_freeable(fs) || !recently_futile(fs)) {
+		if (lfs_seg_freeable(fs) || !recently_futile(fs) || yield) {
 			refused.set = true;
 			refused.cls = cls;
 			refused.bytes = bytes;
@@ -201,7 +257,7 @@ make_room(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 		}
 	} else {
 		for (int round = 0; round < 64 && !lfs_space_fits(fs, cls, bytes); round++) {
-			err = lfs_space_reclaim_round(fs, false);
+			err = lfs_space_reclaim_round(fs, false, bytes);
 			if (err == -ENOSPC)
 				break;
 			if (err)

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #define SEG (256u << 10)
 #define NB 64                       /* blocks of file "a" */
@@ -240,5 +241,105 @@ START_TEST(held_overwrite_read_error_is_eio)
 }
 END_TEST
 
+/* The plain checkpoints of the period, and whether they are all newer
+ * than every one of was[] that is gone: kept ones give way oldest first. */
+static size_t
+kept_plain(struct lfs_fs *fs, uint64_t *seqs, size_t cap)
+{
+	struct lfs_ckpt_info *ci;
+	size_t n, k = 0;
+	uint64_t held;
+	ck_assert_int_eq(lfs_snapshot_list(fs, &ci, &n, &held), 0);
+	for (size_t i = 0; i < n; i++)
+		if ((ci[i].flags & LFS_CKPT_INFO_KEPT) && !(ci[i].flags & LFS_CKPT_INFO_SNAPSHOT) && k < cap)
+			seqs[k++] = ci[i].seq;
+	free(ci);
+	return k;
+}
+
+/* With the protection period at an hour, a file of a third of the
+ * filesystem overwritten in place, a checkpoint every MiB, until twice
+ * the capacity is written: the old copies the kept checkpoints hold fill
+ * the filesystem, and then the oldest plain ones give way (one log line
+ * says so), so that no write is refused; the snapshot taken first keeps
+ * everything it reads.  A filesystem whose live data reaches the
+ * capacity still refuses a write. */
+START_TEST(kept_checkpoints_give_way_when_full)
+{
+	char logp[] = "/tmp/lfs-unit-log-XXXXXX";
+	int lfd = mkstemp(logp);
+	ck_assert_int_ge(lfd, 0);
+	close(lfd);
+	ck_assert_int_eq(lfs_log_to_file(logp), 0);
+	uint64_t a;
+	struct lfs_fs *fs = testfs_with_file(32ull << 20, SEG, NB, &a);
+	fill_pattern(old_a, sizeof(old_a), 1);
+	uint64_t s1;
+	ck_assert_int_eq(lfs_snapshot_make(fs, "s1", &s1), 0);
+	ck_assert_int_eq(lfs_set_protection(fs, 3600), 0);
+	struct statvfs sv;
+	ck_assert_int_eq(lfs_statfs(fs, &sv), 0);
+	uint64_t cap = (uint64_t)sv.f_blocks * sv.f_frsize, len = cap / 3 & ~(uint64_t)(SEG - 1);
+	uint64_t f = testfs_mkfile(fs, LFS_ROOT_INO, "f");
+	static uint8_t chunk[1 << 20];
+	uint64_t written = 0, before[4096];
+	size_t nbefore = 0;
+	for (unsigned pass = 0; written < 2 * cap + len; pass++) {
+		fill_pattern(chunk, sizeof(chunk), 10 + pass);
+		for (uint64_t off = 0; off < len; off += sizeof(chunk), written += sizeof(chunk)) {
+			size_t n = len - off < sizeof(chunk) ? (size_t)(len - off) : sizeof(chunk);
+			ck_assert_int_eq(lfs_write(fs, f, chunk, n, off, NULL), (ssize_t)n);
+			ck_assert_int_eq(lfs_checkpoint(fs), 0);
+		}
+		if (pass == 0)
+			nbefore = kept_plain(fs, before, 4096);
+	}
+	/* some of the first pass's checkpoints went, and only the oldest */
+	uint64_t after[4096];
+	size_t nafter = kept_plain(fs, after, 4096);
+	ck_assert_uint_ge(nbefore, 8);
+	ck_assert_uint_ge(nafter, 1);
+	ck_assert_uint_lt(nafter, nbefore + (2 * cap) / sizeof(chunk));
+	ck_assert_uint_gt(after[0], before[0]);
+	for (size_t i = 0; i < nbefore; i++) {
+		bool kept = lfs_hist_get(&fs->hist, before[i]) != NULL;
+		if (kept)
+			ck_assert_ptr_nonnull(lfs_hist_get(&fs->hist, before[nbefore - 1]));
+		if (!kept && i)
+			ck_assert_ptr_null(lfs_hist_get(&fs->hist, before[i - 1]));
+	}
+	ck_assert_ptr_nonnull(lfs_hist_get(&fs->hist, s1));
+	struct lfs_fs *v;
+	ck_assert_int_eq(lfs_view_open(fs, "s1", false, &v), 0);
+	assert_file(v, "a", old_a, sizeof(old_a));
+	struct stat st;
+	ck_assert_int_eq(lfs_lookup(v, LFS_ROOT_INO, "f", &st), -ENOENT);
+	lfs_abandon(v);
+	testfs_fsck_clean(fs);
+
+	/* the log says how many gave way and how old the newest was */
+	char line[4096];
+	FILE *lf = fopen(logp, "r");
+	ck_assert_ptr_nonnull(lf);
+	bool said = false;
+	while (fgets(line, sizeof(line), lf))
+		said |= strstr(line, "gave way to writers, oldest first, the newest of them") != NULL;
+	fclose(lf);
+	ck_assert(said);
+
+	/* live data to the capacity: new data is refused */
+	uint64_t g = testfs_mkfile(fs, LFS_ROOT_INO, "g"), off = 0;
+	ssize_t r;
+	while ((r = lfs_write(fs, g, chunk, sizeof(chunk), off, NULL)) > 0)
+		off += (uint64_t)r;
+	ck_assert_int_eq(r, -ENOSPC);
+	ck_assert_uint_ge(off + len + sizeof(old_a) + (4u << 20), cap);
+	ck_assert_ptr_nonnull(lfs_hist_get(&fs->hist, s1));
+	testfs_finish(fs);
+	unlink(logp);
+}
+END_TEST
+
 CHECK_MAIN("retain", "retain", 120, snapshot_reads_old_tree, delete_frees_what_it_held, cleaned_under_and_remounted,
-	   protection_period_keeps_plain_ones, held_overwrite_read_error_is_eio)
+	   protection_period_keeps_plain_ones, held_overwrite_read_error_is_eio,
+	   kept_checkpoints_give_way_when_full)
