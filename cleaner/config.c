@@ -20,7 +20,7 @@ lfs_cleaner_config_default(struct lfs_cleaner_config *c)
 	c->interval_s = 2;
 	c->segs_per_pass = 4;
 	c->protection_s = 5;
-	c->keep_ckpt_s = 0;
+	c->keep_ckpt_s = 3600;
 	c->max_io_mib_s = 0;
 }
 
@@ -82,7 +82,7 @@ static const struct {
 	{ "cleaning_interval", kw_interval },          /* 2 s */
 	{ "segments_per_clean", kw_segs },             /* 4 */
 	{ "protection_period", kw_protect },           /* 5 s */
-	{ "checkpoint_protection", kw_keep },          /* 0 s: plain checkpoints are not kept */
+	{ "checkpoint_protection", kw_keep },          /* 3600 s, as NILFS2 */
 	{ "max_io_rate", kw_rate },                    /* 0 MiB/s: unlimited */
 };
 
