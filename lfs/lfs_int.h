@@ -459,6 +459,7 @@ struct lfs_fs {
 		uint64_t ckpt_seq, held, hist, live; /* the state it stands for */
 		uint64_t bytes;
 	} giveable;
+	uint64_t given_way;         /* kept checkpoints that gave way since mount */
 	/* A snapshot's view: the tree checkpoint view_seq read, through the
 	 * held table of view_src (NULL: this one); read-only. */
 	uint64_t view_seq;

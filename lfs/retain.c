@@ -319,6 +319,7 @@ lfs_retain_give_way(struct lfs_fs *fs, uint64_t need, uint64_t *dropped)
 		err = lfs_retain_update(fs);
 	if (!err && k) {
 		*dropped = k;
+		fs->given_way += k;
 		log_given(fs, k, seqs[0], seqs[k - 1], newest_ns, got);
 	}
 	free(seqs);

@@ -1,7 +1,7 @@
 /*
  * crashsim.c — crash-state testing.
  *
- *   crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-R] [-D] [-v]
+ *   crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-P] [-R] [-D] [-v]
  *
  * 1. Make a small image, mount it through the real code with the block
  *    trace on (bdev.c records every write and every flush), and run a
@@ -34,6 +34,10 @@
  * as FITRIM does): each discard is traced as zeros over its range, in
  * flight like a write until the next flush, so the torn variants hold
  * discards landed, not landed, or cut short.
+ * With -P checkpoints are kept for an hour (lfs_set_protection), so
+ * that on a full filesystem (-F -P) the oldest give way to the writes
+ * (lfs_retain_give_way) and the states include those between a give-way
+ * and the checkpoint that commits it; a run where none gave way fails.
  * With -R the workload is another: two files past their first tree of
  * block map (over 2 MiB), overwritten at random and fsynced again and
  * again, extended and cut now and then: the fsyncs whose records are
@@ -1014,8 +1018,8 @@ main(int argc, char **argv)
 	bool verbose = false;
 	int opt;
 	bool full = false;
-	bool snapshots = false, relink = false, discard = false;
-	while ((opt = getopt(argc, argv, "s:n:t:FSRDv")) != -1) {
+	bool snapshots = false, relink = false, discard = false, protect = false;
+	while ((opt = getopt(argc, argv, "s:n:t:FSPRDv")) != -1) {
 		switch (opt) {
 		case 's': seed = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'n': ops = (unsigned)strtoul(optarg, NULL, 0); break;
@@ -1023,10 +1027,11 @@ main(int argc, char **argv)
 		case 'v': verbose = true; break;
 		case 'F': full = true; break;
 		case 'S': snapshots = true; break;
+		case 'P': protect = true; break;
 		case 'R': relink = true; break;
 		case 'D': discard = true; break;
 		default:
-			fprintf(stderr, "usage: crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-R] [-D] [-v]\n");
+			fprintf(stderr, "usage: crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-P] [-R] [-D] [-v]\n");
 			return 2;
 		}
 	}
@@ -1065,6 +1070,8 @@ main(int argc, char **argv)
 	o.trace_path = trace;
 	o.discard = discard;
 	int err = lfs_mount(img, &o, &w.fs);
+	if (!err && protect)
+		err = lfs_set_protection(w.fs, 3600);
 	if (!err)
 		err = relink ? relink_workload(&w) : workload_run(&w);
 	if (err) {
@@ -1077,6 +1084,7 @@ main(int argc, char **argv)
 	struct lfs_stats ws;
 	lfs_get_stats(w.fs, &ws);
 	w.relink_records = ws.relink_records;
+	uint64_t given_way = w.fs->given_way;
 	lfs_abandon(w.fs); /* the crash */
 
 	fd = open(trace, O_RDONLY);
@@ -1125,6 +1133,15 @@ main(int argc, char **argv)
 		/* the workload is there to make them: a run without is no test */
 		if (!c.discards || !c.discard_states) {
 			printf("crashsim: seed %u: -D put no discard in flight\n", seed);
+			c.failures++;
+		}
+	}
+	if (protect) {
+		printf("crashsim: seed %u: %llu kept checkpoints gave way to the writes\n", seed,
+		       (unsigned long long)given_way);
+		/* on a full filesystem the path is there to be taken */
+		if (full && !given_way) {
+			printf("crashsim: seed %u: -F -P: no kept checkpoint gave way\n", seed);
 			c.failures++;
 		}
 	}
