@@ -134,22 +134,12 @@ give_way(struct lfs_fs *fs, bool unlocked, uint64_t need)
 	return err ? err : dropped != 0;
 }
 
-int
-lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked, uint64_t grow)
+/* The round, once kept checkpoints gave way where the live data would
+ * pass the capacity. */
+static int
+round_after(struct lfs_fs *fs, bool unlocked)
 {
-	if (fs->fatal)
-		return fs->fatal;
-	if (fs->dev.readonly)
-		return -EROFS;
 	uint64_t before = lfs_seg_clean_blocks(fs);
-	/* past the capacity with what kept checkpoints hold: they give way
-	 * first, and cleaning then gains what they held */
-	uint64_t over = over_capacity(fs, grow);
-	if (over) {
-		int gave = give_way(fs, unlocked, over);
-		if (gave < 0)
-			return gave;
-	}
 	/* A checkpoint costs blocks of its own: write one only when it frees
 	 * segments, or a nearly full disk drains itself checkpointing. */
 	if (lfs_seg_freeable(fs)) {
@@ -166,9 +156,6 @@ lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked, uint64_t grow)
 	/* after cleaning that gained nothing, try again once anything was
 	 * freed, or a second later (the cleaner may have moved) */
 	if (recently_futile(fs)) {
-		int gave = give_way(fs, unlocked, over);
-		if (gave)
-			return gave < 0 ? gave : 0;
 		fs->room_why = "cleaning gained nothing a moment ago, and nothing was freed since";
 		return -ENOSPC;
 	}
@@ -196,10 +183,6 @@ lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked, uint64_t grow)
 		fs->futile_at = fs->freed_bytes;
 		fs->futile_ns = lfs_now_ns();
 		fs->loss_rounds = 0;
-		/* what kept checkpoints hold is the dead space left to gain */
-		int gave = give_way(fs, unlocked, over);
-		if (gave)
-			return gave < 0 ? gave : 0;
 		return -ENOSPC;
 	}
 	fs->futile = false;
@@ -224,6 +207,32 @@ lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked, uint64_t grow)
 	fs->loss_rounds = 0;
 	fs->room_why = "a second round in a row at a loss";
 	return -ENOSPC;
+}
+
+int
+lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked, uint64_t grow)
+{
+	if (fs->fatal)
+		return fs->fatal;
+	if (fs->dev.readonly)
+		return -EROFS;
+	/* past the capacity with what kept checkpoints hold: they give way
+	 * first, and cleaning then gains what they held */
+	uint64_t over = over_capacity(fs, grow);
+	int gave = over ? give_way(fs, unlocked, over) : 0;
+	if (gave < 0)
+		return gave;
+	int err = round_after(fs, unlocked);
+	if (err != -ENOSPC)
+		return err;
+	if (gave)
+		return 0; /* live data given back is room made */
+	/* cleaning could make no room: what kept checkpoints hold is the
+	 * dead space left to gain (moving a block-map node or an inode
+	 * record they read leaves its old copy held, so cleaning under
+	 * them can even lose) */
+	gave = give_way(fs, unlocked, over);
+	return gave < 0 ? gave : gave ? 0 : -ENOSPC;
 }
 
 static int

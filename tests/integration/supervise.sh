@@ -35,8 +35,11 @@ wait_state() {
 # cleaners: how many lfs_cleanerd processes serve $MNT
 cleaners() { pgrep -f "lfs_cleanerd .*$MNT\$" | wc -l; }
 
+# no checkpoint kept: the pass asked for below needs the dead space of
+# deleted files, which kept checkpoints would hold
 cat > "$WORK/cleaner.conf" <<CONF
 protection_period 0
+checkpoint_protection 0
 cleaning_interval 1
 CONF
 mkfs_img 64M
@@ -88,8 +91,8 @@ grep -q "reload: .*unknown keyword 'bogus_keyword' (keeping the old settings)" "
 [ "$(field cleaner_pid)" = "$pid" ] || fail "SIGHUP: the cleaner changed"
 mv "$WORK/cleaner.conf.orig" "$WORK/cleaner.conf"
 kill -HUP "$pid"
-for _ in $(seq 1200); do [ "$(field protection_period_s)" = 3600 ] && break; sleep 0.05; done
-[ "$(field protection_period_s)" = 3600 ] || fail "SIGHUP: the first settings (the default period, 3600 s) are not back"
+for _ in $(seq 1200); do [ "$(field protection_period_s)" = 0 ] && break; sleep 0.05; done
+[ "$(field protection_period_s)" = 0 ] || fail "SIGHUP: the first settings are not back"
 echo "ok SIGHUP: the configuration is read again; a broken one is refused and the settings kept"
 
 # killed: restarted after 1 s; killed again at once: after 2 s
