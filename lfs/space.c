@@ -222,17 +222,18 @@ lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked, uint64_t grow)
 	int gave = over ? give_way(fs, unlocked, over) : 0;
 	if (gave < 0)
 		return gave;
+	uint64_t before = lfs_seg_clean_blocks(fs);
 	int err = round_after(fs, unlocked);
-	if (err != -ENOSPC)
+	if (err && err != -ENOSPC)
 		return err;
-	if (gave)
-		return 0; /* live data given back is room made */
-	/* cleaning could make no room: what kept checkpoints hold is the
-	 * dead space left to gain (moving a block-map node or an inode
+	if (gave || (!err && lfs_seg_clean_blocks(fs) > before))
+		return 0; /* live data given back, or clean space made */
+	/* no more clean space than before: what kept checkpoints hold is
+	 * the dead space left to gain (moving a block-map node or an inode
 	 * record they read leaves its old copy held, so cleaning under
-	 * them can even lose) */
+	 * them loses, though its victims outweigh what it wrote) */
 	gave = give_way(fs, unlocked, over);
-	return gave < 0 ? gave : gave ? 0 : -ENOSPC;
+	return gave < 0 ? gave : gave ? 0 : err;
 }
 
 static int
