@@ -213,6 +213,11 @@ flock -w 60 "$IMG" true
 # next checkpoint)
 { cat "$WORK/cleaner.conf"; echo "checkpoint_protection 0"; } > "$WORK/cleaner0.conf"
 lfs_mount_cleaner "$WORK/cleaner0.conf"
+for _ in $(seq 1200); do
+	"$CKPT" -l "$MNT" | matches "protection period 0 s" && break
+	sleep 0.05
+done
+"$CKPT" -l "$MNT" | matches "protection period 0 s" || fail "the cleaner did not set the period 0"
 for s in s1 s2; do
 	snap_mount "$s"
 	want="$WORK/m1"; [ "$s" = s2 ] && want="$WORK/m2"
