@@ -6,7 +6,8 @@
 # what was deleted; the files left read back, fsck.lfs is clean.  The
 # same with -o discard (the segments go back as checkpoints free them,
 # the last ones at unmount), and FITRIM from a user other than root is
-# refused (EPERM, as ext4 asks CAP_SYS_ADMIN).
+# refused (EPERM, as ext4 asks CAP_SYS_ADMIN).  Checkpoints are not kept
+# here (checkpoint_protection 0): what is deleted is what goes back.
 . "$(dirname "$0")/lib.sh"
 
 FSCK="$top_builddir/ckpt/fsck.lfs"
@@ -16,6 +17,7 @@ cat > "$WORK/cleaner.conf" <<CONF
 min_clean_segments 75
 max_clean_segments 95
 protection_period 0
+checkpoint_protection 0
 cleaning_interval 0.1
 segments_per_clean 16
 CONF
