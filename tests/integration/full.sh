@@ -158,15 +158,26 @@ after_fill parallel 4096
 rm -f "$IMG"
 mkfs_img $SIZE
 mount_with_cleaner
-n=0
-set +e
-while :; do
-	d="$MNT/d$((n / 400))"
-	mkdir -p "$d" 2>/dev/null
-	head -c $(( (n * 7919) % 6000 )) "$WORK/src" > "$d/f$n" 2>/dev/null || break
-	n=$((n + 1))
-done
-set -e
+# file n holds the first (n * 7919) % 6000 bytes of src, 400 to a
+# directory; one process makes them all (a head and a mkdir per file
+# took 90 of the suite's 130 s, in fork and exec)
+n=$(python3 - "$MNT" "$WORK/src" <<'PY'
+import os, sys
+mnt, src = sys.argv[1], open(sys.argv[2], "rb").read(6000)
+n = 0
+while True:
+    d = f"{mnt}/d{n // 400}"
+    try:
+        if n % 400 == 0:
+            os.mkdir(d)
+        with open(f"{d}/f{n}", "wb") as f:
+            f.write(src[:(n * 7919) % 6000])
+    except OSError:
+        break
+    n += 1
+print(n)
+PY
+)
 [ "$n" -gt 1000 ] || fail "small files: only $n files fit"
 # the last file may hold part of what was asked; every earlier one is whole
 for i in 0 1 2 $((n / 2)) $((n - 1)); do
