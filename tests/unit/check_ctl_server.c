@@ -380,6 +380,7 @@ START_TEST(snap_list_pages_thousands)
 {
 	struct lfs_fs *fs;
 	ignore_usr1();
+	testfs_in_memory();
 	testfs_make(64 << 20, 16 * 4096);
 	fs = testfs_mount();
 	keep_many(fs);

@@ -15,6 +15,18 @@
 #include <unistd.h>
 
 static char testfs_path[64];
+/* where testfs_make puts its image (testfs_in_memory) */
+static const char *testfs_dir = "/tmp";
+
+/* The next images on a tmpfs (/dev/shm) when there is one: for a test
+ * whose thousands of checkpoints would each wait for the host's disk to
+ * flush, which it does not test. */
+static inline void
+testfs_in_memory(void)
+{
+	if (access("/dev/shm", W_OK | X_OK) == 0)
+		testfs_dir = "/dev/shm";
+}
 
 /* the caller of the suites' operations: a plain user */
 static const struct lfs_cred testfs_me = { 1000, 1000, 0 };
@@ -24,7 +36,7 @@ static const struct lfs_cred testfs_me = { 1000, 1000, 0 };
 static inline void
 testfs_make_without(uint64_t bytes, uint32_t segsize, uint32_t without)
 {
-	snprintf(testfs_path, sizeof(testfs_path), "/tmp/lfs-unit-XXXXXX");
+	snprintf(testfs_path, sizeof(testfs_path), "%s/lfs-unit-XXXXXX", testfs_dir);
 	int fd = mkstemp(testfs_path);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(ftruncate(fd, (off_t)bytes), 0);
