@@ -78,13 +78,29 @@ lfs_umount() {
 	flock -w 60 "$IMG" true || fail "image still locked a minute after unmount"
 }
 
+# mem_dir MIB: a directory on a tmpfs (/dev/shm) with MIB MiB free, else
+# $WORK/mem, in $MEM: for what a test keeps only while it runs (an image,
+# a model tree) and whose flushes to the host's disk it does not test
+# (each fsync there waits for the disk, and for every other writer of it)
+MEM=
+mem_dir() {
+	local avail
+	avail=$(df -m --output=avail /dev/shm 2>/dev/null | tail -1 | tr -d ' ') || avail=0
+	if [ -w /dev/shm ] && [ "${avail:-0}" -ge "$1" ]; then
+		MEM=$(mktemp -d /dev/shm/lfs-it.XXXXXX)
+	else
+		MEM="$WORK/mem"
+		mkdir -p "$MEM"
+	fi
+}
+
 cleanup() {
 	local rc=$?
 	if [ -n "$LFS_PID" ]; then
 		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true
 		wait "$LFS_PID" 2>/dev/null || true
 	fi
-	rm -rf "$WORK"
+	rm -rf "$WORK" ${MEM:+"$MEM"}
 	exit $rc
 }
 trap cleanup EXIT INT TERM
