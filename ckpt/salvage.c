@@ -173,7 +173,8 @@ scan(struct sv *s)
 	}
 	lfs_logwalk_free(&w);
 	s->r->blocks = s->nblks;
-	qsort(s->blks, s->nblks, sizeof(*s->blks), by_position);
+	if (s->nblks)
+		qsort(s->blks, s->nblks, sizeof(*s->blks), by_position);
 	return err;
 }
 
