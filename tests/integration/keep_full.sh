@@ -10,10 +10,7 @@
 
 CKPT="$top_builddir/ckpt/lfs-ckpt"
 FSCK="$top_builddir/ckpt/fsck.lfs"
-SNAP="$WORK/snap"
-mkdir -p "$SNAP"
-SNAP_PID=
-trap 'rc=$?; set +e; if [ -n "$SNAP_PID" ]; then fusermount3 -u "$SNAP" 2>/dev/null || umount -l "$SNAP"; wait "$SNAP_PID"; fi; (exit $rc); cleanup' EXIT INT TERM
+snap_setup
 
 mkfs_img 128M
 : > "$WORK/empty.conf" # every setting at its default
@@ -67,14 +64,10 @@ tail -2 "$WORK/list"
 echo "ok twice the capacity overwritten with checkpoints kept: no write refused, the oldest gave way"
 
 lfs_umount
-"$LFS" -f -o snapshot=s1 "$IMG" "$SNAP" 2>>"$WORK/snap.log" &
-SNAP_PID=$!
-wait_mounted "$SNAP_PID" "$SNAP" "$WORK/snap.log"
+snap_mount s1
 cmp -s "$SNAP/small" "$WORK/small" || fail "the snapshot's file changed"
 [ ! -e "$SNAP/f" ] || fail "the snapshot has a file made after it"
-fusermount3 -u "$SNAP"
-wait "$SNAP_PID" || fail "the snapshot's daemon exited with status $?"
-SNAP_PID=
+snap_umount
 "$FSCK" "$IMG" > "$WORK/fsck" || { cat "$WORK/fsck"; fail "fsck.lfs"; }
 echo "ok the snapshot reads what it did; fsck.lfs clean"
 echo "PASS"

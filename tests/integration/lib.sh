@@ -118,6 +118,28 @@ ext4_mount() {
 	trap 'rc=$?; cd /; umount "$EXT4_MNT" 2>/dev/null || true; set +e; (exit $rc); cleanup' EXIT INT TERM
 }
 
+# A second mount point, $SNAP, for a snapshot (-o snapshot=NAME) beside
+# the live mount or on its own: snap_setup once, then snap_mount NAME and
+# snap_umount.  Its daemon is stopped first when the script ends.
+snap_setup() {
+	SNAP="$WORK/snap"
+	mkdir -p "$SNAP"
+	SNAP_PID=
+	# errexit is off here, or "(exit $rc)" would end the trap before
+	# cleanup unmounts the filesystem
+	trap 'rc=$?; set +e; if [ -n "$SNAP_PID" ]; then fusermount3 -u "$SNAP" 2>/dev/null || umount -l "$SNAP"; wait "$SNAP_PID"; fi; (exit $rc); cleanup' EXIT INT TERM
+}
+snap_mount() {
+	"$LFS" -f -o "snapshot=$1" "$IMG" "$SNAP" 2>>"$WORK/snap.log" &
+	SNAP_PID=$!
+	wait_mounted "$SNAP_PID" "$SNAP" "$WORK/snap.log"
+}
+snap_umount() {
+	fusermount3 -u "$SNAP"
+	wait "$SNAP_PID" || fail "the snapshot's daemon exited with status $?"
+	SNAP_PID=
+}
+
 mkfs_img() { "$MKFS" -s "${1:-256M}" ${2:-} "$IMG" >/dev/null; }
 
 # ctl_ops TRACE: the control requests in TRACE (strace -xx -s 8 -e

@@ -16,12 +16,7 @@ FSCK="$top_builddir/ckpt/fsck.lfs"
 DUMP="$top_builddir/ckpt/dumplfs"
 CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
 times=${SNAPSHOT_TIMES:-10}
-SNAP="$WORK/snap"
-mkdir -p "$SNAP"
-SNAP_PID=
-# the snapshot's mount goes first; errexit is off here, or "(exit $rc)"
-# would end the trap before lib.sh's cleanup unmounts the filesystem
-trap 'rc=$?; set +e; if [ -n "$SNAP_PID" ]; then fusermount3 -u "$SNAP" 2>/dev/null || umount -l "$SNAP"; wait "$SNAP_PID"; fi; (exit $rc); cleanup' EXIT INT TERM
+snap_setup
 
 cat > "$WORK/cleaner.conf" <<CONF
 min_clean_segments 10
@@ -31,16 +26,6 @@ cleaning_interval 0.2
 segments_per_clean 8
 CONF
 
-snap_mount() { # NAME: mount the snapshot at $SNAP, beside the live mount or on its own
-	"$LFS" -f -o "snapshot=$1" "$IMG" "$SNAP" 2>>"$WORK/snap.log" &
-	SNAP_PID=$!
-	wait_mounted "$SNAP_PID" "$SNAP" "$WORK/snap.log"
-}
-snap_umount() {
-	fusermount3 -u "$SNAP"
-	wait "$SNAP_PID" || fail "the snapshot's daemon exited with status $?"
-	SNAP_PID=
-}
 
 # Every entry of a tree: type, mode, owner, size, times, links, target,
 # extended attributes and a hash of the content, in name order.

@@ -9,22 +9,13 @@
 
 CKPT="$top_builddir/ckpt/lfs-ckpt"
 FSCK="$top_builddir/ckpt/fsck.lfs"
-SNAP="$WORK/snap"
-mkdir -p "$SNAP"
-SNAP_PID=
-# the snapshot's mount goes first; errexit is off here, or "(exit $rc)"
-# would end the trap before lib.sh's cleanup unmounts the filesystem
-trap 'rc=$?; set +e; if [ -n "$SNAP_PID" ]; then fusermount3 -u "$SNAP" 2>/dev/null || umount -l "$SNAP"; wait "$SNAP_PID"; fi; (exit $rc); cleanup' EXIT INT TERM
+snap_setup
 FILE_MIB=30 # the snapshot holds it, and its overwrite would need as much again: more than 64 MiB has
 
 snap_check() { # the snapshot reads the file as it was taken
-	"$LFS" -f -o snapshot=s1 "$IMG" "$SNAP" 2>>"$WORK/snap.log" &
-	SNAP_PID=$!
-	wait_mounted "$SNAP_PID" "$SNAP" "$WORK/snap.log"
+	snap_mount s1
 	cmp -s "$SNAP/f" "$WORK/orig" || fail "$1: the snapshot's file changed"
-	fusermount3 -u "$SNAP"
-	wait "$SNAP_PID" || fail "$1: the snapshot's daemon exited with status $?"
-	SNAP_PID=
+	snap_umount
 }
 
 for mode in writeback writethrough; do
