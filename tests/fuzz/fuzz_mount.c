@@ -503,8 +503,8 @@ remove_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 }
 
 /* fsck.lfs --salvage of the image into a directory of its own, in
- * memory (/dev/shm): creating its hundreds of files on a disk costs a
- * millisecond each here. */
+ * memory (/dev/shm) when there is one: its files are made and removed
+ * again for every input. */
 static void
 salvage(void)
 {
