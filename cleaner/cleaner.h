@@ -80,5 +80,14 @@ int lfs_ctl_ask_info(struct lfs_ctl_client *cl, struct lfs_ctl_resp *resp, char 
  * held for them and the protection period. */
 int lfs_ctl_ask_snapshots(struct lfs_ctl_client *cl, struct lfs_ckpt_info **out, size_t *n, uint64_t *held,
 			  uint32_t *protect);
+/* Open, read-only, the image a daemon's LFS_CTL_INFO answer (`info`,
+ * `path`) names, and check that its superblock (or the backup, as the
+ * mount would take it) has the geometry the daemon gave: the cleaner and
+ * the scrubber read segments by it.  0, with `msg` "" or saying that the
+ * backup was read; or -errno, with `msg` saying why. */
+struct lfs_bdev;
+struct lfs_super;
+int lfs_ctl_open_image(const char *path, const struct lfs_ctl_resp *info, struct lfs_bdev *dev,
+		       struct lfs_super *sb, char *msg, size_t len);
 
 #endif

@@ -11,6 +11,7 @@
  */
 #include "cleaner.h"
 #include "ctl_server.h"
+#include "image.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -330,4 +331,38 @@ lfs_ctl_ask_snapshots(struct lfs_ctl_client *cl, struct lfs_ckpt_info **out, siz
 	*out = ci;
 	*n = k;
 	return err;
+}
+
+int
+lfs_ctl_open_image(const char *path, const struct lfs_ctl_resp *info, struct lfs_bdev *dev, struct lfs_super *sb,
+		   char *msg, size_t len)
+{
+	msg[0] = '\0';
+	int err = lfs_bdev_open(dev, path, true);
+	if (err) {
+		snprintf(msg, len, "%s: %s", path, strerror(-err));
+		return err;
+	}
+	struct lfs_super_where w;
+	char why[256];
+	/* the checks the mount and every tool apply (super.c) */
+	if ((err = lfs_super_open(dev, 0, sb, &w, why, sizeof(why)))) {
+		snprintf(msg, len, "%s: cannot read the superblock: %s", path, why);
+		lfs_bdev_close(dev);
+		return err;
+	}
+	if (sb->block_size != info->val[0] || sb->seg_blocks != info->val[1] || sb->nsegs != info->val[2] ||
+	    sb->seg0 != info->val[3]) {
+		snprintf(msg, len, "%s: the daemon's geometry (%llu-byte blocks, %llu per segment, %llu segments from "
+			 "block %llu) is not that of the image's superblock (%u, %u, %llu, %llu)", path,
+			 (unsigned long long)info->val[0], (unsigned long long)info->val[1],
+			 (unsigned long long)info->val[2], (unsigned long long)info->val[3], sb->block_size,
+			 sb->seg_blocks, (unsigned long long)sb->nsegs, (unsigned long long)sb->seg0);
+		lfs_bdev_close(dev);
+		return -EPROTO;
+	}
+	if (w.primary_err)
+		snprintf(msg, len, "%s: block 0 %s; read the backup superblock at block %llu", path,
+			 lfs_super_why(w.primary_err), (unsigned long long)w.block);
+	return 0;
 }

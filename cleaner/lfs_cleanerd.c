@@ -484,38 +484,19 @@ run(struct cleaner *c)
 	return err;
 }
 
-/* Open the image the daemon named, read-only, and check that its
- * superblock (or the backup, as the mount would take it) describes the
- * geometry the daemon gave: the cleaner reads segments by it. */
+/* Open the image the daemon named (lfs_ctl_open_image) and make room
+ * for its usage table. */
 static int
-open_image(struct cleaner *c, const char *path)
+open_image(struct cleaner *c, const char *path, const struct lfs_ctl_resp *info)
 {
 	struct lfs_bdev dev;
-	int err = lfs_bdev_open(&dev, path, true);
-	if (err) {
-		say(LOG_ERR, "%s: %s", path, strerror(-err));
-		return err;
-	}
 	struct lfs_super sb;
-	struct lfs_super_where w;
-	char why[256];
-	/* the checks the mount and every tool apply (super.c) */
-	if ((err = lfs_super_open(&dev, 0, &sb, &w, why, sizeof(why)))) {
-		say(LOG_ERR, "%s: cannot read the superblock: %s", path, why);
-		lfs_bdev_close(&dev);
+	char msg[1024];
+	int err = lfs_ctl_open_image(path, info, &dev, &sb, msg, sizeof(msg));
+	if (msg[0])
+		say(err ? LOG_ERR : LOG_WARNING, "%s", msg);
+	if (err)
 		return err;
-	}
-	if (w.primary_err)
-		say(LOG_WARNING, "%s: block 0 %s; read the backup superblock at block %llu", path,
-		    lfs_super_why(w.primary_err), (unsigned long long)w.block);
-	if (sb.block_size != c->bsize || sb.seg_blocks != c->seg_blocks || sb.nsegs != c->nsegs || sb.seg0 != c->seg0) {
-		say(LOG_ERR, "%s: the daemon's geometry (%u-byte blocks, %u per segment, %llu segments from block %llu) "
-		    "is not that of the image's superblock (%u, %u, %llu, %llu)", path, c->bsize, c->seg_blocks,
-		    (unsigned long long)c->nsegs, (unsigned long long)c->seg0, sb.block_size, sb.seg_blocks,
-		    (unsigned long long)sb.nsegs, (unsigned long long)sb.seg0);
-		lfs_bdev_close(&dev);
-		return -EPROTO;
-	}
 	c->usage = calloc(c->nsegs, sizeof(*c->usage));
 	if (!c->usage) {
 		say(LOG_ERR, "%s", strerror(ENOMEM));
@@ -808,7 +789,7 @@ main(int argc, char **argv)
 	c.seg_blocks = (uint32_t)r.val[1];
 	c.nsegs = r.val[2];
 	c.seg0 = r.val[3];
-	if ((err = open_image(&c, path))) {
+	if ((err = open_image(&c, path, &r))) {
 		lfs_ctl_close(&c.cl);
 		return 1;
 	}

@@ -102,6 +102,12 @@ tree_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, cons
 }
 
 bool
+lfs_clean_tree_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, const uint8_t *blk)
+{
+	return tree_live(fs, e, addr, blk);
+}
+
+bool
 lfs_clean_block_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr, const uint8_t *blk)
 {
 	if (held_here(fs, addr))

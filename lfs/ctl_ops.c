@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void
 lfs_ctl_info(struct lfs_fs *fs, uint64_t val[4])
@@ -321,4 +322,74 @@ lfs_ctl_view_read(struct lfs_fs *fs, uint64_t seq, uint64_t addr, uint8_t *out, 
 	int err = lfs_addr_valid(fs, addr) ? lfs_retain_read(fs, seq, addr, out) : -EINVAL;
 	pthread_mutex_unlock(&fs->lock);
 	return err;
+}
+
+/* What SCRUB_WHO answers for one block a scrubber's read found failing. */
+static void
+scrub_one(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint8_t *blk, struct lfs_ctl_damage *d)
+{
+	*d = (struct lfs_ctl_damage){ .addr = b->addr, .lblk = b->lblk, .ino = b->ino, .version = b->version,
+				      .kind = b->kind };
+	/* a segment freed since the scrubber read it holds nothing of ours */
+	if (!lfs_addr_valid(fs, b->addr) || b->kind < LFS_BK_DATA || b->kind > LFS_BK_HELD ||
+	    fs->segs[lfs_addr_seg(fs, b->addr)].state == LFS_SEG_CLEAN)
+		return;
+	d->orig = fs->snapshots && fs->held.count ? lfs_held_at(&fs->held, b->addr) : 0;
+	struct lfs_pseg_entry e = { .ino = b->ino, .version = b->version, .lblk = b->lblk, .kind = b->kind };
+	bool live = false;
+	if ((b->kind == LFS_BK_IMAP && b->lblk >= fs->n_imap_blocks) ||
+	    (b->kind == LFS_BK_SUT && b->lblk >= fs->n_sut_blocks))
+		live = false;
+	else if (b->kind != LFS_BK_INODE)
+		live = lfs_clean_tree_live(fs, &e, b->addr, NULL);
+	d->flags = (uint8_t)((live ? LFS_DAMAGE_LIVE : 0) | (d->orig ? LFS_DAMAGE_HELD : 0));
+	if (!live && !d->orig && b->kind != LFS_BK_INODE)
+		return;
+	/* read again past every cache: a block the scrubber read torn while
+	 * it was written, or in a segment reused meanwhile, verifies now */
+	int err = lfs_read_block_at(fs, b->addr, blk);
+	if (err == -EIO || err == -EFSCORRUPTED)
+		d->flags |= LFS_DAMAGE_BAD;
+	struct lfs_inode *ip;
+	if (live && (b->kind == LFS_BK_DATA || b->kind == LFS_BK_INDIR || b->kind == LFS_BK_XATTR) &&
+	    lfs_iget(fs, b->ino, &ip) == 0 && S_ISDIR(ip->di.mode))
+		d->flags |= LFS_DAMAGE_DIR;
+}
+
+int
+lfs_ctl_scrub_who(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, struct lfs_ctl_damage *out)
+{
+	uint8_t *blk = malloc(LFS_MAX_BLOCK_SIZE);
+	if (!blk)
+		return -ENOMEM;
+	lfs_lock(fs);
+	for (uint32_t i = 0; i < n; i++) {
+		if (i && i % CTL_BATCH == 0) {
+			lfs_cache_trim(fs);
+			lfs_lock_yield(fs);
+		}
+		scrub_one(fs, &b[i], blk, &out[i]);
+	}
+	lfs_cache_trim(fs);
+	pthread_mutex_unlock(&fs->lock);
+	free(blk);
+	return 0;
+}
+
+void
+lfs_ctl_scrub_inodes(struct lfs_fs *fs, uint64_t addr, uint64_t first, uint32_t n, uint32_t *out,
+		     uint32_t *got, uint64_t *next)
+{
+	lfs_lock(fs);
+	uint64_t ino = first < LFS_ROOT_INO ? LFS_ROOT_INO : first, max = fs->sb.max_inodes;
+	uint64_t end = ino < max && max - ino > LFS_CTL_SCRUB_INODES_SPAN ? ino + LFS_CTL_SCRUB_INODES_SPAN : max;
+	uint32_t k = 0;
+	for (; ino < end && k < n; ino++) {
+		const struct lfs_imap_entry *e = lfs_imap_get(fs, ino);
+		if ((e->flags & LFS_IMAP_INUSE) && e->daddr == addr)
+			out[k++] = (uint32_t)ino;
+	}
+	pthread_mutex_unlock(&fs->lock);
+	*got = k;
+	*next = ino < max ? ino : 0;
 }

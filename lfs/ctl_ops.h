@@ -36,5 +36,17 @@ int lfs_ctl_view_read(struct lfs_fs *fs, uint64_t seq, uint64_t addr, uint8_t *o
  * protection period and the records left after them into resp. */
 int lfs_ctl_snap_list(struct lfs_fs *fs, uint64_t from, uint32_t n, struct lfs_ctl_ckpt *out,
 		      struct lfs_ctl_resp *resp);
+/* LFS_CTL_SCRUB_WHO: for each of the n blocks a scrubber found failing
+ * its check, whether the live tree uses it (not judged for inode blocks:
+ * lfs_ctl_scrub_inodes), whether retained checkpoints read it, and
+ * whether the daemon's own read of it fails too, into out. */
+int lfs_ctl_scrub_who(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, struct lfs_ctl_damage *out);
+/* LFS_CTL_SCRUB_INODES: up to n inodes from `first` up whose record is
+ * in the block at addr, into out (*got of them); *next the inode to go on
+ * from, 0 when every inode was looked at.  A request looks at
+ * LFS_CTL_SCRUB_INODES_SPAN inodes at most. */
+#define LFS_CTL_SCRUB_INODES_SPAN 65536
+void lfs_ctl_scrub_inodes(struct lfs_fs *fs, uint64_t addr, uint64_t first, uint32_t n, uint32_t *out,
+			  uint32_t *got, uint64_t *next);
 
 #endif

@@ -46,12 +46,12 @@
 #include <sys/ioctl.h>
 
 #define LFS_CTL_MAGIC   0x4c544331u /* "1CTL" */
-#define LFS_CTL_VERSION 7         /* 4: one registered cleaner, its state, lfs-clean's verbs;
+#define LFS_CTL_VERSION 8         /* 4: one registered cleaner, its state, lfs-clean's verbs;
 				   * 5: LFS_CTL_REQUESTS; 6: snapshots; 7: SNAP_LIST pages by
 				   * checkpoint number, views held, CLEANER_STATS without
-				   * victims */
-#define LFS_CTL_VERSION_STR "7"   /* in messages: keep equal */
-_Static_assert(LFS_CTL_VERSION == 7, "LFS_CTL_VERSION_STR");
+				   * victims; 8: SCRUB_WHO, SCRUB_INODES */
+#define LFS_CTL_VERSION_STR "8"   /* in messages: keep equal */
+_Static_assert(LFS_CTL_VERSION == 8, "LFS_CTL_VERSION_STR");
 #define LFS_CTL_PREFIX  "lfs-ctl:"
 #define LFS_CTL_NAME_MAX 48         /* the abstract name, NUL included */
 /* Set by the daemon for the cleaner it starts: the abstract name of its
@@ -133,7 +133,32 @@ enum lfs_ctl_op {
 				 * it is not kept, -EALREADY if this connection holds one already */
 	LFS_CTL_VIEW_WHO = 21,  /* arg0 checkpoint -> where a view that holds it is mounted (count 1,
 				 * the path and its NUL); -ENOENT if none holds it */
+	/* Scrub (lfs-scrub): the scrubber reads the log itself and asks only
+	 * about the blocks that failed their check */
+	LFS_CTL_SCRUB_WHO = 22, /* n struct lfs_ctl_blk, as their summaries name them -> n struct
+				 * lfs_ctl_damage: whether each is used and by whom, and whether
+				 * the daemon's own read of it fails its check too */
+	LFS_CTL_SCRUB_INODES = 23, /* arg0 an inode block's address, arg1 the first inode number,
+				    * count n -> up to n uint32_t: the inodes from arg1 up whose
+				    * current record lies in that block; val0 where to go on
+				    * (0: no more) */
 };
+
+/* The answer LFS_CTL_SCRUB_WHO gives for one block that failed its check
+ * in a scrubber's read. */
+struct lfs_ctl_damage {
+	uint64_t addr;
+	uint64_t lblk;              /* as the request's */
+	uint64_t orig;              /* held: the address kept checkpoints read it by; else 0 */
+	uint32_t ino, version;      /* as the request's */
+	uint8_t kind;               /* as the request's */
+	uint8_t flags;              /* LFS_DAMAGE_* */
+	uint8_t pad[6];
+};
+#define LFS_DAMAGE_LIVE 1u      /* the live tree uses it (an inode block: some record in it) */
+#define LFS_DAMAGE_HELD 2u      /* a snapshot or kept checkpoint reads it */
+#define LFS_DAMAGE_BAD 4u       /* the daemon read it again: it fails its check */
+#define LFS_DAMAGE_DIR 8u       /* LIVE, and its inode is a directory */
 
 /* A kept checkpoint (LFS_CTL_SNAP_LIST): lfs_ckpt_info of lfs.h. */
 struct lfs_ctl_ckpt {
@@ -277,6 +302,7 @@ _Static_assert(sizeof(struct lfs_ctl_stats) == 33 * 8, "statistics size");
 _Static_assert(sizeof(struct lfs_ctl_ckpt) == 72, "checkpoint record size");
 _Static_assert(sizeof(struct lfs_ctl_name) == 40, "name size");
 _Static_assert(sizeof(struct lfs_ctl_path) == LFS_CTL_PATH_MAX, "path size");
+_Static_assert(sizeof(struct lfs_ctl_damage) == 40, "damage record size");
 
 /* Every message either end reads fits LFS_CTL_MSG_MAX bytes: the largest
  * payload of each op's request and reply, by construction (a count is at
@@ -292,6 +318,8 @@ _Static_assert(sizeof(struct lfs_ctl_path) == LFS_CTL_PATH_MAX, "path size");
 #define LFS_CTL_REPLY_VIEW_IMAP_MAX (LFS_CTL_MAX_RECORDS * sizeof(uint64_t))
 #define LFS_CTL_REPLY_VIEW_READ_MAX LFS_CTL_BLOCK_MAX
 #define LFS_CTL_REPLY_VIEW_WHO_MAX sizeof(struct lfs_ctl_path)
+#define LFS_CTL_REPLY_SCRUB_WHO_MAX (LFS_CTL_MAX_RECORDS * sizeof(struct lfs_ctl_damage))
+#define LFS_CTL_REPLY_SCRUB_INODES_MAX (LFS_CTL_MAX_RECORDS * sizeof(uint32_t))
 #define LFS_CTL_PAYLOAD_MAX LFS_CTL_REPLY_SNAP_LIST_MAX /* the largest of them all */
 #define LFS_CTL_MSG_MAX (sizeof(struct lfs_ctl_resp) + LFS_CTL_PAYLOAD_MAX)
 _Static_assert(sizeof(struct lfs_ctl_req) == sizeof(struct lfs_ctl_resp), "one header size");
@@ -306,6 +334,8 @@ _Static_assert(LFS_CTL_REPLY_SNAP_LIST_MAX <= LFS_CTL_PAYLOAD_MAX, "SNAP_LIST re
 _Static_assert(LFS_CTL_REPLY_VIEW_IMAP_MAX <= LFS_CTL_PAYLOAD_MAX, "VIEW_IMAP reply");
 _Static_assert(LFS_CTL_REPLY_VIEW_READ_MAX <= LFS_CTL_PAYLOAD_MAX, "VIEW_READ reply");
 _Static_assert(LFS_CTL_REPLY_VIEW_WHO_MAX <= LFS_CTL_PAYLOAD_MAX, "VIEW_WHO reply");
+_Static_assert(LFS_CTL_REPLY_SCRUB_WHO_MAX <= LFS_CTL_PAYLOAD_MAX, "SCRUB_WHO reply");
+_Static_assert(LFS_CTL_REPLY_SCRUB_INODES_MAX <= LFS_CTL_PAYLOAD_MAX, "SCRUB_INODES reply");
 /* a unix SOCK_SEQPACKET message must fit the default socket buffer
  * (net.core.wmem_default, 212,992 bytes) */
 _Static_assert(LFS_CTL_MSG_MAX <= 200000, "a message fits the socket buffer");

@@ -126,7 +126,10 @@ payload_len(uint16_t op, uint32_t count)
 		return 0;
 	case LFS_CTL_LIVE:
 	case LFS_CTL_MOVE:
+	case LFS_CTL_SCRUB_WHO:
 		return count * sizeof(struct lfs_ctl_blk);
+	case LFS_CTL_SCRUB_INODES:
+		return 0;
 	case LFS_CTL_SEGCLEAN:
 		return count * sizeof(uint64_t);
 	case LFS_CTL_CLEANER_STATS:
@@ -524,6 +527,20 @@ handle(struct lfs_ctl_server *srv, struct client *c, uint8_t *msg, size_t len, u
 		extra = n > 0 ? (size_t)n : 0;
 		break;
 	}
+	case LFS_CTL_SCRUB_WHO:
+		/* one record in for one out: the records fit by their sizes */
+		_Static_assert(sizeof(struct lfs_ctl_damage) * LFS_CTL_MAX_RECORDS <= LFS_CTL_PAYLOAD_MAX,
+			       "SCRUB_WHO reply");
+		resp->err = lfs_ctl_scrub_who(srv->fs, (const struct lfs_ctl_blk *)payload, req.count,
+					      (struct lfs_ctl_damage *)rout);
+		resp->count = resp->err ? 0 : req.count;
+		extra = resp->count * sizeof(struct lfs_ctl_damage);
+		break;
+	case LFS_CTL_SCRUB_INODES:
+		lfs_ctl_scrub_inodes(srv->fs, req.arg[0], req.arg[1], reply_room(req.count, sizeof(uint32_t)),
+				     (uint32_t *)rout, &resp->count, &resp->val[0]);
+		extra = resp->count * sizeof(uint32_t);
+		break;
 	}
 	return sizeof(*resp) + extra;
 }

@@ -997,5 +997,9 @@ int lfs_clean_move_block(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint
 			 const uint8_t *blk);
 bool lfs_clean_block_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr,
 			  const uint8_t *blk);
+/* The same, leaving out what only retained checkpoints read; an inode
+ * block's records are judged from `blk`, which other kinds do not need. */
+bool lfs_clean_tree_live(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr,
+			 const uint8_t *blk);
 
 #endif

@@ -25,6 +25,7 @@ PROGRAMS = {  # page -> program, relative to the build directory
     "lfs_cleanerd.8": "cleaner/lfs_cleanerd",
     "lfs-clean.8": "cleaner/lfs-clean",
     "lfs-requests.8": "cleaner/lfs-requests",
+    "lfs-scrub.8": "cleaner/lfs-scrub",
     "lfs-tune.8": "lfs/lfs-tune",
     "lfs-resize.8": "lfs/lfs-resize",
     "lfs-probe.8": "lfs/lfs-probe",

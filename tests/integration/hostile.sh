@@ -149,7 +149,7 @@ wait_mounted "$USER_PID" "$UMNT" "$WORK/user.log"
 # than it keeps room for (lfs(8), Writes and a full filesystem)
 grep -q "go through to the daemon" "$WORK/user.log" || { cat "$WORK/user.log"; fail "the user's daemon kept the writeback cache it cannot bound"; }
 untrusted="the daemon of this mount runs as uid 65534, not root: root trusts it only with LFS_TRUST_UID=65534"
-for cmd in "$CKPT -l" "$CKPT -c" "$CLEANERD --status" "$CLEANERD -f" "$top_builddir/cleaner/lfs-clean -s" "$top_builddir/cleaner/lfs-requests"; do
+for cmd in "$CKPT -l" "$CKPT -c" "$CLEANERD --status" "$CLEANERD -f" "$top_builddir/cleaner/lfs-clean -s" "$top_builddir/cleaner/lfs-requests" "$top_builddir/cleaner/lfs-scrub -s $WORK/scrub.state"; do
 	if timeout 20 $cmd "$UMNT" >"$WORK/out" 2>"$WORK/err"; then fail "root's $cmd took a user's daemon's word"; fi
 	grep -qF "$untrusted" "$WORK/err" || { cat "$WORK/err"; fail "root's $cmd: no reason given"; }
 done

@@ -28,7 +28,7 @@ installed_ok() {
 	for p in lfs dumplfs lfs-ckpt lfs-requests; do
 		[ -x "$root$bindir/$p" ] || fail "$bindir/$p not installed"
 	done
-	for p in mkfs.lfs fsck.lfs lfs_cleanerd lfs-clean lfs-tune lfs-resize lfs-probe; do
+	for p in mkfs.lfs fsck.lfs lfs_cleanerd lfs-clean lfs-scrub lfs-tune lfs-resize lfs-probe; do
 		[ -x "$root$sbindir/$p" ] || fail "$sbindir/$p not installed"
 	done
 	for p in $(cd "$top_srcdir/man" && ls); do

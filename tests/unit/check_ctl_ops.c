@@ -9,6 +9,7 @@
 #include "ctl_ops.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -332,6 +333,69 @@ START_TEST(move_races_writes_to_same_file)
 }
 END_TEST
 
+/* Flip one byte of block addr in the image under the mounted fs. */
+static void
+flip(struct lfs_fs *fs, uint64_t addr)
+{
+	int fd = open(testfs_path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	uint8_t b;
+	off_t at = (off_t)(addr * fs->bsize + 100);
+	ck_assert_int_eq(pread(fd, &b, 1, at), 1);
+	b ^= 0x40;
+	ck_assert_int_eq(pwrite(fd, &b, 1, at), 1);
+	close(fd);
+}
+
+/* SCRUB_WHO answers for each block a scrubber read bad: used or not, by
+ * whom, and whether the daemon's own read fails too.  A used block that
+ * reads bad is LIVE and BAD; an intact one is not BAD (the scrubber's
+ * read was torn); a superseded copy, an unknown kind or an address out of
+ * range is nothing at all; an inode block is not judged LIVE there but
+ * SCRUB_INODES names the inodes whose record it holds, and pages on. */
+START_TEST(scrub_who_judges_damage)
+{
+	uint64_t ino;
+	struct lfs_fs *fs = testfs_with_file(16 << 20, SEG, NBLK, &ino);
+	uint64_t a0 = testfs_addr_of(fs, ino, 0), a1 = testfs_addr_of(fs, ino, 1), a2 = testfs_addr_of(fs, ino, 2);
+	overwrite(fs, ino, 0, 9);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	flip(fs, a1);
+	struct lfs_ctl_blk b[6] = { data_rec(fs, ino, 1, a1), data_rec(fs, ino, 2, a2), data_rec(fs, ino, 0, a0),
+				    data_rec(fs, ino, 1, a1), data_rec(fs, ino, 1, fs->sb.seg0 + fs->sb.nsegs * 16) };
+	b[3].kind = 9;
+	uint64_t iblk = lfs_imap_get(fs, ino)->daddr;
+	b[5] = (struct lfs_ctl_blk){ .addr = iblk, .kind = LFS_BK_INODE };
+	struct lfs_ctl_damage d[6];
+	memset(d, 0xee, sizeof(d));
+	ck_assert_int_eq(lfs_ctl_scrub_who(fs, b, 6, d), 0);
+	static const uint8_t want[6] = { LFS_DAMAGE_LIVE | LFS_DAMAGE_BAD, LFS_DAMAGE_LIVE, 0, 0, 0, 0 };
+	for (int i = 0; i < 6; i++) {
+		ck_assert_msg(d[i].flags == want[i], "record %d: flags %u, want %u", i, d[i].flags, want[i]);
+		ck_assert_uint_eq(d[i].addr, b[i].addr);
+		ck_assert_uint_eq(d[i].ino, b[i].ino);
+		ck_assert_uint_eq(d[i].lblk, b[i].lblk);
+		ck_assert_uint_eq(d[i].orig, 0);
+	}
+	/* the inodes of the inode block, from 0 up and paged by one */
+	uint32_t out[4], got;
+	uint64_t next = 0, from = 0;
+	bool seen = false;
+	do {
+		lfs_ctl_scrub_inodes(fs, iblk, from, 1, out, &got, &next);
+		ck_assert_uint_le(got, 1);
+		seen |= got && out[0] == ino;
+		ck_assert(next == 0 || next > from);
+		from = next;
+	} while (next);
+	ck_assert(seen);
+	lfs_ctl_scrub_inodes(fs, a2, 0, 4, out, &got, &next); /* a data block holds no record */
+	ck_assert_uint_eq(got, 0);
+	flip(fs, a1); /* as it was, for the final check */
+	testfs_finish(fs);
+}
+END_TEST
+
 CHECK_MAIN("ctl_ops", "operations", 30, info_stats_and_report, usage_stays_in_range,
 	   live_judges_current_copies, move_relocates_only_live_blocks, move_refuses_readonly,
-	   segclean_frees_only_empty, move_races_writes_to_same_file)
+	   segclean_frees_only_empty, move_races_writes_to_same_file, scrub_who_judges_damage)
