@@ -28,6 +28,8 @@ struct lfs_cleaner_config {
 	double protection_s;        /* never clean segments younger than this */
 	double keep_ckpt_s;         /* plain checkpoints kept this long (the daemon keeps them) */
 	double max_io_mib_s;        /* read rate limit, 0 = none */
+	double scrub_interval_s;    /* a scrub this often (scrub.h), 0 = never */
+	char scrub_state[1024];     /* its state file; "": lfs-scrub's default */
 };
 
 void lfs_cleaner_config_default(struct lfs_cleaner_config *c);

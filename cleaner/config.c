@@ -22,6 +22,8 @@ lfs_cleaner_config_default(struct lfs_cleaner_config *c)
 	c->protection_s = 5;
 	c->keep_ckpt_s = 3600;
 	c->max_io_mib_s = 0;
+	c->scrub_interval_s = 0;
+	c->scrub_state[0] = '\0';
 }
 
 static int
@@ -62,6 +64,15 @@ static int kw_interval(struct lfs_cleaner_config *c, const char *v) { return par
 static int kw_protect(struct lfs_cleaner_config *c, const char *v) { return parse_double(v, 0, 1e6, &c->protection_s); }
 static int kw_keep(struct lfs_cleaner_config *c, const char *v) { return parse_double(v, 0, 1e8, &c->keep_ckpt_s); }
 static int kw_rate(struct lfs_cleaner_config *c, const char *v) { return parse_double(v, 0, 1e6, &c->max_io_mib_s); }
+static int kw_scrub(struct lfs_cleaner_config *c, const char *v) { return parse_double(v, 0, 1e9, &c->scrub_interval_s); }
+static int kw_scrub_state(struct lfs_cleaner_config *c, const char *v)
+{
+	size_t n = strlen(v);
+	if (v[0] != '/' || n >= sizeof(c->scrub_state))
+		return -EINVAL;
+	memcpy(c->scrub_state, v, n + 1);
+	return 0;
+}
 static int kw_segs(struct lfs_cleaner_config *c, const char *v)
 {
 	double d;
@@ -84,6 +95,8 @@ static const struct {
 	{ "protection_period", kw_protect },           /* 5 s */
 	{ "checkpoint_protection", kw_keep },          /* 3600 s, as NILFS2 */
 	{ "max_io_rate", kw_rate },                    /* 0 MiB/s: unlimited */
+	{ "scrub_interval", kw_scrub },                /* 0 s: never */
+	{ "scrub_state", kw_scrub_state },             /* lfs-scrub's default file */
 };
 
 int

@@ -14,11 +14,14 @@
  */
 #include "cleaner.h"
 #include "image.h"
+#include "scrub.h"
 #include "lfs.h"
 #include "text.h"
 #include "tool.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
@@ -71,6 +74,8 @@ struct cleaner {
 	bool no_victims;            /* the last wake-up below the target found no
 				     * segment with dead space to clean */
 	uint32_t state;             /* enum lfs_cleaner_state last told the daemon */
+	struct lfs_scrub *scrub;    /* scrub_interval: the scrub under way (NULL: none yet) */
+	char scrub_path[PATH_MAX];  /* its state file */
 	uint64_t passes, segs_cleaned, bytes_read, blocks_moved;
 };
 
@@ -294,6 +299,91 @@ clean_pass(struct cleaner *c, const uint64_t *victims, size_t nv)
 	return err;
 }
 
+/* The end of a scheduled scrub: what it found, in the log. */
+static void
+scrub_report(struct cleaner *c, struct lfs_scrub *s)
+{
+	struct lfs_scrub_damage *d;
+	size_t n;
+	int err = lfs_scrub_confirm(s, &d, &n);
+	if (err) {
+		say(LOG_WARNING, "scrub: asking about %zu blocks that fail their check: %s", s->nsus,
+		    lfs_ctl_strerror(err));
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct lfs_ctl_damage *x = &d[i].d;
+		uint32_t ino = d[i].ino ? d[i].ino : x->ino;
+		if (x->kind == LFS_BK_DATA)
+			say(LOG_ERR, "scrub: block %" PRIu64 " is damaged: bytes %" PRIu64 "-%" PRIu64
+			    " of inode %u%s", x->addr, x->lblk * c->bsize, (x->lblk + 1) * c->bsize - 1, ino,
+			    x->flags & LFS_DAMAGE_LIVE ? "" : ", as a snapshot or kept checkpoint holds it");
+		else if (x->kind == LFS_BK_INODE && d[i].ino)
+			say(LOG_ERR, "scrub: block %" PRIu64 " is damaged: the record of inode %u", x->addr, ino);
+		else
+			say(LOG_ERR, "scrub: block %" PRIu64 " is damaged: %s (kind %u in lfs(5)%s)", x->addr,
+			    x->kind == LFS_SCRUB_SUMMARY ? "a summary" : "metadata", x->kind,
+			    x->ino ? ", of an inode" : "");
+	}
+	say(n ? LOG_ERR : LOG_INFO, "scrub: complete, %" PRIu64 " segments, %.1f MiB read in %.1f s: %s%s", s->segs_done,
+	    (double)s->bytes / 1048576.0, s->seconds, n ? "damage found" : "no damage",
+	    n ? " (lfs-scrub names the files)" : "");
+	free(d);
+}
+
+/* scrub_interval: while there is nothing to clean, a slice of the scrub
+ * (as many segments as a pass may take victims), paced by max_io_rate;
+ * its state file says where it is and when the last one ended, across
+ * restarts. */
+static void
+scrub_tick(struct cleaner *c)
+{
+	if (c->cfg.scrub_interval_s <= 0 || got_stop)
+		return;
+	char msg[1024];
+	if (!c->scrub) {
+		struct lfs_scrub *s = calloc(1, sizeof(*s));
+		int err = s ? lfs_scrub_open(s, &c->cl, msg, sizeof(msg)) : -ENOMEM;
+		if (!err && c->cfg.scrub_state[0])
+			snprintf(c->scrub_path, sizeof(c->scrub_path), "%s", c->cfg.scrub_state);
+		else if (!err)
+			err = lfs_scrub_state_path(s->uuid, c->scrub_path, sizeof(c->scrub_path));
+		if (err) {
+			say(LOG_WARNING, "scrub: %s; not scrubbing", err == -ENOMEM ? strerror(ENOMEM) : msg);
+			c->cfg.scrub_interval_s = 0;
+			free(s);
+			return;
+		}
+		err = lfs_scrub_load(s, c->scrub_path, msg, sizeof(msg));
+		if (err && err != -ENOENT)
+			say(LOG_WARNING, "scrub: %s; starting a new one", err == -EINVAL ? msg : strerror(-err));
+		if (err)
+			s->complete = true; /* none has ended: one is due now */
+		c->scrub = s;
+	}
+	struct lfs_scrub *s = c->scrub;
+	if (s->complete) {
+		if ((double)time(NULL) < (double)s->finished + c->cfg.scrub_interval_s)
+			return;
+		lfs_scrub_reset(s);
+		say(LOG_INFO, "scrub: starting (scrub_interval %.0f s)", c->cfg.scrub_interval_s);
+	}
+	int err = lfs_scrub_usage(s);
+	for (unsigned k = 0; !err && k < c->cfg.segs_per_pass && !got_stop; k++) {
+		if ((err = lfs_scrub_step(s)) <= 0)
+			break;
+		err = 0;
+		if (c->cfg.max_io_mib_s > 0)
+			sleep_s((double)c->seg_bytes / (c->cfg.max_io_mib_s * 1048576.0));
+	}
+	if (err < 0)
+		say(LOG_WARNING, "scrub: %s", strerror(-err));
+	if (s->complete)
+		scrub_report(c, s);
+	if ((err = lfs_scrub_save(s, c->scrub_path)))
+		say(LOG_WARNING, "scrub: %s: %s", c->scrub_path, strerror(-err));
+}
+
 /* Tell the daemon what this cleaner is doing; *cmd gets what it asks
  * (LFS_CLEANER_CMD_*). */
 static int
@@ -475,6 +565,8 @@ run(struct cleaner *c)
 			if ((err = lfs_ctl_call(&c->cl, &req, NULL, 0, &r, NULL, 0, NULL)))
 				break;
 		}
+		if (!nv)
+			scrub_tick(c);
 		/* busy while below the target, idle otherwise */
 		sleep_s(nv ? 0.05 : c->cfg.interval_s);
 	}
@@ -813,6 +905,10 @@ main(int argc, char **argv)
 			    (unsigned long long)c.blocks_moved);
 	} else {
 		err = -EBUSY;
+	}
+	if (c.scrub) {
+		lfs_scrub_close(c.scrub);
+		free(c.scrub);
 	}
 	lfs_bdev_close(&c.dev);
 	lfs_ctl_close(&c.cl);

@@ -68,37 +68,6 @@ nap(double s)
 	nanosleep(&ts, NULL);
 }
 
-/* The default state file: DIR/UUID, DIR made if need be. */
-static int
-default_state(const char *uuid, char *out, size_t len)
-{
-	char dir[PATH_MAX];
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	if (geteuid() == 0)
-		snprintf(dir, sizeof(dir), "/var/lib/lfs");
-	else if (xdg && xdg[0] == '/')
-		snprintf(dir, sizeof(dir), "%s/lfs", xdg);
-	else if (home && home[0] == '/')
-		snprintf(dir, sizeof(dir), "%s/.local/state/lfs", home);
-	else
-		return -ENOENT;
-	/* each level, as mkdir -p */
-	for (char *p = dir + 1;; p++) {
-		if (*p == '/' || *p == '\0') {
-			char c = *p;
-			*p = '\0';
-			if (mkdir(dir, 0700) && errno != EEXIST)
-				return -errno;
-			*p = c;
-			if (!c)
-				break;
-		}
-	}
-	if (snprintf(out, len, "%s/scrub-%s", dir, uuid) >= (int)len)
-		return -ENAMETOOLONG;
-	return 0;
-}
-
 /* ---------------------------------------------------------------- paths */
 
 /* The inodes to name, sorted, and the path found for each (NULL: none). */
@@ -379,7 +348,7 @@ main(int argc, char **argv)
 	int status = 0;
 	if (state)
 		snprintf(spath, sizeof(spath), "%s", state);
-	else if ((err = default_state(s.uuid, spath, sizeof(spath)))) {
+	else if ((err = lfs_scrub_state_path(s.uuid, spath, sizeof(spath)))) {
 		fprintf(stderr, "lfs-scrub: no place for the state file (%s): give one with --state\n",
 			strerror(-err));
 		status = ST_ERROR;

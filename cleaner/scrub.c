@@ -9,10 +9,12 @@
 #include "tool.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -303,6 +305,36 @@ lfs_scrub_confirm(struct lfs_scrub *s, struct lfs_scrub_damage **out, size_t *n)
 }
 
 /* ---------------------------------------------------------------- state */
+
+int
+lfs_scrub_state_path(const char *uuid, char *out, size_t len)
+{
+	char dir[PATH_MAX];
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	if (geteuid() == 0)
+		snprintf(dir, sizeof(dir), "/var/lib/lfs");
+	else if (xdg && xdg[0] == '/')
+		snprintf(dir, sizeof(dir), "%s/lfs", xdg);
+	else if (home && home[0] == '/')
+		snprintf(dir, sizeof(dir), "%s/.local/state/lfs", home);
+	else
+		return -ENOENT;
+	/* each level, as mkdir -p */
+	for (char *p = dir + 1;; p++) {
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+			*p = '\0';
+			if (mkdir(dir, 0700) && errno != EEXIST)
+				return -errno;
+			*p = c;
+			if (!c)
+				break;
+		}
+	}
+	if (snprintf(out, len, "%s/scrub-%s", dir, uuid) >= (int)len)
+		return -ENAMETOOLONG;
+	return 0;
+}
 
 #define STATE_MAGIC "lfs-scrub-state 1"
 

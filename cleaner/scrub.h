@@ -85,5 +85,9 @@ int lfs_scrub_confirm(struct lfs_scrub *s, struct lfs_scrub_damage **out, size_t
  * filesystem's, or malformed; `msg` says which). */
 int lfs_scrub_load(struct lfs_scrub *s, const char *path, char *msg, size_t len);
 int lfs_scrub_save(const struct lfs_scrub *s, const char *path);
+/* The default state file of filesystem `uuid`: /var/lib/lfs/scrub-UUID
+ * for root, else under $XDG_STATE_HOME or ~/.local/state; the directory
+ * is made if need be. */
+int lfs_scrub_state_path(const char *uuid, char *out, size_t len);
 
 #endif

@@ -55,7 +55,6 @@ ino() { stat -c %i "$1"; }
 
 mkdir -p "$MNT/d/sub" "$MNT/keep"
 for i in 1 2 3 4; do head -c 200000 /dev/urandom >"$MNT/d/f$i"; done
-head -c 40000 /dev/urandom >"$MNT/d/sub/meta"
 head -c 90000 /dev/urandom >"$MNT/gone"
 for i in $(seq 1 40); do echo "entry $i" >"$MNT/keep/e$i"; done
 "$CKPT" -s -n before "$MNT" >/dev/null || fail "lfs-ckpt -s"
@@ -63,18 +62,26 @@ gone_ino=$(ino "$MNT/gone")
 # the log moves on: the blocks above lie in a segment no longer written
 # (written before the delete, so that no file takes gone's number)
 head -c 3M /dev/urandom >"$MNT/later"
-rm "$MNT/gone"
 md5sum "$MNT/d/f4" >"$WORK/f4.md5"
 "$CKPT" -c "$MNT" >/dev/null || fail "lfs-ckpt -c"
+# a file of its own flush: its inode record shares a block only with its
+# directory's, not with the records of the files damaged below (whose
+# data the daemon could then judge only while it holds their inodes)
+head -c 40000 /dev/urandom >"$MNT/d/sub/meta2"
+"$CKPT" -c "$MNT" >/dev/null || fail "lfs-ckpt -c"
+rm "$MNT/gone"
+"$CKPT" -c "$MNT" >/dev/null || fail "lfs-ckpt -c"
 
-"$SCRUB" -s "$STATE" "$MNT" >"$WORK/clean.out" || { cat "$WORK/clean.out"; fail "lfs-scrub of an intact filesystem: status $?"; }
+rc=0
+"$SCRUB" -s "$STATE" "$MNT" >"$WORK/clean.out" 2>&1 || rc=$?
+[ $rc = 0 ] || { cat "$WORK/clean.out"; fail "lfs-scrub of an intact filesystem: status $rc"; }
 grep -qE '^damaged +0$' "$WORK/clean.out" || fail "an intact filesystem: $(cat "$WORK/clean.out")"
 echo "ok an intact filesystem scrubs clean, status 0"
 
-f1=$(ino "$MNT/d/f1"); f2=$(ino "$MNT/d/f2"); f3=$(ino "$MNT/d/f3"); meta=$(ino "$MNT/d/sub/meta")
+f1=$(ino "$MNT/d/f1"); f2=$(ino "$MNT/d/f2"); f3=$(ino "$MNT/d/f3"); meta=$(ino "$MNT/d/sub/meta2")
 keep=$(ino "$MNT/keep")
 # f1: block 0; f2: blocks 5 and 6 (one range); f3: block 48 (its last);
-# the directory keep/: its first block; d/sub/meta's inode record; and
+# the directory keep/: its first block; d/sub/meta2's inode record; and
 # block 3 of the deleted file only the snapshot holds
 declare -A want
 smash "$(newest "$f1" DATA 0)"; want["data $f1 0 4096"]=1
@@ -218,3 +225,31 @@ sed -i 's/^uuid .*/uuid 00000000-0000-0000-0000-000000000000/' "$STATE"
 grep -q "not a scrub state of filesystem" "$WORK/foreign.err" || fail "foreign state: $(cat "$WORK/foreign.err")"
 lfs_umount
 echo "ok a state file of another filesystem is refused"
+
+# scrub_interval: the cleaner scrubs on its own while it has nothing to
+# clean, logs what it finds, and scrubs again once the interval is over
+cat >"$WORK/sched.conf" <<CONF
+min_clean_segments 0
+max_clean_segments 0
+protection_period 0
+checkpoint_protection 0
+cleaning_interval 0.1
+segments_per_clean 2
+scrub_interval 1
+scrub_state $WORK/sched.state
+CONF
+from=$(($(wc -l <"$WORK/daemon.log") + 1))
+lfs_start "cleaner_conf=$WORK/sched.conf,noatime"
+completes() { tail -n +"$from" "$WORK/daemon.log" | grep -c "lfs_cleanerd: scrub: complete" || true; }
+for _ in $(seq 1 600); do [ "$(completes)" -ge 2 ] && break; sleep 0.1; done
+[ "$(completes)" -ge 2 ] || fail "the cleaner did not scrub twice with scrub_interval 1"
+tail -n +"$from" "$WORK/daemon.log" >"$WORK/sched.log"
+grep -q "scrub: block $f2_blk5 is damaged: bytes 20480-24575 of inode $f2\$" "$WORK/sched.log" ||
+	fail "the scheduled scrub did not log f2's damaged block: $(grep scrub: "$WORK/sched.log")"
+grep -q "scrub: block $gone_blk is damaged: bytes 12288-16383 of inode $gone_ino, as a snapshot or kept checkpoint holds it" \
+	"$WORK/sched.log" || fail "the scheduled scrub did not log the snapshot's damaged block"
+grep -q "scrub: complete, .* damage found" "$WORK/sched.log" || fail "no summary line"
+grep -qE '^complete 1$' "$WORK/sched.state" || fail "the cleaner's scrub state: $(head -12 "$WORK/sched.state")"
+lfs_umount
+grep -m 20 "lfs_cleanerd: scrub:" "$WORK/sched.log"
+echo "ok scrub_interval: the cleaner scrubs on its own, logs the damage, and scrubs again"
