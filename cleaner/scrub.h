@@ -8,7 +8,10 @@
  * entry recorded.  That covers every block the live tree uses and every
  * block a snapshot or kept checkpoint reads (they lie in segments that
  * stay dirty while held), dead blocks too: a segment is read whole, as
- * one sequential run.  Only the blocks that fail (suspects) go to the
+ * one sequential run.  The blocks are read past the page cache (O_DIRECT
+ * where the image allows it): what is checked is what the medium holds,
+ * and a scan does not push out the pages the daemon reads.  A block the
+ * device cannot read is a suspect too.  Only the blocks that fail (suspects) go to the
  * daemon (LFS_CTL_SCRUB_WHO), which says whether each is used, by whom,
  * and whether its own read fails too: a block read torn while it was
  * written, or in a segment reused meanwhile, is not damage.
@@ -42,7 +45,9 @@
 
 struct lfs_scrub {
 	struct lfs_ctl_client *cl;
-	struct lfs_bdev dev;        /* the image, read-only */
+	struct lfs_bdev dev;        /* the image, read-only: the summaries */
+	int dfd;                    /* the same, O_DIRECT (-1: none): the blocks */
+	uint8_t *buf;               /* a segment's blocks, aligned */
 	struct lfs_super sb;
 	uint32_t seed, bsize, seg_blocks;
 	uint64_t nsegs;
