@@ -143,6 +143,7 @@ req_record(uint16_t op, uint32_t *exact)
 	switch (op) {
 	case LFS_CTL_LIVE:
 	case LFS_CTL_MOVE:
+	case LFS_CTL_SCRUB_WHO:
 		return sizeof(struct lfs_ctl_blk);
 	case LFS_CTL_SEGCLEAN:
 		return sizeof(uint64_t);
@@ -335,12 +336,14 @@ garbage(const char *mnt)
 	 * every one against its own state */
 	for (int i = 0; i < 300; i++) {
 		static const uint16_t ops[] = { LFS_CTL_LIVE, LFS_CTL_MOVE, LFS_CTL_SEGCLEAN, LFS_CTL_USAGE,
-						LFS_CTL_CLEANER_STATS };
+						LFS_CTL_CLEANER_STATS, LFS_CTL_SCRUB_WHO, LFS_CTL_SCRUB_INODES };
 		struct lfs_ctl_req r = req;
-		r.op = ops[rnd() % 5];
+		r.op = ops[rnd() % 7];
 		r.count = (uint32_t)(rnd() % 64);
 		r.arg[0] = rnd() % 3 ? rnd() % 4096 : rnd();
-		size_t rec = r.op == LFS_CTL_SEGCLEAN ? 8 : r.op == LFS_CTL_USAGE ? 0 : sizeof(struct lfs_ctl_blk);
+		size_t rec = r.op == LFS_CTL_SEGCLEAN ? 8 :
+			     r.op == LFS_CTL_USAGE || r.op == LFS_CTL_SCRUB_INODES ? 0 : sizeof(struct lfs_ctl_blk);
+		r.arg[1] = rnd() % 2 ? rnd() % 70000 : rnd();
 		if (r.op == LFS_CTL_CLEANER_STATS)
 			r.count = 0;
 		memcpy(big, &r, sizeof(r));
@@ -365,7 +368,7 @@ garbage(const char *mnt)
 	static const uint32_t counts[] = { 0, 1, LFS_CTL_MAX_RECORDS - 1, LFS_CTL_MAX_RECORDS,
 					   LFS_CTL_MAX_RECORDS + 1, 0xffffffffu };
 	static const uint64_t args[] = { 0, 1, UINT32_MAX, UINT64_MAX };
-	for (uint16_t op = LFS_CTL_INFO; op <= LFS_CTL_VIEW_WHO + 1; op++) {
+	for (uint16_t op = LFS_CTL_INFO; op <= LFS_CTL_SCRUB_INODES + 1; op++) {
 		uint32_t exact;
 		size_t rec = req_record(op, &exact);
 		for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
