@@ -162,6 +162,18 @@ scrub_pseg(struct lfs_scrub *s, const struct lfs_logwalk *w)
 	}
 }
 
+/* Whether a chain that ended where w did, `held` blocks described, was
+ * cut short by a summary that fails (a wrong magic too: damage may
+ * replace a whole block): the segment counts more live bytes than the
+ * psegs before it hold.  Only a segment no longer written is judged; in
+ * the one being written, what is counted may not be on the disk yet. */
+static bool
+chain_cut(const struct lfs_logwalk *w, const struct lfs_ctl_seg *u, uint64_t held, uint32_t bsize)
+{
+	return u->state == 1 && u->live_bytes > held * bsize &&
+	       (w->end == LFS_LOGWALK_BAD_SUMMARY || w->end == LFS_LOGWALK_OVERRUN || w->end == LFS_LOGWALK_NO_SUMMARY);
+}
+
 /* Read segment seg's chain: the summaries with the one log reader, the
  * blocks each describes past the page cache (its copy is what the
  * daemon reads, and what the medium holds is what is checked; nor does
@@ -181,11 +193,8 @@ scrub_segment(struct lfs_scrub *s, struct lfs_logwalk *w, uint64_t seg)
 	s->bytes += s->dev.bytes_read - before;
 	if (err < 0)
 		return err;
-	/* a failed summary hides its blocks: damage if live data is behind
-	 * it (a segment being written may be ahead of its usage entry) */
 	uint64_t live = s->usage[seg].live_bytes, have = held * s->bsize;
-	if ((w->end == LFS_LOGWALK_BAD_SUMMARY || w->end == LFS_LOGWALK_OVERRUN) && s->usage[seg].state == 1 &&
-	    live > have)
+	if (chain_cut(w, &s->usage[seg], held, s->bsize))
 		suspect(s, &(struct lfs_ctl_blk){ .addr = s->sb.seg0 + seg * s->seg_blocks + w->off,
 						 .lblk = live - have, .kind = LFS_SCRUB_SUMMARY });
 	return 0;
@@ -280,6 +289,35 @@ keep(struct lfs_scrub_damage **out, size_t *n, size_t *cap, const struct lfs_ctl
 	return 0;
 }
 
+/* Whether the summary at addr still ends its segment's chain, the
+ * segment (as the daemon counts it now) holding live bytes past what the
+ * verified psegs before it hold: *lost those bytes, or 0. */
+static int
+summary_lost(struct lfs_scrub *s, uint64_t addr, uint64_t *lost)
+{
+	*lost = 0;
+	if (addr < s->sb.seg0 || (addr - s->sb.seg0) / s->seg_blocks >= s->nsegs)
+		return 0;
+	uint64_t seg = (addr - s->sb.seg0) / s->seg_blocks;
+	struct lfs_ctl_req req = { .op = LFS_CTL_USAGE, .count = 1, .arg = { seg } };
+	struct lfs_ctl_resp r;
+	int err = lfs_ctl_call(s->cl, &req, NULL, 0, &r, &s->usage[seg], sizeof(s->usage[seg]), NULL);
+	if (err || s->usage[seg].state == 0)
+		return err;
+	struct lfs_logwalk w;
+	if ((err = lfs_logwalk_init(&w, &s->dev, &s->sb, s->seed, 0)))
+		return err;
+	uint64_t held = 0;
+	lfs_logwalk_segment(&w, seg);
+	while ((err = lfs_logwalk_next(&w)) > 0)
+		held += w.h.nblocks;
+	uint64_t at = s->sb.seg0 + seg * s->seg_blocks + w.off;
+	if (err == 0 && at == addr && chain_cut(&w, &s->usage[seg], held, s->bsize))
+		*lost = s->usage[seg].live_bytes - held * s->bsize;
+	lfs_logwalk_free(&w);
+	return err < 0 ? err : 0;
+}
+
 /* One page of suspects [i, i + k): the daemon's answers into `rec`. */
 static int
 confirm_page(struct lfs_scrub *s, size_t i, uint32_t k, struct lfs_ctl_blk *page, struct lfs_ctl_damage *rec)
@@ -327,14 +365,16 @@ lfs_scrub_confirm(struct lfs_scrub *s, struct lfs_scrub_damage **out, size_t *n)
 			if (!err && *n == had && (d->flags & (LFS_DAMAGE_LIVE | LFS_DAMAGE_HELD)))
 				err = keep(out, n, &cap, d);
 		}
-		/* summaries: damage if their segment is still in use */
+		/* summaries: damage if their segment's chain still ends there
+		 * with live data behind */
 		for (uint32_t j = 0; j < k && !err; j++) {
 			const struct lfs_ctl_blk *b = &s->sus[i + j];
-			uint64_t seg = (b->addr - s->sb.seg0) / s->seg_blocks;
-			if (b->kind == LFS_SCRUB_SUMMARY && seg < s->nsegs && s->usage[seg].state != 0)
-				err = keep(out, n, &cap, &(struct lfs_ctl_damage){ .addr = b->addr, .lblk = b->lblk,
+			uint64_t lost = 0;
+			if (b->kind == LFS_SCRUB_SUMMARY && (err = summary_lost(s, b->addr, &lost)) == 0 && lost)
+				err = keep(out, n, &cap, &(struct lfs_ctl_damage){ .addr = b->addr, .lblk = lost,
 										     .kind = LFS_SCRUB_SUMMARY,
-										     .flags = LFS_DAMAGE_BAD });
+										     .flags = LFS_DAMAGE_BAD |
+											      LFS_DAMAGE_LIVE });
 		}
 	}
 	free(page);

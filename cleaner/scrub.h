@@ -16,10 +16,11 @@
  * and whether its own read fails too: a block read torn while it was
  * written, or in a segment reused meanwhile, is not damage.
  *
- * A summary that fails its check ends its segment's chain: what follows
- * it cannot be checked, by the scrubber or the daemon.  It is damage
- * when the segment's live bytes exceed what the verified psegs before
- * it hold.
+ * A summary that fails its check (or whose magic is gone: damage may
+ * replace a whole block) ends its segment's chain: what follows it
+ * cannot be checked, by the scrubber or the daemon.  It is damage when
+ * the segment, no longer written, counts more live bytes than the
+ * verified psegs before it hold; the chain is read again to confirm.
  *
  * The scan's position and suspects can be saved in a small state file
  * and taken up again, after a remount too (lfs_scrub_save/_load).
