@@ -380,9 +380,12 @@ main(int argc, char **argv)
 		fprintf(stderr, "lfs-scrub: %s: reading the image: %s\n", mnt, strerror(-paused));
 		status = ST_ERROR;
 	}
+	/* what was read is reported even if where the scan is cannot be kept */
+	bool saved = true;
 	if (!status && (err = lfs_scrub_save(&s, spath))) {
-		fprintf(stderr, "lfs-scrub: %s: %s\n", spath, strerror(-err));
-		status = ST_ERROR;
+		fprintf(stderr, "lfs-scrub: %s: %s (a later --resume cannot go on from here)\n", spath,
+			strerror(-err));
+		saved = false;
 	}
 	struct lfs_scrub_damage *d = NULL;
 	size_t n = 0;
@@ -398,9 +401,11 @@ main(int argc, char **argv)
 			status |= ST_DAMAGE;
 		if (paused == 1) {
 			status |= ST_PAUSED;
-			fprintf(stderr, "lfs-scrub: paused at segment %" PRIu64 " of %" PRIu64
-				" (lfs-scrub --resume goes on)\n", s.next_seg, s.nsegs);
+			fprintf(stderr, "lfs-scrub: paused at segment %" PRIu64 " of %" PRIu64 "%s\n", s.next_seg,
+				s.nsegs, saved ? " (lfs-scrub --resume goes on)" : "");
 		}
+		if (!saved)
+			status |= ST_ERROR;
 	}
 	free(d);
 	lfs_scrub_close(&s);
