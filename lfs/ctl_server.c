@@ -73,6 +73,8 @@ struct lfs_ctl_server {
  * also clamps each reply's records to the room left (reply_room). */
 #define MSG_MAX LFS_CTL_MSG_MAX
 _Static_assert(sizeof(((struct lfs_ctl_server *)0)->image) <= LFS_CTL_REPLY_INFO_MAX, "INFO reply");
+/* SCRUB_WHO answers one record for each it was sent */
+_Static_assert(sizeof(struct lfs_ctl_damage) * LFS_CTL_MAX_RECORDS <= LFS_CTL_PAYLOAD_MAX, "SCRUB_WHO reply");
 
 /* How many records of `rec` bytes a reply may carry, at most `asked`. */
 static uint32_t
@@ -529,8 +531,6 @@ handle(struct lfs_ctl_server *srv, struct client *c, uint8_t *msg, size_t len, u
 	}
 	case LFS_CTL_SCRUB_WHO:
 		/* one record in for one out: the records fit by their sizes */
-		_Static_assert(sizeof(struct lfs_ctl_damage) * LFS_CTL_MAX_RECORDS <= LFS_CTL_PAYLOAD_MAX,
-			       "SCRUB_WHO reply");
 		resp->err = lfs_ctl_scrub_who(srv->fs, (const struct lfs_ctl_blk *)payload, req.count,
 					      (struct lfs_ctl_damage *)rout);
 		resp->count = resp->err ? 0 : req.count;
