@@ -30,6 +30,27 @@ lfs_bmap_tree_base(const struct lfs_fs *fs, unsigned k)
 	return lfs_tree_base(fs->nptr, k);
 }
 
+bool
+lfs_bmap_unwritten_ok(const struct lfs_fs *fs, const struct lfs_dinode *di)
+{
+	return (fs->sb.feature_incompat & LFS_FEATURE_UNWRITTEN) && S_ISREG(di->mode) &&
+	       !(di->flags & LFS_DI_INLINE);
+}
+
+/* A crafted map may name more than its record counts: the counts stop
+ * at zero rather than wrap. */
+void
+lfs_bmap_unwritten_add(struct lfs_fs *fs, struct lfs_inode *ip, int64_t n)
+{
+	if (n < 0 && (uint64_t)-n > ip->di.unwritten)
+		n = -(int64_t)ip->di.unwritten;
+	if (n < 0 && (uint64_t)-n > fs->unwritten)
+		fs->unwritten = (uint64_t)-n;
+	ip->di.unwritten = (uint32_t)((int64_t)ip->di.unwritten + n);
+	fs->unwritten = (uint64_t)((int64_t)fs->unwritten + n);
+	lfs_inode_dirty(fs, ip);
+}
+
 uint64_t
 lfs_bmap_max_blocks(const struct lfs_fs *fs)
 {
@@ -237,7 +258,7 @@ lfs_bmap_set(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, uint64_t ad
 	else if (*old && !addr)
 		ip->di.blocks--;
 	if (lfs_addr_unwritten(*old) != lfs_addr_unwritten(addr))
-		lfs_unwritten_add(fs, ip, lfs_addr_unwritten(addr) ? 1 : -1);
+		lfs_bmap_unwritten_add(fs, ip, lfs_addr_unwritten(addr) ? 1 : -1);
 	if (!*old != !addr || lfs_addr_unwritten(*old) != lfs_addr_unwritten(addr))
 		ip->reshaped = true;
 	lfs_inode_dirty(fs, ip);
@@ -278,7 +299,7 @@ free_unwritten(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t *p, unsigned k,
 	if (lo <= a && a + sp <= hi) {
 		*p = 0;
 		ip->di.blocks -= sp <= ip->di.blocks ? sp : ip->di.blocks;
-		lfs_unwritten_add(fs, ip, -(int64_t)sp);
+		lfs_bmap_unwritten_add(fs, ip, -(int64_t)sp);
 		ip->reshaped = true;
 		return 1;
 	}
@@ -307,7 +328,7 @@ free_node(struct lfs_fs *fs, struct lfs_inode *ip, unsigned k, unsigned l, uint6
 			if (lfs_addr_unwritten(n->ptrs[s])) {
 				n->ptrs[s] = 0;
 				ip->di.blocks--;
-				lfs_unwritten_add(fs, ip, -1);
+				lfs_bmap_unwritten_add(fs, ip, -1);
 				ip->reshaped = true;
 				n->dirty = true;
 			} else if (n->ptrs[s]) {
@@ -359,7 +380,7 @@ lfs_bmap_free_range(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uin
 		if (lfs_addr_unwritten(ip->di.direct[b])) {
 			ip->di.direct[b] = 0;
 			ip->di.blocks--;
-			lfs_unwritten_add(fs, ip, -1);
+			lfs_bmap_unwritten_add(fs, ip, -1);
 			ip->reshaped = true;
 		} else if (ip->di.direct[b]) {
 			lfs_repl_drop(fs, ip, ip->di.direct[b], LFS_BK_DATA);
@@ -580,7 +601,7 @@ lfs_bmap_walk_disk_unwritten(struct lfs_fs *fs, const struct lfs_dinode *di,
 			     int (*fn)(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk), void *ctx,
 			     uint64_t *unwritten)
 {
-	struct walk w = { .fs = fs, .fn = fn, .ctx = ctx, .di = di, .unw_ok = lfs_unwritten_ok(fs, di) };
+	struct walk w = { .fs = fs, .fn = fn, .ctx = ctx, .di = di, .unw_ok = lfs_bmap_unwritten_ok(fs, di) };
 	u64map_init(&w.nodes);
 	const char *why;
 	/* what fn is given lies inside the log, as walk_node checks below */

@@ -285,7 +285,7 @@ allocate_unwritten(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uint
 		return err;
 	if (holes > LFS_UNWRITTEN_MAX - ip->di.unwritten)
 		return -EFBIG;
-	if ((err = lfs_space_admit(fs, LFS_SPACE_WRITE, holes * fs->bsize)))
+	if ((err = fs->up->admit(fs, LFS_SPACE_WRITE, holes * fs->bsize)))
 		return err;
 	ip->di.flags |= LFS_DI_PREALLOC;
 	err = lfs_unwritten_holes(fs, ip, first, end, true, &holes);
@@ -308,7 +308,7 @@ lfs_file_allocate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_
 			holes++;
 	}
 	if (!err)
-		err = lfs_space_admit(fs, LFS_SPACE_WRITE, holes * fs->bsize);
+		err = fs->up->admit(fs, LFS_SPACE_WRITE, holes * fs->bsize);
 	if (err)
 		return err;
 	ip->di.flags |= LFS_DI_PREALLOC;
@@ -324,7 +324,7 @@ lfs_file_allocate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_
 		if (!err)
 			err = lfs_file_dirty_page(fs, ip, b, pg);
 		if (!err && fs->dirty_bytes >= fs->opts.dirty_limit)
-			err = lfs_flush(fs);
+			err = fs->up->flush(fs);
 	}
 	if (outer)
 		fs->admitting = false;
@@ -341,7 +341,7 @@ admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes, bool grows)
 {
 	if (cls == LFS_SPACE_WRITE && !grows)
 		cls = LFS_SPACE_OVERWRITE;
-	int err = lfs_space_admit(fs, cls, bytes);
+	int err = fs->up->admit(fs, cls, bytes);
 	if (!err && cls == LFS_SPACE_WRITEBACK && grows &&
 	    !lfs_space_fits(fs, LFS_SPACE_WRITE, bytes + fs->headroom_blocks * fs->bsize))
 		fs->near_full = true;
@@ -386,7 +386,7 @@ lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, enum lfs_space_class cls
 	 * after it.  And a cached write stores all it was given or fails:
 	 * the kernel ignores the count a writeback WRITE is answered with,
 	 * so the pages past a short one would be dropped as written. */
-	if (err == -ENOSPC && (lfs_space_room_pending() || cls == LFS_SPACE_WRITEBACK))
+	if (err == -ENOSPC && (fs->up->room_pending() || cls == LFS_SPACE_WRITEBACK))
 		return err;
 	if (err == -ENOSPC) {
 		/* as much as fits, in whole blocks: a short write, as ext4

@@ -162,7 +162,7 @@ flush(struct lfs_fs *fs, bool fsync)
 	/* the log stays where a checkpoint waiting for the disk says it
 	 * ends (ckpt.c): it commits first, with the lock held, as the
 	 * caller may hold inodes */
-	int err = lfs_ckpt_settle(fs, false);
+	int err = fs->up->settle(fs, false);
 	if (err)
 		return err;
 	bool tombs = fs->tombstones.count != 0;
@@ -255,7 +255,7 @@ lfs_flush_unlocked(struct lfs_fs *fs, bool fsync)
 	int err = 0;
 	if (!fs->dirty.count && !fs->tombstones.count)
 		return lfs_writeout(fs, true);
-	err = lfs_ckpt_settle(fs, true);
+	err = fs->up->settle(fs, true);
 	if (!err) {
 		fs->defer_writeout = true;
 		err = flush(fs, fsync);

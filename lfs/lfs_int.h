@@ -70,19 +70,11 @@
  *                          options, and their text and JSON output
  *   ckpt/fsck_core.c       the read-only checks of fsck.lfs
  *
- * Upward calls, each on purpose:
- *   seg.c -> retain.c      a snapshot's view reads every block through
- *                          the held table's translation, in the one
- *                          place blocks are read (lfs_read_block)
- *   file.c, xattr.c -> space.c  a write asks for room in its middle, when
- *                          it learns how much it adds (fs->admitting keeps
- *                          the inodes it holds from being evicted by the
- *                          flushes that make the room)
- *   file.c -> flush.c      fallocate of a large range writes what it has
- *                          dirtied at the dirty limit, as writes do
- *   flush.c -> ckpt/ckpt.c a flush first commits a checkpoint that waits
- *                          for the disk: the log must end where its
- *                          region will say
+ * No module calls up, and no modules call each other round a circle,
+ * beside or not: what a lower layer needs done above it (room for a
+ * write, a flush at fallocate's dirty limit, a checkpoint settled before
+ * a flush, a snapshot's translated read) it asks through fs->up (struct
+ * lfs_upcalls), which the mount fills in.
  *
  * Locks.  fs->lock protects everything in struct lfs_fs and all it
  * points to (caches, tables, the log head, the device's counters); the
@@ -156,6 +148,29 @@ enum lfs_space_class {
 	LFS_SPACE_CLEAN_AT_LOSS,    /* cleaning that moves more than it frees */
 	LFS_SPACE_NCLASSES
 };
+
+struct lfs_fs;
+
+/* What a lower layer needs done above it, passed down so that it never
+ * calls up (the layers below): fs_alloc (mount.c) points every
+ * filesystem at lfs_upcalls. */
+struct lfs_upcalls {
+	/* a write asks for room in its middle, when it learns how much it
+	 * adds (write/space.c, lfs_space_admit); whether refused requests
+	 * wait for room (lfs_space_room_pending) */
+	int (*admit)(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes);
+	bool (*room_pending)(void);
+	/* fallocate of a large range writes what it dirtied at the dirty
+	 * limit, as writes do (write/flush.c, lfs_flush) */
+	int (*flush)(struct lfs_fs *fs);
+	/* a flush first commits a checkpoint waiting for the disk: the log
+	 * must end where its region will say (ckpt/ckpt.c, lfs_ckpt_settle) */
+	int (*settle)(struct lfs_fs *fs, bool unlocked);
+	/* a snapshot's view reads every block through the held table's
+	 * translation (table/retain.c, lfs_retain_read) */
+	int (*view_read)(struct lfs_fs *src, uint64_t seq, uint64_t addr, void *buf);
+};
+extern const struct lfs_upcalls lfs_upcalls;
 
 struct lfs_page {
 	uint8_t *data;
@@ -464,6 +479,7 @@ struct lfs_fs {
 	 * held table of view_src (NULL: this one); read-only. */
 	uint64_t view_seq;
 	struct lfs_fs *view_src;
+	const struct lfs_upcalls *up; /* what the layers below ask of those above */
 	bool view_lock_src;         /* reads take view_src's lock */
 	struct lfs_view_source view_remote; /* or reads come from another
 				       process's view_src (.read set) */
@@ -714,13 +730,13 @@ int lfs_bmap_walk_disk_unwritten(struct lfs_fs *fs, const struct lfs_dinode *di,
 				 uint64_t *unwritten);
 /* The first logical block of tree k. */
 uint64_t lfs_bmap_tree_base(const struct lfs_fs *fs, unsigned k);
-
-/* unwritten.c */
 /* Whether di's map may hold unwritten pointers (format.h). */
-bool lfs_unwritten_ok(const struct lfs_fs *fs, const struct lfs_dinode *di);
+bool lfs_bmap_unwritten_ok(const struct lfs_fs *fs, const struct lfs_dinode *di);
 /* Unwritten blocks come (n > 0) or go: the inode's count and the
  * filesystem's. */
-void lfs_unwritten_add(struct lfs_fs *fs, struct lfs_inode *ip, int64_t n);
+void lfs_bmap_unwritten_add(struct lfs_fs *fs, struct lfs_inode *ip, int64_t n);
+
+/* unwritten.c */
 /* The holes of [first, end) with no page over them; `mark`: they become
  * unwritten (format.h, LFS_ADDR_UNWRITTEN), -EOPNOTSUPP where the image
  * or the inode cannot have them. */

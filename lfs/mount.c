@@ -66,6 +66,14 @@ fs_free(struct lfs_fs *fs)
 	free(fs);
 }
 
+const struct lfs_upcalls lfs_upcalls = {
+	.admit = lfs_space_admit,
+	.room_pending = lfs_space_room_pending,
+	.flush = lfs_flush,
+	.settle = lfs_ckpt_settle,
+	.view_read = lfs_retain_read,
+};
+
 /* Allocate the in-memory state for a device whose superblock is known. */
 static int
 fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs **out)
@@ -84,6 +92,7 @@ fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs 
 	fs->dev.fd = fs->dev.trace_fd = -1;
 	fs->sb = *sb;
 	fs->opts = *opts;
+	fs->up = &lfs_upcalls;
 	fs->acl = true; /* until the FUSE glue says the kernel does not check them */
 	fs->bsize = sb->block_size;
 	fs->want_region = fs->region_used = -1;

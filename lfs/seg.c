@@ -381,7 +381,7 @@ lfs_read_block(struct lfs_fs *fs, uint64_t addr, void *buf)
 		struct lfs_fs *src = fs->view_src ? fs->view_src : fs;
 		if (fs->view_lock_src)
 			pthread_mutex_lock(&src->lock);
-		int err = lfs_retain_read(src, fs->view_seq, addr, buf);
+		int err = fs->up->view_read(src, fs->view_seq, addr, buf);
 		if (fs->view_lock_src)
 			pthread_mutex_unlock(&src->lock);
 		return err;

@@ -1,35 +1,13 @@
 /*
  * unwritten.c — layer 4: unwritten blocks, what fallocate reserves
- * without writing (format.h, LFS_ADDR_UNWRITTEN): which files may have
- * them, the counts that follow them (the inode's and the filesystem's),
- * and marking a range's holes, a whole subtree by one pointer where
- * nothing under it is mapped.  Freeing them and walking them is the
- * block map's (bmap.c).
+ * without writing (format.h, LFS_ADDR_UNWRITTEN): marking a range's
+ * holes, a whole subtree by one pointer where nothing under it is
+ * mapped.  Which files may have them, the counts that follow them,
+ * freeing and walking them are the block map's (bmap.c), below.
  */
 #include "lfs_int.h"
 
 #include <errno.h>
-
-bool
-lfs_unwritten_ok(const struct lfs_fs *fs, const struct lfs_dinode *di)
-{
-	return (fs->sb.feature_incompat & LFS_FEATURE_UNWRITTEN) && S_ISREG(di->mode) &&
-	       !(di->flags & LFS_DI_INLINE);
-}
-
-/* A crafted map may name more than its record counts: the counts stop
- * at zero rather than wrap. */
-void
-lfs_unwritten_add(struct lfs_fs *fs, struct lfs_inode *ip, int64_t n)
-{
-	if (n < 0 && (uint64_t)-n > ip->di.unwritten)
-		n = -(int64_t)ip->di.unwritten;
-	if (n < 0 && (uint64_t)-n > fs->unwritten)
-		fs->unwritten = (uint64_t)-n;
-	ip->di.unwritten = (uint32_t)((int64_t)ip->di.unwritten + n);
-	fs->unwritten = (uint64_t)((int64_t)fs->unwritten + n);
-	lfs_inode_dirty(fs, ip);
-}
 
 struct resv {
 	struct lfs_fs *fs;
@@ -84,7 +62,7 @@ resv_ptr(struct resv *r, uint64_t *p, struct lfs_node *holder, unsigned k, unsig
 		if (r->mark) {
 			*p = LFS_ADDR_UNWRITTEN;
 			ip->di.blocks += sp;
-			lfs_unwritten_add(fs, ip, (int64_t)sp);
+			lfs_bmap_unwritten_add(fs, ip, (int64_t)sp);
 			ip->reshaped = true;
 			if (holder)
 				holder->dirty = true;
@@ -107,7 +85,7 @@ resv_ptr(struct resv *r, uint64_t *p, struct lfs_node *holder, unsigned k, unsig
 				n->ptrs[s] = LFS_ADDR_UNWRITTEN;
 				n->dirty = true;
 				ip->di.blocks++;
-				lfs_unwritten_add(fs, ip, 1);
+				lfs_bmap_unwritten_add(fs, ip, 1);
 				ip->reshaped = true;
 			}
 		}
@@ -122,7 +100,7 @@ lfs_unwritten_holes(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uin
 	struct resv r = { .fs = fs, .ip = ip, .first = first, .end = end, .mark = mark };
 	int err = 0;
 	*holes = 0;
-	if (mark && !lfs_unwritten_ok(fs, &ip->di))
+	if (mark && !lfs_bmap_unwritten_ok(fs, &ip->di))
 		return -EOPNOTSUPP;
 	for (uint64_t b = first; b < end && b < LFS_NDIRECT; b++) {
 		if (ip->di.direct[b] || u64map_get(&ip->pages, b))
@@ -131,7 +109,7 @@ lfs_unwritten_holes(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t first, uin
 		if (mark) {
 			ip->di.direct[b] = LFS_ADDR_UNWRITTEN;
 			ip->di.blocks++;
-			lfs_unwritten_add(fs, ip, 1);
+			lfs_bmap_unwritten_add(fs, ip, 1);
 			ip->reshaped = true;
 		}
 	}

@@ -613,7 +613,7 @@ lfs_xattr_set(struct lfs_fs *fs, struct lfs_inode *ip, const char *name, const v
 	if (!exists && xa->list_bytes + nl + 1 > LFS_XATTR_LIST_MAX)
 		return -ENOSPC;
 	uint32_t nvb = value_blocks(fs, (uint32_t)size);
-	if ((err = lfs_space_admit(fs, LFS_SPACE_WRITE, (uint64_t)(nvb + 2) * fs->bsize)))
+	if ((err = fs->up->admit(fs, LFS_SPACE_WRITE, (uint64_t)(nvb + 2) * fs->bsize)))
 		return err;
 	/* admission may have flushed: the position is found again */
 	exists = find(fs, xa, name, &p);
@@ -657,7 +657,7 @@ lfs_xattr_remove(struct lfs_fs *fs, struct lfs_inode *ip, const char *name)
 	struct xpos p;
 	if (!find(fs, ip->xattr, name, &p))
 		return -ENODATA;
-	if ((err = lfs_space_admit(fs, LFS_SPACE_DELETE, 0)))
+	if ((err = fs->up->admit(fs, LFS_SPACE_DELETE, 0)))
 		return err;
 	find(fs, ip->xattr, name, &p);
 	remove_at(fs, ip, ip->xattr, &p, false);

@@ -7,7 +7,8 @@ every call from one module into another must go to a module listed on
 an earlier line or the same line, or be one of the listed upward calls;
 a listed upward call that the code no longer makes is stale and fails
 too, as does a module missing from the list or a list entry with no
-source.  Each library source's top comment must name its file and its
+source.  No modules may call each other round a circle, and no headers
+include each other round one.  Each library source's top comment must name its file and its
 layer's number, and each module must have a unit suite in tests/unit.
 
 usage: layers.py SRCDIR LIBLFS.A [--inject FROM.c->TO.c]
@@ -95,6 +96,57 @@ def calls(archive):
     return set(undefined), edges
 
 
+def circles(edges):
+    """the strongly connected sets of more than one node (Tarjan), each sorted"""
+    graph = {}
+    for a, b in edges:
+        graph.setdefault(a, set()).add(b)
+        graph.setdefault(b, set())
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def header_includes(srcdir):
+    """{(header, header)}: which headers of lfs/, ckpt/ and cleaner/ include which"""
+    names, edges = {}, set()
+    for top in ("lfs", "ckpt", "cleaner"):
+        for d, _, files in os.walk(os.path.join(srcdir, top)):
+            for f in files:
+                if f.endswith(".h"):
+                    names[f] = os.path.join(d, f)
+    for f, path in names.items():
+        for h in re.findall(r'^#include "([^"]+)"', open(path).read(), re.M):
+            if os.path.basename(h) in names:
+                edges.add((f, os.path.basename(h)))
+    return edges
+
+
 def top_comment(path):
     text = open(path).read()
     if not text.startswith("/*"):
@@ -143,6 +195,12 @@ def main():
             continue
         problems.append(f"{a}.c calls up into {b}.c ({', '.join(sorted(syms)[:4])}), "
                         f"which lfs_int.h lists above it")
+    for comp in circles(edges):
+        ring = [f"{a}.c -> {b}.c ({', '.join(sorted(edges[(a, b)])[:2])})" for a, b in sorted(edges)
+                if a in comp and b in comp]
+        problems.append(f"modules call each other round a circle: {'; '.join(ring)}")
+    for comp in circles(header_includes(srcdir)):
+        problems.append(f"headers include each other round a circle: {', '.join(comp)}")
     for a, b in sorted(upward - used_upward):
         problems.append(f"lfs_int.h lists an upward call {a}.c -> {b}.c that the code does not make")
     for n, src in sorted(in_lib.items()):
@@ -170,9 +228,10 @@ def main():
             print("FAIL: " + p)
         sys.exit(1)
     between = sum(1 for a, b in edges if a in row_of and b in row_of)
+    but = f" but the {len(upward)} listed upward calls" if upward else ""
     print(f"ok {len(row_of)} modules in {len(rows)} lines of {len(set(layer_of.values()))} layers; "
-          f"{between} module pairs call each other, all downward or beside but the "
-          f"{len(upward)} listed upward calls; every module has a unit suite")
+          f"{between} module pairs call each other, all downward or beside{but}; "
+          f"no circle of calls or includes; every module has a unit suite")
 
 
 if __name__ == "__main__":

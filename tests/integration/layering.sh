@@ -3,8 +3,8 @@
 # image.h, tool.h, format.h, ...), never through the core's internal
 # header lfs_int.h: only the library's own sources, liblfs_a_SOURCES in
 # Makefile.am, include it.  Inside the library, modules call only
-# downward, as the layer list in lfs_int.h says (scripts/layers.py, on
-# the built objects).  Each check must also catch what it forbids.
+# downward, as the layer list in lfs_int.h says, and never round a
+# circle (scripts/layers.py, on the built objects).  Each check must also catch what it forbids.
 set -euo pipefail
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
@@ -34,3 +34,9 @@ if python3 "$top_srcdir/scripts/layers.py" "$top_srcdir" "$top_builddir/liblfs.a
 	exit 1
 fi
 echo "ok the layer check catches an upward call"
+# dir.c calls file.c, beside it on the same line: a call back is a circle
+if python3 "$top_srcdir/scripts/layers.py" "$top_srcdir" "$top_builddir/liblfs.a" --inject 'file.c->dir.c' >/dev/null; then
+	echo "FAIL: the layer check missed a circle: file.c -> dir.c -> file.c"
+	exit 1
+fi
+echo "ok the layer check catches modules that call each other round a circle"
