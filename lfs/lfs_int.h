@@ -306,6 +306,7 @@ struct lfs_fs {
 	struct lfs_bdev dev;
 	struct lfs_super sb;
 	struct lfs_opts opts;
+	const struct lfs_upcalls *up; /* what the layers below ask of those above */
 	uint32_t bsize;
 	uint32_t seed;
 	uint32_t nptr;              /* pointers per node block */
@@ -479,7 +480,6 @@ struct lfs_fs {
 	 * held table of view_src (NULL: this one); read-only. */
 	uint64_t view_seq;
 	struct lfs_fs *view_src;
-	const struct lfs_upcalls *up; /* what the layers below ask of those above */
 	bool view_lock_src;         /* reads take view_src's lock */
 	struct lfs_view_source view_remote; /* or reads come from another
 				       process's view_src (.read set) */
