@@ -386,15 +386,259 @@ setup_cache(struct lfs_daemon *d, const struct cmdline *c)
 	}
 }
 
+/* The command line read and checked, and the cleaner's path found: -1 to go on and mount, else the
+ * exit status (0 after --help or --version). */
+static int
+read_cmdline(struct cmdline *c, struct fuse_args *args, char *cleaner, size_t cleaner_len)
+{
+	if (fuse_opt_parse(args, c, lfs_fuse_opts, opt_proc) == -1)
+		return 2;
+	lfs_log_set_debug(c->verbose);
+	if (c->show_help || c->show_version) {
+		if (c->show_help)
+			usage(stdout);
+		else
+			lfs_tool_version("lfs");
+		return 0;
+	}
+	if (!c->image || !c->mountpoint) {
+		usage(stderr);
+		return 2;
+	}
+	if (c->cleaner_conf) {
+		/* the daemon changes directory to / when it detaches */
+		char *abs = realpath(c->cleaner_conf, NULL);
+		if (!abs) {
+			fprintf(stderr, "lfs: cleaner_conf %s: %s\n", c->cleaner_conf, strerror(errno));
+			return 2;
+		}
+		free(c->cleaner_conf);
+		c->cleaner_conf = abs;
+	}
+	if (!cleaner_path(cleaner, cleaner_len) || view_options(c))
+		return 2;
+	if (c->snapshot && !c->ro) {
+		/* a snapshot is read-only: the kernel is told so too */
+		c->ro = 1;
+		fuse_opt_add_arg(args, "-oro");
+	}
+	return -1;
+}
+
+/* The library's options from the command line's; -1 after a message. */
+static int
+mount_options(const struct cmdline *c, struct lfs_opts *o)
+{
+	lfs_opts_default(o);
+	if (c->ckpt_interval != UINT_MAX)
+		o->ckpt_interval_s = c->ckpt_interval;
+	if (c->ckpt_segs != UINT_MAX)
+		o->ckpt_segs = c->ckpt_segs;
+	if (c->flush_ms != UINT_MAX)
+		o->flush_interval_ms = c->flush_ms ? c->flush_ms : 1;
+	if (c->dirty_mb != UINT_MAX)
+		o->dirty_limit = c->dirty_mb ? (uint64_t)c->dirty_mb << 20 : 1;
+	if (c->cache && lfs_parse_size(c->cache, &o->cache_bytes)) {
+		fprintf(stderr, "lfs: cache=%s: not a size (a number, with K, M, G or T)\n", c->cache);
+		return -1;
+	}
+	o->trace_path = c->trace;
+	o->fault = c->fault ? c->fault : getenv("LFS_FAULT");
+	o->readonly = c->ro;
+	/* mount -o remount,rw makes a -o ro mount writable, as ext4's;
+	 * a snapshot stays read-only */
+	o->upgradable = c->ro && !c->snapshot;
+	o->snapshot = c->snapshot;
+	o->hold_lock = true; /* one daemon per image, read-only or not */
+	o->atime = c->atime;
+	o->nodiratime = c->nodiratime;
+	o->sync = c->sync;
+	o->dirsync = c->dirsync;
+	o->discard = c->discard;
+	return 0;
+}
+
+/* libfuse judges its options only when the session is made: a bad one
+ * must be refused before the image is opened or recovered. */
+static bool
+fuse_options_valid(const struct fuse_args *args)
+{
+	struct fuse_args probe = FUSE_ARGS_INIT(0, NULL);
+	for (int i = 0; i < args->argc; i++)
+		fuse_opt_add_arg(&probe, args->argv[i]);
+	struct fuse_session *check = fuse_session_new(&probe, &lfs_fuse_ops, sizeof(lfs_fuse_ops), NULL);
+	fuse_opt_free_args(&probe);
+	if (!check) {
+		fprintf(stderr, "lfs: bad mount options; nothing was mounted\n");
+		return false;
+	}
+	fuse_session_destroy(check);
+	return true;
+}
+
+/* The filesystem behind the mount: the image's, or, for a snapshot of a
+ * mounted image, a view read through its daemon.  0, or the exit
+ * status after a message. */
+static int
+open_fs(const struct cmdline *c, const struct lfs_opts *o, struct lfs_daemon *d, struct lfs_remote **remote)
+{
+	char live_mnt[PATH_MAX];
+	int err = c->snapshot && lfs_image_mounted_at(c->image, live_mnt, sizeof(live_mnt)) ?
+			  lfs_remote_view(c->image, live_mnt, c->snapshot, c->mountpoint, remote, &d->fs) :
+			  lfs_mount(c->image, o, &d->fs);
+	if (!err)
+		return 0;
+	char shown[LFS_ESC_LEN(LFS_HIST_NAME_MAX + 1)];
+	lfs_log_release(true);
+	fprintf(stderr, "lfs: cannot mount %s%s%s: %s\n", c->image, c->snapshot ? ", snapshot " : "",
+		c->snapshot ? lfs_escape(c->snapshot, LFS_ESC_SHOW, shown, sizeof(shown)) : "", strerror(-err));
+	return 1;
+}
+
+/* As root, mount fuseblk: the kernel then passes sync(1) and syncfs(2)
+ * on (FUSE_SYNCFS) and umount(2) waits for FUSE_DESTROY.  An image file
+ * gets a loop device as the mount's source, whose descriptor is
+ * returned (-1 if none) for the caller to close once mounted.  A
+ * snapshot's mount is not the image's: no loop device (which would make
+ * it look like the image's mount to the tools and to the next snapshot
+ * mount) and its own name. */
+static int
+kernel_mount_args(const struct cmdline *c, struct fuse_args *args)
+{
+	char source[PATH_MAX] = "";
+	int loop_fd = -1;
+	struct stat ist;
+	if (getuid() == 0 && !c->noblkdev && !c->snapshot && stat(c->image, &ist) == 0) {
+		if (S_ISBLK(ist.st_mode)) {
+			snprintf(source, sizeof(source), "%s", c->image);
+		} else if ((loop_fd = lfs_loop_attach(c->image, source, sizeof(source))) < 0) {
+			lfs_log("no loop device for %s (%s): a plain FUSE mount, which sync(1) and "
+				"umount do not wait for", c->image, strerror(-loop_fd));
+			source[0] = '\0';
+		}
+	}
+	char fsname[2 * PATH_MAX + 16];
+	if (c->snapshot)
+		snprintf(fsname, sizeof(fsname), "-ofsname=%s@%s", c->image, c->snapshot);
+	else
+		snprintf(fsname, sizeof(fsname), "-ofsname=%s", source[0] ? source : c->image);
+	fuse_opt_add_arg(args, fsname);
+	if (source[0])
+		fuse_opt_add_arg(args, "-oblkdev");
+	fuse_opt_add_arg(args, "-osubtype=lfs");
+	fuse_opt_add_arg(args, "-odefault_permissions");
+	if (getuid() == 0)
+		fuse_opt_add_arg(args, "-oallow_other");
+	return loop_fd;
+}
+
+/* The helpers beside the request loop: the tick and reclaim threads,
+ * the control socket and the supervised cleaner.  The reclaimer takes
+ * the requests refused room, which wait for its rounds instead of
+ * cleaning; a -o ro mount may become writable, a snapshot may not.
+ * True if the reclaimer runs. */
+static bool
+start_helpers(struct lfs_daemon *d, const struct cmdline *c, const char *cleaner, bool counted)
+{
+	pthread_create(&d->ticker, NULL, ticker, d);
+	bool writable = !c->snapshot;
+	bool reclaiming = writable && pthread_create(&d->reclaimer, NULL, reclaimer, d->fs) == 0;
+	struct lfs_ctl_server *ctl = NULL;
+	int err = c->snapshot ? 0 : lfs_ctl_server_start(d->fs, c->image, &ctl);
+	if (err)
+		lfs_log("control socket for %s: %s (no cleaner, no lfs-ckpt)", c->mountpoint, strerror(-err));
+	d->ctl = ctl;
+	if (ctl && counted) {
+		struct lfs_ctl_requests rq = { &d->io, lfs_daemon_requests };
+		lfs_ctl_server_set_requests(ctl, &rq);
+	}
+	/* supervised: restarted when it dies, started and stopped by
+	 * lfs-clean; on a read-only mount it waits, suspended, for
+	 * mount -o remount,rw */
+	if (!err && writable &&
+	    (err = lfs_supervisor_start(ctl, cleaner, c->mountpoint, c->cleaner_conf, !c->no_cleaner, &d->sup)))
+		lfs_log("cannot supervise a cleaner: %s", strerror(-err));
+	return reclaiming;
+}
+
+/* unless DESTROY stopped them */
+static void
+stop_helpers(struct lfs_daemon *d, bool reclaiming)
+{
+	lfs_supervisor_stop(d->sup);
+	lfs_supervisor_free(d->sup);
+	d->sup = NULL;
+	lfs_ctl_server_stop(d->ctl);
+	d->ctl = NULL;
+	d->stop = 1;
+	pthread_join(d->ticker, NULL);
+	if (reclaiming) {
+		lfs_reclaim_stop(d->fs);
+		pthread_join(d->reclaimer, NULL);
+	}
+}
+
+/* Mount, serve the requests until unmounted, and stop: the exit status. */
+static int
+serve(struct lfs_daemon *d, struct cmdline *c, struct fuse_args *args, const char *cleaner,
+      const char *opts_given, uint64_t t0)
+{
+	int loop_fd = kernel_mount_args(c, args);
+	struct fuse_session *se = fuse_session_new(args, &lfs_fuse_ops, sizeof(lfs_fuse_ops), d);
+	d->se = se;
+	d->mountpoint = c->mountpoint;
+	int ret = 1;
+	if (!se)
+		goto out_loop;
+	if (fuse_set_signal_handlers(se))
+		goto out_se;
+	int mounted = fuse_session_mount(se, c->mountpoint);
+	/* the mount holds the loop device now, or it never will */
+	if (loop_fd >= 0)
+		close(loop_fd);
+	loop_fd = -1;
+	if (mounted)
+		goto out_sig;
+	d->io.syncfs = lfs_daemon_syncfs;
+	d->io.ctx = d->fs;
+	int err = lfs_fuse_io_attach(se, &d->io);
+	bool counted = !err;        /* the requests are counted where they are read */
+	if (err)
+		lfs_log("fuse: own request handling unavailable (%s): the kernel will ask for "
+			"security.capability before every write, and no request is counted",
+			strerror(err < 0 ? -err : err));
+	setup_cache(d, c);
+	lfs_log_release(false);
+	fuse_daemonize(c->foreground);
+	log_mounted(c, d->fs, opts_given, t0);
+	d->mounted_ns = lfs_daemon_now_ns();
+	/* the cleaner, started with -f, writes to our standard error */
+	if (lfs_log_fd() >= 0)
+		dup2(lfs_log_fd(), STDERR_FILENO);
+	bool reclaiming = start_helpers(d, c, cleaner, counted);
+	/* several threads: one can be in the kernel fetching or answering
+	 * requests while another holds the filesystem lock */
+	struct fuse_loop_config lc = { .clone_fd = 0, .max_idle_threads = 4 };
+	ret = fuse_session_loop_mt(se, &lc) ? 1 : 0;
+	stop_helpers(d, reclaiming);
+	fuse_session_unmount(se);
+out_sig:
+	fuse_remove_signal_handlers(se);
+out_se:
+	fuse_session_destroy(se);
+out_loop:
+	if (loop_fd >= 0)
+		close(loop_fd);
+	return ret;
+}
+
 int
 main(int argc, char *argv[])
 {
-	/* One malloc heap for all threads: each FUSE thread would get one
-	 * of its own, kept as large as its peak and faulted in anew (1 GiB
-	 * written with fsync on a 1 TiB image: 430-560 MB resident in 7
-	 * heaps, 160-220 MB in one; 2 GiB written at 136-179 MiB/s against
-	 * 239-305 in one, both measured side by side).  Most of the work
-	 * is under the filesystem's lock anyway. */
+	/* One malloc heap for all threads: a heap per FUSE thread stays as
+	 * large as its peak and is faulted in anew, which multiplies the
+	 * resident memory and slows writes.  Most of the work is under the
+	 * filesystem's lock anyway. */
 	mallopt(M_ARENA_MAX, 1);
 	uint64_t t0 = lfs_daemon_now_ns();
 	char opts_given[1024];
@@ -402,97 +646,18 @@ main(int argc, char *argv[])
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct cmdline c = { .timeout = 1.0, .ckpt_interval = UINT_MAX, .ckpt_segs = UINT_MAX,
 			   .flush_ms = UINT_MAX, .dirty_mb = UINT_MAX, .max_ratio = UINT_MAX };
-	if (fuse_opt_parse(&args, &c, lfs_fuse_opts, opt_proc) == -1) {
-		cmdline_free(&c, &args);
-		return 2;
-	}
-	lfs_log_set_debug(c.verbose);
-	if (c.show_help || c.show_version) {
-		if (c.show_help)
-			usage(stdout);
-		else
-			lfs_tool_version("lfs");
-		cmdline_free(&c, &args);
-		return 0;
-	}
-	if (!c.image || !c.mountpoint) {
-		usage(stderr);
-		cmdline_free(&c, &args);
-		return 2;
-	}
-	if (c.cleaner_conf) {
-		/* the daemon changes directory to / when it detaches */
-		char *abs = realpath(c.cleaner_conf, NULL);
-		if (!abs) {
-			fprintf(stderr, "lfs: cleaner_conf %s: %s\n", c.cleaner_conf, strerror(errno));
-			cmdline_free(&c, &args);
-			return 2;
-		}
-		free(c.cleaner_conf);
-		c.cleaner_conf = abs;
-	}
 	char cleaner[PATH_MAX];
-	if (!cleaner_path(cleaner, sizeof(cleaner))) {
-		cmdline_free(&c, &args);
-		return 2;
-	}
-	if (view_options(&c)) {
-		cmdline_free(&c, &args);
-		return 2;
-	}
-	if (c.snapshot && !c.ro) {
-		/* a snapshot is read-only: the kernel is told so too */
-		c.ro = 1;
-		fuse_opt_add_arg(&args, "-oro");
-	}
 	struct lfs_opts o;
-	lfs_opts_default(&o);
-	if (c.ckpt_interval != UINT_MAX)
-		o.ckpt_interval_s = c.ckpt_interval;
-	if (c.ckpt_segs != UINT_MAX)
-		o.ckpt_segs = c.ckpt_segs;
-	if (c.flush_ms != UINT_MAX)
-		o.flush_interval_ms = c.flush_ms ? c.flush_ms : 1;
-	if (c.dirty_mb != UINT_MAX)
-		o.dirty_limit = c.dirty_mb ? (uint64_t)c.dirty_mb << 20 : 1;
-	if (c.cache && lfs_parse_size(c.cache, &o.cache_bytes)) {
-		fprintf(stderr, "lfs: cache=%s: not a size (a number, with K, M, G or T)\n", c.cache);
-		cmdline_free(&c, &args);
-		return 2;
-	}
-	o.trace_path = c.trace;
-	o.fault = c.fault ? c.fault : getenv("LFS_FAULT");
-	o.readonly = c.ro;
-	/* mount -o remount,rw makes a -o ro mount writable, as ext4's;
-	 * a snapshot stays read-only */
-	o.upgradable = c.ro && !c.snapshot;
-	o.snapshot = c.snapshot;
-	o.hold_lock = true; /* one daemon per image, read-only or not */
-	o.atime = c.atime;
-	o.nodiratime = c.nodiratime;
-	o.sync = c.sync;
-	o.dirsync = c.dirsync;
-	o.discard = c.discard;
-
-	/* libfuse judges its options only when the session is made: a bad
-	 * one must be refused before the image is opened or recovered */
-	struct fuse_args probe = FUSE_ARGS_INIT(0, NULL);
-	for (int i = 0; i < args.argc; i++)
-		fuse_opt_add_arg(&probe, args.argv[i]);
-	struct fuse_session *check = fuse_session_new(&probe, &lfs_fuse_ops, sizeof(lfs_fuse_ops), NULL);
-	fuse_opt_free_args(&probe);
-	if (!check) {
-		fprintf(stderr, "lfs: bad mount options; nothing was mounted\n");
-		cmdline_free(&c, &args);
-		return 2;
-	}
-	fuse_session_destroy(check);
-
+	int ret = read_cmdline(&c, &args, cleaner, sizeof(cleaner));
+	if (ret < 0 && (mount_options(&c, &o) || !fuse_options_valid(&args)))
+		ret = 2;
 	/* a /dev/fd/N mount point was mounted by its opener: the table
 	 * shows that mount already */
-	if (!c.snapshot && strncmp(c.mountpoint, "/dev/fd/", 8) != 0 && refuse_mounted(c.image)) {
+	if (ret < 0 && !c.snapshot && strncmp(c.mountpoint, "/dev/fd/", 8) != 0 && refuse_mounted(c.image))
+		ret = 1;
+	if (ret >= 0) {
 		cmdline_free(&c, &args);
-		return 1;
+		return ret;
 	}
 	/* The log is chosen before the image is opened: what the mount
 	 * says (recovery, the cache's bound) goes there, not to the
@@ -509,129 +674,17 @@ main(int argc, char *argv[])
 	struct lfs_daemon d = { .timeout = c.timeout, .writeback = !c.writethrough, .acl = !c.noacl,
 				.flush_past_eof = PTHREAD_MUTEX_INITIALIZER };
 	lfs_fuse_cache_init(&d.cache);
-	/* a snapshot of a mounted image is read through its daemon */
 	struct lfs_remote *remote = NULL;
-	char live_mnt[PATH_MAX];
-	int err = c.snapshot && lfs_image_mounted_at(c.image, live_mnt, sizeof(live_mnt)) ?
-			  lfs_remote_view(c.image, live_mnt, c.snapshot, c.mountpoint, &remote, &d.fs) :
-			  lfs_mount(c.image, &o, &d.fs);
-	if (err) {
-		char shown[LFS_ESC_LEN(LFS_HIST_NAME_MAX + 1)];
-		lfs_log_release(true);
-		fprintf(stderr, "lfs: cannot mount %s%s%s: %s\n", c.image, c.snapshot ? ", snapshot " : "",
-			c.snapshot ? lfs_escape(c.snapshot, LFS_ESC_SHOW, shown, sizeof(shown)) : "", strerror(-err));
+	ret = open_fs(&c, &o, &d, &remote);
+	if (ret) {
 		lfs_fuse_cache_free(&d.cache);
 		cmdline_free(&c, &args);
-		return 1;
+		return ret;
 	}
-	/* A snapshot's mount is not the image's: no loop device (which
-	 * would make it look like the image's mount to the tools and to
-	 * the next snapshot mount), its own name, and no control socket. */
-	if (c.snapshot)
-		c.noblkdev = 1;
-	/* As root, mount fuseblk: the kernel then passes sync(1) and
-	 * syncfs(2) on (FUSE_SYNCFS) and umount(2) waits for FUSE_DESTROY.
-	 * An image file gets a loop device as the mount's source. */
-	char source[PATH_MAX] = "";
-	int loop_fd = -1;
-	struct stat ist;
-	if (getuid() == 0 && !c.noblkdev && stat(c.image, &ist) == 0) {
-		if (S_ISBLK(ist.st_mode)) {
-			snprintf(source, sizeof(source), "%s", c.image);
-		} else if ((loop_fd = lfs_loop_attach(c.image, source, sizeof(source))) < 0) {
-			lfs_log("no loop device for %s (%s): a plain FUSE mount, which sync(1) and "
-				"umount do not wait for", c.image, strerror(-loop_fd));
-			source[0] = '\0';
-		}
-	}
-	char fsname[2 * PATH_MAX + 16];
-	if (c.snapshot)
-		snprintf(fsname, sizeof(fsname), "-ofsname=%s@%s", c.image, c.snapshot);
-	else
-		snprintf(fsname, sizeof(fsname), "-ofsname=%s", source[0] ? source : c.image);
-	fuse_opt_add_arg(&args, fsname);
-	if (source[0])
-		fuse_opt_add_arg(&args, "-oblkdev");
-	fuse_opt_add_arg(&args, "-osubtype=lfs");
-	fuse_opt_add_arg(&args, "-odefault_permissions");
-	if (getuid() == 0)
-		fuse_opt_add_arg(&args, "-oallow_other");
-
-	struct fuse_session *se = fuse_session_new(&args, &lfs_fuse_ops, sizeof(lfs_fuse_ops), &d);
-	d.se = se;
-	d.mountpoint = c.mountpoint;
-	int ret = 1;
-	if (!se)
-		goto out_fs;
-	if (fuse_set_signal_handlers(se))
-		goto out_se;
-	int mounted = fuse_session_mount(se, c.mountpoint);
-	/* the mount holds the loop device now, or it never will */
-	if (loop_fd >= 0)
-		close(loop_fd);
-	if (mounted)
-		goto out_sig;
-	d.io.syncfs = lfs_daemon_syncfs;
-	d.io.ctx = d.fs;
-	err = lfs_fuse_io_attach(se, &d.io);
-	bool counted = !err;        /* the requests are counted where they are read */
-	if (err)
-		lfs_log("fuse: own request handling unavailable (%s): the kernel will ask for "
-			"security.capability before every write, and no request is counted",
-			strerror(err < 0 ? -err : err));
-	setup_cache(&d, &c);
-	lfs_log_release(false);
-	fuse_daemonize(c.foreground);
-	log_mounted(&c, d.fs, opts_given, t0);
-	d.mounted_ns = lfs_daemon_now_ns();
-	/* the cleaner, started with -f, writes to our standard error */
-	if (lfs_log_fd() >= 0)
-		dup2(lfs_log_fd(), STDERR_FILENO);
-	pthread_create(&d.ticker, NULL, ticker, &d);
-	/* requests refused room wait for its rounds instead of cleaning;
-	 * a -o ro mount may become writable, a snapshot may not */
-	bool writable = !c.snapshot;
-	bool reclaiming = writable && pthread_create(&d.reclaimer, NULL, reclaimer, d.fs) == 0;
-	struct lfs_ctl_server *ctl = NULL;
-	err = c.snapshot ? 0 : lfs_ctl_server_start(d.fs, c.image, &ctl);
-	if (err)
-		lfs_log("control socket for %s: %s (no cleaner, no lfs-ckpt)", c.mountpoint, strerror(-err));
-	d.ctl = ctl;
-	if (ctl && counted) {
-		struct lfs_ctl_requests rq = { &d.io, lfs_daemon_requests };
-		lfs_ctl_server_set_requests(ctl, &rq);
-	}
-	/* supervised: restarted when it dies, started and stopped by
-	 * lfs-clean; on a read-only mount it waits, suspended, for
-	 * mount -o remount,rw */
-	if (!err && writable &&
-	    (err = lfs_supervisor_start(ctl, cleaner, c.mountpoint, c.cleaner_conf, !c.no_cleaner, &d.sup)))
-		lfs_log("cannot supervise a cleaner: %s", strerror(-err));
-	/* several threads: one can be in the kernel fetching or answering
-	 * requests while another holds the filesystem lock */
-	struct fuse_loop_config lc = { .clone_fd = 0, .max_idle_threads = 4 };
-	ret = fuse_session_loop_mt(se, &lc) ? 1 : 0;
-	/* unless DESTROY stopped them */
-	lfs_supervisor_stop(d.sup);
-	lfs_supervisor_free(d.sup);
-	d.sup = NULL;
-	lfs_ctl_server_stop(d.ctl);
-	d.ctl = NULL;
-	d.stop = 1;
-	pthread_join(d.ticker, NULL);
-	if (reclaiming) {
-		lfs_reclaim_stop(d.fs);
-		pthread_join(d.reclaimer, NULL);
-	}
-	fuse_session_unmount(se);
-out_sig:
-	fuse_remove_signal_handlers(se);
-out_se:
-	fuse_session_destroy(se);
-out_fs:
+	ret = serve(&d, &c, &args, cleaner, opts_given, t0);
 	lfs_log_release(true); /* unless the mount was made */
 	bool ro = lfs_is_readonly(d.fs);
-	err = lfs_unmount(d.fs);
+	int err = lfs_unmount(d.fs);
 	if (err)
 		ret = 1;
 	lfs_daemon_log_unmount(&d, err, ro); /* unless DESTROY did */
@@ -640,4 +693,3 @@ out_fs:
 	cmdline_free(&c, &args);
 	return ret;
 }
-

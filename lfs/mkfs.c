@@ -113,177 +113,222 @@ fail_created(const char *path, bool created)
 	return 1;
 }
 
-int
-main(int argc, char **argv)
+/* What the command line asks for. */
+struct mkfs_args {
+	uint64_t size, segsize, bs, inodes;
+	const char *label;
+	bool force, dry_run, quiet, set_uuid;
+	uint8_t uuid[16];
+	const char *path;
+};
+
+static const struct lfs_tool tool = { "mkfs.lfs", usage, 2 };
+
+/* The options read into `a`: -1 to go on, else the exit status. */
+static int
+read_args(int argc, char **argv, struct mkfs_args *a)
 {
-	static const struct lfs_tool tool = { "mkfs.lfs", usage, 2 };
 	static const struct option longopts[] = { LFS_TOOL_LONGOPTS, { NULL, 0, NULL, 0 } };
-	uint64_t size = 0, segsize = LFS_DEFAULT_SEG_SIZE, bs = LFS_DEFAULT_BLOCK_SIZE, inodes = 0;
-	const char *label = "";
-	bool force = false, dry_run = false, quiet = false, set_uuid = false;
-	uint8_t uuid_bytes[16];
 	int c;
 	while ((c = getopt_long(argc, argv, "s:S:b:N:L:U:fnq" LFS_TOOL_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			if (lfs_parse_size(optarg, &size)) {
+			if (lfs_parse_size(optarg, &a->size)) {
 				fprintf(stderr, "mkfs.lfs: bad size '%s'\n", optarg);
 				return 2;
 			}
 			break;
 		case 'S':
-			if (lfs_parse_size(optarg, &segsize)) {
+			if (lfs_parse_size(optarg, &a->segsize)) {
 				fprintf(stderr, "mkfs.lfs: bad segment size '%s'\n", optarg);
 				return 2;
 			}
 			break;
 		case 'b':
-			if (lfs_parse_size(optarg, &bs)) {
+			if (lfs_parse_size(optarg, &a->bs)) {
 				fprintf(stderr, "mkfs.lfs: bad block size '%s'\n", optarg);
 				return 2;
 			}
 			break;
 		case 'N':
-			if (lfs_parse_size(optarg, &inodes) || inodes > LFS_MAX_INODES) {
+			if (lfs_parse_size(optarg, &a->inodes) || a->inodes > LFS_MAX_INODES) {
 				fprintf(stderr, "mkfs.lfs: bad inode count '%s' (at most %u)\n", optarg, LFS_MAX_INODES);
 				return 2;
 			}
 			break;
 		case 'L':
-			label = optarg;
-			if (lfs_tool_check_label("mkfs.lfs", label))
+			a->label = optarg;
+			if (lfs_tool_check_label("mkfs.lfs", a->label))
 				return 2;
 			break;
 		case 'U':
-			if (lfs_uuid_parse(optarg, uuid_bytes)) {
+			if (lfs_uuid_parse(optarg, a->uuid)) {
 				fprintf(stderr, "mkfs.lfs: bad UUID '%s' (32 hex digits, dashes allowed)\n", optarg);
 				return 2;
 			}
-			set_uuid = true;
+			a->set_uuid = true;
 			break;
-		case 'f': force = true; break;
-		case 'n': dry_run = true; break;
-		case 'q': quiet = true; break;
+		case 'f': a->force = true; break;
+		case 'n': a->dry_run = true; break;
+		case 'q': a->quiet = true; break;
 		default: return lfs_tool_opt(&tool, c);
 		}
 	}
 	if (optind != argc - 1)
 		return lfs_tool_usage_error(&tool);
-	const char *path = argv[optind];
-	if (!is_pow2(bs) || bs < LFS_MIN_BLOCK_SIZE || bs > LFS_MAX_BLOCK_SIZE) {
+	a->path = argv[optind];
+	if (!is_pow2(a->bs) || a->bs < LFS_MIN_BLOCK_SIZE || a->bs > LFS_MAX_BLOCK_SIZE) {
 		fprintf(stderr, "mkfs.lfs: block size must be a power of two from %d to %d\n", LFS_MIN_BLOCK_SIZE,
 			LFS_MAX_BLOCK_SIZE);
 		return 2;
 	}
-	if (!is_pow2(segsize) || segsize < LFS_MIN_SEG_BLOCKS * bs || segsize / bs > LFS_MAX_SEG_BLOCKS) {
+	if (!is_pow2(a->segsize) || a->segsize < LFS_MIN_SEG_BLOCKS * a->bs ||
+	    a->segsize / a->bs > LFS_MAX_SEG_BLOCKS) {
 		fprintf(stderr, "mkfs.lfs: segment size must be a power of two of %d to %u blocks\n",
 			LFS_MIN_SEG_BLOCKS, LFS_MAX_SEG_BLOCKS);
 		return 2;
 	}
+	return -1;
+}
 
-	struct stat st;
-	bool exists = stat(path, &st) == 0, created = false;
-	if (!exists && errno != ENOENT) {
-		fprintf(stderr, "mkfs.lfs: %s: %s\n", path, strerror(errno));
+/* A new image file of `size` bytes: 0, or the exit status after a
+ * message (and the file removed). */
+static int
+create_image(const char *path, uint64_t size)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "mkfs.lfs: cannot create %s: %s\n", path, strerror(errno));
 		return 1;
 	}
-	if (!exists && !size) {
-		fprintf(stderr, "mkfs.lfs: %s does not exist; give its size with -s\n", path);
-		return 2;
+	int terr = ftruncate(fd, (off_t)size) < 0 ? errno : 0;
+	close(fd);
+	if (terr) {
+		fprintf(stderr, "mkfs.lfs: cannot make %s %llu bytes long: %s\n", path, (unsigned long long)size,
+			strerror(terr));
+		return fail_created(path, true);
 	}
-	if (!exists && !dry_run) {
-		int fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0644);
-		if (fd < 0) {
-			fprintf(stderr, "mkfs.lfs: cannot create %s: %s\n", path, strerror(errno));
-			return 1;
-		}
-		created = true;
-		int terr = ftruncate(fd, (off_t)size) < 0 ? errno : 0;
-		close(fd);
-		if (terr) {
-			fprintf(stderr, "mkfs.lfs: cannot make %s %llu bytes long: %s\n", path,
-				(unsigned long long)size, strerror(terr));
-			return fail_created(path, created);
-		}
-	}
-	uint64_t dev_bytes = size;
-	if (exists) {
-		struct lfs_bdev dev;
-		int err = lfs_bdev_open(&dev, path, dry_run);
-		if (err) {
-			fprintf(stderr, "mkfs.lfs: %s: %s\n", path, strerror(-err));
-			return 1;
-		}
-		char where[4096];
-		if (lfs_image_busy(dev.fd, path, where, sizeof(where))) {
-			fprintf(stderr, "mkfs.lfs: %s is in use by a mounted lfs (%s); unmount it first\n", path, where);
-			lfs_bdev_close(&dev);
-			return 1;
-		}
-		/* mounted as anything, even through another name: -f or not */
-		if (lfs_tool_refuse_in_use("mkfs.lfs", path)) {
-			lfs_bdev_close(&dev);
-			return 1;
-		}
-		if (!force) {
-			/* block 0, or the backup when block 0 is damaged (lfs.5) */
-			struct lfs_super old;
-			struct lfs_super_where w;
-			char what[256];
-			int found = 0;
-			if (lfs_super_find(&dev, 0, &old, &w) != -EINVAL) {
-				snprintf(what, sizeof(what), "an lfs filesystem");
-				found = 1;
-			} else if ((found = probe_other(path, what, sizeof(what))) < 0) {
-				fprintf(stderr, "mkfs.lfs: %s: cannot probe for an existing filesystem: %s; use -f to "
-					"overwrite it anyway\n", path, strerror(-found));
-				lfs_bdev_close(&dev);
-				return 1;
-			}
-			if (found) {
-				fprintf(stderr, "mkfs.lfs: %s already holds %s; use -f to overwrite it\n", path, what);
-				lfs_bdev_close(&dev);
-				return 1;
-			}
-		}
-		dev_bytes = dev.size_bytes;
-		if (S_ISREG(st.st_mode) && size > dev.size_bytes) {
-			if (!dry_run && ftruncate(dev.fd, (off_t)size) < 0) {
-				fprintf(stderr, "mkfs.lfs: cannot grow %s: %s\n", path, strerror(errno));
-				lfs_bdev_close(&dev);
-				return 1;
-			}
-			dev_bytes = size;
-		}
-		lfs_bdev_close(&dev);
-	}
-	if (!size || size > dev_bytes)
-		size = dev_bytes;
+	return 0;
+}
 
-	struct lfs_super sb;
-	int err = lfs_plan_geometry(&sb, size, (uint32_t)bs, (uint32_t)segsize, inodes);
+/* Refuse an existing device or image that is in use, or (without -f)
+ * holds a filesystem: block 0, or the backup when block 0 is damaged
+ * (lfs.5), or anything libblkid knows.  0 or the exit status. */
+static int
+refuse_existing(const struct mkfs_args *a, struct lfs_bdev *dev)
+{
+	char where[4096];
+	if (lfs_image_busy(dev->fd, a->path, where, sizeof(where))) {
+		fprintf(stderr, "mkfs.lfs: %s is in use by a mounted lfs (%s); unmount it first\n", a->path, where);
+		return 1;
+	}
+	/* mounted as anything, even through another name: -f or not */
+	if (lfs_tool_refuse_in_use("mkfs.lfs", a->path))
+		return 1;
+	if (a->force)
+		return 0;
+	struct lfs_super old;
+	struct lfs_super_where w;
+	char what[256];
+	int found = 0;
+	if (lfs_super_find(dev, 0, &old, &w) != -EINVAL) {
+		snprintf(what, sizeof(what), "an lfs filesystem");
+		found = 1;
+	} else if ((found = probe_other(a->path, what, sizeof(what))) < 0) {
+		fprintf(stderr, "mkfs.lfs: %s: cannot probe for an existing filesystem: %s; use -f to "
+			"overwrite it anyway\n", a->path, strerror(-found));
+		return 1;
+	}
+	if (found) {
+		fprintf(stderr, "mkfs.lfs: %s already holds %s; use -f to overwrite it\n", a->path, what);
+		return 1;
+	}
+	return 0;
+}
+
+/* The size of an existing device or image, which grows an image file to
+ * -s SIZE if that is larger: 0, or the exit status after a message. */
+static int
+existing_size(const struct mkfs_args *a, const struct stat *st, uint64_t *dev_bytes)
+{
+	struct lfs_bdev dev;
+	int err = lfs_bdev_open(&dev, a->path, a->dry_run);
 	if (err) {
-		uint64_t min = min_size((uint32_t)bs, (uint32_t)segsize, inodes);
+		fprintf(stderr, "mkfs.lfs: %s: %s\n", a->path, strerror(-err));
+		return 1;
+	}
+	int ret = refuse_existing(a, &dev);
+	*dev_bytes = dev.size_bytes;
+	if (!ret && S_ISREG(st->st_mode) && a->size > dev.size_bytes) {
+		if (!a->dry_run && ftruncate(dev.fd, (off_t)a->size) < 0) {
+			fprintf(stderr, "mkfs.lfs: cannot grow %s: %s\n", a->path, strerror(errno));
+			ret = 1;
+		}
+		*dev_bytes = a->size;
+	}
+	lfs_bdev_close(&dev);
+	return ret;
+}
+
+/* Plan the geometry for `size` bytes and write it (unless -n): 0, or
+ * the exit status after a message. */
+static int
+make(const struct mkfs_args *a, uint64_t size, bool created)
+{
+	struct lfs_super sb;
+	uint32_t bs = (uint32_t)a->bs, segsize = (uint32_t)a->segsize;
+	int err = lfs_plan_geometry(&sb, size, bs, segsize, a->inodes);
+	if (err) {
+		uint64_t min = min_size(bs, segsize, a->inodes);
 		fprintf(stderr, "mkfs.lfs: %s: %llu bytes is too small: with %llu-byte blocks and %llu KiB segments "
-			"an lfs needs at least %llu bytes (%.1f MiB)\n", path, (unsigned long long)size,
+			"an lfs needs at least %llu bytes (%.1f MiB)\n", a->path, (unsigned long long)size,
 			(unsigned long long)bs, (unsigned long long)segsize / 1024, (unsigned long long)min,
 			(double)min / 1048576.0);
-		return fail_created(path, created);
+		return fail_created(a->path, created);
 	}
-	snprintf(sb.label, sizeof(sb.label), "%s", label);
-	if (set_uuid)
-		memcpy(sb.uuid, uuid_bytes, sizeof(sb.uuid));
-	if (!dry_run && (err = lfs_format(path, &sb, getuid(), getgid()))) {
-		fprintf(stderr, "mkfs.lfs: writing %s: %s\n", path, strerror(-err));
-		return fail_created(path, created);
+	snprintf(sb.label, sizeof(sb.label), "%s", a->label);
+	if (a->set_uuid)
+		memcpy(sb.uuid, a->uuid, sizeof(sb.uuid));
+	if (!a->dry_run && (err = lfs_format(a->path, &sb, getuid(), getgid()))) {
+		fprintf(stderr, "mkfs.lfs: writing %s: %s\n", a->path, strerror(-err));
+		return fail_created(a->path, created);
 	}
 	char uuid[LFS_UUID_STR];
 	lfs_uuid_format(sb.uuid, uuid);
-	if (!quiet)
+	if (!a->quiet)
 		printf("mkfs.lfs: %s%s: %llu MiB, %u-byte blocks, %llu segments of %u KiB (%u reserved), "
 		       "%u inodes, label '%s', uuid %s, backup superblock at block %llu\n",
-		       dry_run ? "would make " : "", path, (unsigned long long)(sb.nblocks * sb.block_size >> 20),
+		       a->dry_run ? "would make " : "", a->path, (unsigned long long)(sb.nblocks * sb.block_size >> 20),
 		       sb.block_size, (unsigned long long)sb.nsegs, sb.seg_blocks * sb.block_size / 1024,
 		       sb.reserved_segs, sb.max_inodes, sb.label, uuid, (unsigned long long)sb.backup_sb);
 	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct mkfs_args a = { .segsize = LFS_DEFAULT_SEG_SIZE, .bs = LFS_DEFAULT_BLOCK_SIZE, .label = "" };
+	int ret = read_args(argc, argv, &a);
+	if (ret >= 0)
+		return ret;
+	struct stat st;
+	bool exists = stat(a.path, &st) == 0, created = false;
+	if (!exists && errno != ENOENT) {
+		fprintf(stderr, "mkfs.lfs: %s: %s\n", a.path, strerror(errno));
+		return 1;
+	}
+	if (!exists && !a.size) {
+		fprintf(stderr, "mkfs.lfs: %s does not exist; give its size with -s\n", a.path);
+		return 2;
+	}
+	if (!exists && !a.dry_run) {
+		if ((ret = create_image(a.path, a.size)))
+			return ret;
+		created = true;
+	}
+	uint64_t dev_bytes = a.size;
+	if (exists && (ret = existing_size(&a, &st, &dev_bytes)))
+		return ret;
+	uint64_t size = !a.size || a.size > dev_bytes ? dev_bytes : a.size;
+	return make(&a, size, created);
 }
