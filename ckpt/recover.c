@@ -324,166 +324,201 @@ visit(struct u64map *visited, uint64_t seg)
 	return u64map_get(visited, seg) ? 0 : u64map_put(visited, seg, (void *)1);
 }
 
-int
-lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
+/* The psegs read since the last applied window.  One buffer serves every
+ * window, so that its pages are faulted in once: it grows only for a
+ * group larger than a window. */
+struct window {
+	struct pending *g;
+	size_t n, cap;
+	uint8_t *buf;
+	size_t bytes, buf_cap;
+};
+
+/* Keep the pseg the walk has just read until its window is applied: the
+ * walk reuses its buffer. */
+static int
+window_keep(struct window *win, const struct lfs_logwalk *w, uint32_t bsize)
 {
-	struct pending *g = NULL;
-	size_t gn = 0, gcap = 0;
-	uint64_t groups = 0, psegs = 0, inodes = 0;
-	/* the segments the log ran through: a map, not a flag per segment,
-	 * so that a large filesystem's mount touches no memory per segment */
-	struct u64map visited;
-	u64map_init(&visited);
-	int err = 0;
-	uint64_t t0 = lfs_now_ns();
-	struct lfs_rf rf;
-	if ((err = lfs_rf_init(&rf, fs))) {
-		u64map_free(&visited);
-		return err;
+	if (win->n == win->cap) {
+		size_t cap = win->cap ? 2 * win->cap : 16;
+		struct pending *ng = lfs_realloc(win->g, cap * sizeof(*ng));
+		if (!ng)
+			return -ENOMEM;
+		win->g = ng;
+		win->cap = cap;
 	}
-	rf.no_lists = fs->opts.rf_compare_maps;
-	/* the one log reader applies every rule of where the log ends */
-	struct lfs_logwalk w;
-	if ((err = lfs_logwalk_init(&w, &fs->dev, &fs->sb, fs->seed, LFS_LOGWALK_BLOCKS))) {
-		lfs_rf_free(&rf);
-		u64map_free(&visited);
-		return err;
+	size_t bytes = (size_t)(1 + w->h.nblocks) * bsize;
+	if (win->bytes + bytes > win->buf_cap) {
+		size_t cap = win->buf_cap ? 2 * win->buf_cap : RF_WINDOW_BYTES;
+		while (cap < win->bytes + bytes)
+			cap *= 2;
+		uint8_t *nb = win->buf_cap ? lfs_realloc(win->buf, cap) : lfs_malloc(cap);
+		if (!nb)
+			return -ENOMEM;
+		win->buf = nb;
+		win->buf_cap = cap;
 	}
-	if ((err = lfs_logwalk_follow(&w, hdr->head_seg, hdr->head_off, hdr->next_seg, hdr->next_pseg_seq,
-				      fs->ckpt_seq))) {
-		lfs_logwalk_free(&w);
-		lfs_rf_free(&rf);
-		u64map_free(&visited);
-		return err;
-	}
-	if ((err = visit(&visited, hdr->head_seg)) || (err = visit(&visited, hdr->next_seg))) {
-		lfs_logwalk_free(&w);
-		lfs_rf_free(&rf);
-		u64map_free(&visited);
-		return err;
-	}
-	/* where the log continues after the last applied group, and after
-	 * the last group closed in the window */
-	uint64_t a_seq = hdr->next_pseg_seq, closed_seq = a_seq;
-	size_t closed = 0, window_groups = 0, window_bytes = 0, window_max = 1;
-	/* one buffer for every window, so that its pages are faulted in
-	 * once: it grows only for a group larger than a window */
-	uint8_t *wbuf = NULL;
-	size_t wcap = 0;
+	struct pending *p = &win->g[win->n++];
+	p->off = win->bytes;
+	memcpy(win->buf + p->off, w->buf, bytes);
+	p->start = w->addr;
+	p->n = w->h.nblocks;
+	p->timestamp = w->h.timestamp_ns;
+	p->end = w->h.flags & LFS_PSEG_END;
+	win->bytes += bytes;
+	return 0;
+}
+
+struct rf_counts {
+	uint64_t groups, psegs, inodes;
+};
+
+/* Read the log on from where the walk starts and apply its groups, a
+ * window at a time.  *a_seq: where the log continues after the last
+ * applied group. */
+static int
+roll_forward(struct lfs_rf *rf, struct lfs_logwalk *w, struct u64map *visited, struct rf_counts *n,
+	     uint64_t *a_seq)
+{
+	struct lfs_fs *fs = rf->fs;
+	struct window win = { 0 };
+	/* and after the last group closed in the window */
+	uint64_t closed_seq = *a_seq;
+	size_t closed = 0, window_groups = 0, window_max = 1;
+	int err;
 	for (;;) {
-		if (gn == gcap) {
-			gcap = gcap ? 2 * gcap : 16;
-			struct pending *ng = lfs_realloc(g, gcap * sizeof(*g));
-			if (!ng) {
-				err = -ENOMEM;
-				break;
-			}
-			g = ng;
-		}
-		err = lfs_logwalk_next(&w);
+		err = lfs_logwalk_next(w);
 		if (err < 0)
 			lfs_log("roll-forward: reading the pseg at block %llu (segment %llu): %s",
-				(unsigned long long)(fs->sb.seg0 + w.seg * fs->sb.seg_blocks + w.off),
-				(unsigned long long)w.seg, strerror(-err));
+				(unsigned long long)(fs->sb.seg0 + w->seg * fs->sb.seg_blocks + w->off),
+				(unsigned long long)w->seg, strerror(-err));
 		if (err <= 0)
 			break;
-		err = 0;
-		/* kept until its window is applied: the walk reuses its buffer */
-		size_t bytes = (size_t)(1 + w.h.nblocks) * fs->bsize;
-		if (window_bytes + bytes > wcap) {
-			size_t cap = wcap ? 2 * wcap : RF_WINDOW_BYTES;
-			while (cap < window_bytes + bytes)
-				cap *= 2;
-			uint8_t *nb = wcap ? lfs_realloc(wbuf, cap) : lfs_malloc(cap);
-			if (!nb) {
-				err = -ENOMEM;
-				break;
-			}
-			wbuf = nb;
-			wcap = cap;
-		}
-		struct pending *p = &g[gn];
-		p->off = window_bytes;
-		memcpy(wbuf + p->off, w.buf, bytes);
-		p->start = w.addr;
-		p->n = w.h.nblocks;
-		p->timestamp = w.h.timestamp_ns;
-		p->end = w.h.flags & LFS_PSEG_END;
-		gn++;
-		psegs++;
-		window_bytes += bytes;
-		if ((err = visit(&visited, w.seg)) || (err = visit(&visited, w.h.next_seg)))
+		if ((err = window_keep(&win, w, fs->bsize)))
 			break;
-		if (!p->end)
+		n->psegs++;
+		if ((err = visit(visited, w->seg)) || (err = visit(visited, w->h.next_seg)))
+			break;
+		if (!(w->h.flags & LFS_PSEG_END))
 			continue;
-		closed = gn;
-		closed_seq = w.seq;
-		if (++window_groups < window_max && window_bytes < RF_WINDOW_BYTES)
+		closed = win.n;
+		closed_seq = w->seq;
+		if (++window_groups < window_max && win.bytes < RF_WINDOW_BYTES)
 			continue;
 		/* the first windows are short: what leads to the old blocks
 		 * (records, upper nodes) is in memory only once a group that
 		 * read it has been applied */
 		if (window_max < RF_WINDOW_GROUPS)
 			window_max *= 2;
-		err = apply_window(&rf, g, gn, wbuf, &groups, &inodes);
-		gn = closed = window_groups = window_bytes = 0;
+		err = apply_window(rf, win.g, win.n, win.buf, &n->groups, &n->inodes);
+		win.n = closed = window_groups = win.bytes = 0;
 		if (err)
 			break;
-		a_seq = closed_seq;
+		*a_seq = closed_seq;
 	}
 	/* the end of the log: the groups it closed are applied, a group it
 	 * left open is not */
-	if (!err && closed && !(err = apply_window(&rf, g, closed, wbuf, &groups, &inodes)))
-		a_seq = closed_seq;
-	enum lfs_logwalk_end why = w.end;
-	lfs_logwalk_free(&w);
-	free(wbuf);
-	free(g);
-	uint64_t node_reads = rf.node_reads, asked_reads = rf.asked_reads, sums = rf.summaries_ahead;
-	uint64_t listed = rf.listed, relinked = rf.relinked;
-	fs->rf_relinked = relinked;
-	fs->rf_old_reads = node_reads;
-	fs->rf_old_reads_ahead = asked_reads;
-	fs->rf_summaries_ahead = sums;
-	fs->rf_listed = listed;
-	lfs_rf_free(&rf);
-	if (err) {
-		lfs_log("roll-forward failed after %llu groups: %s; mount refused, the image is unchanged",
-			(unsigned long long)groups, strerror(-err));
-		u64map_free(&visited);
+	if (!err && closed && !(err = apply_window(rf, win.g, closed, win.buf, &n->groups, &n->inodes)))
+		*a_seq = closed_seq;
+	free(win.buf);
+	free(win.g);
+	return err;
+}
+
+/* Walk the log from the checkpoint's head with the one log reader, which
+ * applies every rule of where the log ends; *why: where it ended. */
+static int
+walk_log(struct lfs_rf *rf, const struct lfs_ckpt_hdr *hdr, struct u64map *visited, struct rf_counts *n,
+	 uint64_t *a_seq, enum lfs_logwalk_end *why)
+{
+	struct lfs_fs *fs = rf->fs;
+	struct lfs_logwalk w;
+	int err = lfs_logwalk_init(&w, &fs->dev, &fs->sb, fs->seed, LFS_LOGWALK_BLOCKS);
+	if (err)
 		return err;
-	}
-	/* Segments the log ran through hold what the old checkpoint needs
-	 * until the next one commits: none of them may be reused before. */
-	uint64_t *segs = lfs_malloc(visited.count * sizeof(uint64_t) + 1);
-	if (!segs) {
-		u64map_free(&visited);
+	if (!(err = lfs_logwalk_follow(&w, hdr->head_seg, hdr->head_off, hdr->next_seg, hdr->next_pseg_seq,
+				       fs->ckpt_seq)) &&
+	    !(err = visit(visited, hdr->head_seg)) && !(err = visit(visited, hdr->next_seg)))
+		err = roll_forward(rf, &w, visited, n, a_seq);
+	*why = w.end;
+	lfs_logwalk_free(&w);
+	return err;
+}
+
+/* Segments the log ran through hold what the old checkpoint needs until
+ * the next one commits: none of them may be reused before. */
+static int
+hold_visited(struct lfs_fs *fs, const struct u64map *visited)
+{
+	uint64_t *segs = lfs_malloc(visited->count * sizeof(uint64_t) + 1);
+	if (!segs)
 		return -ENOMEM;
-	}
-	u64map_sorted_keys(&visited, segs);
-	for (size_t i = 0; i < visited.count; i++) {
+	u64map_sorted_keys(visited, segs);
+	for (size_t i = 0; i < visited->count; i++) {
 		lfs_seg_set_state(fs, segs[i], LFS_SEG_DIRTY);
 		lfs_seg_fit_usage(fs, segs[i]);
 	}
 	free(segs);
+	return 0;
+}
+
+/* One sentence for the administrator; the counts for a debug log. */
+static void
+log_recovery(const struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, const struct rf_counts *n,
+	     uint64_t t0, enum lfs_logwalk_end why)
+{
+	if (!n->psegs && (hdr->flags & LFS_CKPT_CLEAN))
+		return;
+	double ms = (double)(lfs_now_ns() - t0) / 1e6;
+	lfs_log_info("recovery: rolled forward %llu groups written after the last checkpoint in %.1f ms%s",
+		     (unsigned long long)n->groups, ms,
+		     hdr->flags & LFS_CKPT_CLEAN ? "" : " (the last mount did not end cleanly)");
+	lfs_log_debug("recovery: rolled forward %llu groups (%llu psegs, %llu inode records, %llu of them "
+		      "counted from the addresses they replaced, %llu relink records; %llu older blocks read, "
+		      "%llu of them asked for ahead, %llu summaries read ahead to check them) in %.1f ms; "
+		      "log ends: %s",
+		      (unsigned long long)n->groups, (unsigned long long)n->psegs, (unsigned long long)n->inodes,
+		      (unsigned long long)fs->rf_listed, (unsigned long long)fs->rf_relinked,
+		      (unsigned long long)fs->rf_old_reads, (unsigned long long)fs->rf_old_reads_ahead,
+		      (unsigned long long)fs->rf_summaries_ahead, ms, lfs_logwalk_end_name(why));
+}
+
+int
+lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found)
+{
+	uint64_t t0 = lfs_now_ns();
+	/* the segments the log ran through: a map, not a flag per segment,
+	 * so that a large filesystem's mount touches no memory per segment */
+	struct u64map visited;
+	u64map_init(&visited);
+	struct lfs_rf rf;
+	int err = lfs_rf_init(&rf, fs);
+	if (err) {
+		u64map_free(&visited);
+		return err;
+	}
+	rf.no_lists = fs->opts.rf_compare_maps;
+	struct rf_counts n = { 0 };
+	uint64_t a_seq = hdr->next_pseg_seq;
+	enum lfs_logwalk_end why = LFS_LOGWALK_MORE;
+	err = walk_log(&rf, hdr, &visited, &n, &a_seq, &why);
+	fs->rf_relinked = rf.relinked;
+	fs->rf_old_reads = rf.node_reads;
+	fs->rf_old_reads_ahead = rf.asked_reads;
+	fs->rf_summaries_ahead = rf.summaries_ahead;
+	fs->rf_listed = rf.listed;
+	lfs_rf_free(&rf);
+	if (err)
+		lfs_log("roll-forward failed after %llu groups: %s; mount refused, the image is unchanged",
+			(unsigned long long)n.groups, strerror(-err));
+	else
+		err = hold_visited(fs, &visited);
 	u64map_free(&visited);
+	if (err)
+		return err;
 	fs->pseg_seq = a_seq;
-	*found = psegs;
-	/* one sentence for the administrator; the counts for a debug log */
-	if (psegs || !(hdr->flags & LFS_CKPT_CLEAN))
-		lfs_log_info("recovery: rolled forward %llu groups written after the last checkpoint in %.1f ms%s",
-			     (unsigned long long)groups, (double)(lfs_now_ns() - t0) / 1e6,
-			     hdr->flags & LFS_CKPT_CLEAN ? "" : " (the last mount did not end cleanly)");
-	if (psegs || !(hdr->flags & LFS_CKPT_CLEAN))
-		lfs_log_debug("recovery: rolled forward %llu groups (%llu psegs, %llu inode records, %llu of them "
-			     "counted from the addresses they replaced, %llu relink records; %llu older blocks read, "
-			     "%llu of them asked for ahead, %llu summaries read ahead to check them) in %.1f ms; "
-			     "log ends: %s",
-			(unsigned long long)groups, (unsigned long long)psegs, (unsigned long long)inodes,
-			(unsigned long long)listed, (unsigned long long)relinked, (unsigned long long)node_reads,
-			(unsigned long long)asked_reads,
-			(unsigned long long)sums,
-			(double)(lfs_now_ns() - t0) / 1e6, lfs_logwalk_end_name(why));
+	*found = n.psegs;
+	log_recovery(fs, hdr, &n, t0, why);
 	return 0;
 }
 
