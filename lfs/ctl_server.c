@@ -380,169 +380,197 @@ view_who(struct lfs_ctl_server *srv, uint64_t seq, char *out)
 	return n;
 }
 
-/* Answer one request of `len` bytes from `c` into `out`; returns the
- * reply length. */
-static size_t
-handle(struct lfs_ctl_server *srv, struct client *c, uint8_t *msg, size_t len, uint8_t *out)
-{
+/* One request, checked, and where its answer goes. */
+struct request {
 	struct lfs_ctl_req req;
-	struct lfs_ctl_resp *resp = (struct lfs_ctl_resp *)out;
-	memset(resp, 0, sizeof(*resp));
-	resp->magic = LFS_CTL_MAGIC;
-	if (len < sizeof(req)) {
-		resp->err = -EPROTO;
-		return sizeof(*resp);
-	}
-	memcpy(&req, msg, sizeof(req));
-	uint8_t *payload = msg + sizeof(req), *rout = out + sizeof(*resp);
-	size_t plen = len - sizeof(req), want = payload_len(req.op, req.count);
-	if (req.magic == LFS_CTL_MAGIC && req.version != LFS_CTL_VERSION) {
-		resp->err = -EPROTONOSUPPORT; /* a client of another lfs: strerror says it */
-		return sizeof(*resp);
-	}
-	if (req.magic != LFS_CTL_MAGIC || req.count > LFS_CTL_MAX_RECORDS) {
-		resp->err = -EPROTO;
-		return sizeof(*resp);
-	}
-	if (want == SIZE_MAX) {
-		resp->err = -EOPNOTSUPP;
-		return sizeof(*resp);
-	}
-	if (plen != want) {
-		resp->err = -EPROTO;
-		return sizeof(*resp);
-	}
-	size_t extra = 0;
+	uint8_t *payload;
+	size_t plen;
+	struct lfs_ctl_resp *resp;
+	uint8_t *rout;              /* the answer's records, after resp */
+};
+
+/* The answer to a snapshot, view or scrub request; returns the bytes
+ * of records after the reply's header. */
+static size_t
+answer_snapshots(struct lfs_ctl_server *srv, struct client *c, struct request *q)
+{
 	uint64_t v = 0;
-	switch (req.op) {
+	switch (q->req.op) {
+	case LFS_CTL_SNAP_LIST:
+		q->resp->err = lfs_ctl_snap_list(srv->fs, q->req.arg[0],
+						 reply_room(q->req.count, sizeof(struct lfs_ctl_ckpt)),
+						 (struct lfs_ctl_ckpt *)q->rout, q->resp);
+		return q->resp->count * sizeof(struct lfs_ctl_ckpt);
+	case LFS_CTL_SNAP_MAKE:
+	case LFS_CTL_SNAP_KEEP: {
+		struct lfs_ctl_name nm;
+		memcpy(&nm, q->payload, sizeof(nm));
+		if (q->req.op == LFS_CTL_SNAP_KEEP)
+			drop_gone_views(srv);
+		if (!memchr(nm.name, '\0', sizeof(nm.name)))
+			q->resp->err = -EINVAL;
+		else if (q->req.op == LFS_CTL_SNAP_MAKE)
+			q->resp->err = lfs_snapshot_make(srv->fs, nm.name, &q->resp->val[0]);
+		else if (q->req.arg[1] > 1)
+			q->resp->err = -EINVAL;
+		else
+			q->resp->err = lfs_snapshot_keep(srv->fs, q->req.arg[0], q->req.arg[1],
+							 nm.name[0] ? nm.name : NULL);
+		break;
+	}
+	case LFS_CTL_SNAP_DELETE:
+		drop_gone_views(srv);
+		q->resp->err = lfs_snapshot_delete(srv->fs, q->req.arg[0]);
+		break;
+	case LFS_CTL_PROTECT:
+		q->resp->err = q->req.arg[0] > UINT32_MAX ? -EINVAL :
+							    lfs_set_protection(srv->fs, (uint32_t)q->req.arg[0]);
+		break;
+	case LFS_CTL_VIEW_IMAP:
+		q->resp->err = lfs_ctl_view_imap(srv->fs, q->req.arg[0], q->req.arg[1],
+						 reply_room(q->req.count, sizeof(uint64_t)), (uint64_t *)q->rout,
+						 &q->resp->count, &q->resp->val[0]);
+		return q->resp->count * sizeof(uint64_t);
+	case LFS_CTL_VIEW_READ:
+		q->resp->err = lfs_ctl_view_read(srv->fs, q->req.arg[0], q->req.arg[1], q->rout, &v);
+		q->resp->count = !q->resp->err;
+		return q->resp->err ? 0 : v;
+	case LFS_CTL_VIEW_HOLD:
+		q->resp->err = view_hold(srv, c, q->req.arg[0], (const struct lfs_ctl_path *)q->payload);
+		break;
+	case LFS_CTL_VIEW_WHO: {
+		ssize_t n = view_who(srv, q->req.arg[0], (char *)q->rout);
+		q->resp->err = n < 0 ? (int)n : 0;
+		q->resp->count = n > 0;
+		return n > 0 ? (size_t)n : 0;
+	}
+	case LFS_CTL_SCRUB_WHO:
+		/* one record in for one out: the records fit by their sizes */
+		q->resp->err = lfs_ctl_scrub_who(srv->fs, (const struct lfs_ctl_blk *)q->payload, q->req.count,
+						 (struct lfs_ctl_damage *)q->rout);
+		q->resp->count = q->resp->err ? 0 : q->req.count;
+		return q->resp->count * sizeof(struct lfs_ctl_damage);
+	case LFS_CTL_SCRUB_INODES:
+		lfs_ctl_scrub_inodes(srv->fs, q->req.arg[0], q->req.arg[1],
+				     reply_room(q->req.count, sizeof(uint32_t)), (uint32_t *)q->rout, &q->resp->count,
+				     &q->resp->val[0]);
+		return q->resp->count * sizeof(uint32_t);
+	}
+	return 0;
+}
+
+/* The answer to a request about the filesystem or its cleaner, or
+ * answer_snapshots'; returns the bytes of records after the reply's
+ * header. */
+static size_t
+answer(struct lfs_ctl_server *srv, struct client *c, struct request *q)
+{
+	uint64_t v = 0;
+	switch (q->req.op) {
 	case LFS_CTL_INFO:
-		lfs_ctl_info(srv->fs, resp->val);
-		extra = strlen(srv->image) + 1;
-		memcpy(rout, srv->image, extra);
+		lfs_ctl_info(srv->fs, q->resp->val);
+		memcpy(q->rout, srv->image, strlen(srv->image) + 1);
+		return strlen(srv->image) + 1;
 		break;
 	case LFS_CTL_USAGE:
-		resp->count = lfs_ctl_usage(srv->fs, req.arg[0], reply_room(req.count, sizeof(struct lfs_ctl_seg)),
-					    (struct lfs_ctl_seg *)rout);
-		extra = resp->count * sizeof(struct lfs_ctl_seg);
-		break;
+		q->resp->count = lfs_ctl_usage(srv->fs, q->req.arg[0],
+					       reply_room(q->req.count, sizeof(struct lfs_ctl_seg)),
+					       (struct lfs_ctl_seg *)q->rout);
+		return q->resp->count * sizeof(struct lfs_ctl_seg);
 	case LFS_CTL_LIVE:
-		memcpy(rout, payload, plen);
-		resp->err = lfs_ctl_live(srv->fs, (struct lfs_ctl_blk *)rout, req.count);
-		resp->count = req.count;
-		extra = plen;
-		break;
+		memcpy(q->rout, q->payload, q->plen);
+		q->resp->err = lfs_ctl_live(srv->fs, (struct lfs_ctl_blk *)q->rout, q->req.count);
+		q->resp->count = q->req.count;
+		return q->plen;
 	case LFS_CTL_MOVE:
-		resp->err = lfs_ctl_move(srv->fs, (struct lfs_ctl_blk *)payload, req.count, req.arg[0], &v);
-		resp->val[0] = v;
+		q->resp->err = lfs_ctl_move(srv->fs, (struct lfs_ctl_blk *)q->payload, q->req.count, q->req.arg[0],
+					    &v);
+		q->resp->val[0] = v;
 		break;
 	case LFS_CTL_SEGCLEAN:
-		resp->err = lfs_ctl_segclean(srv->fs, (uint64_t *)payload, req.count, &v);
-		resp->val[0] = v;
+		q->resp->err = lfs_ctl_segclean(srv->fs, (uint64_t *)q->payload, q->req.count, &v);
+		q->resp->val[0] = v;
 		break;
 	case LFS_CTL_CHECKPOINT: {
-		resp->err = lfs_checkpoint(srv->fs);
+		q->resp->err = lfs_checkpoint(srv->fs);
 		struct lfs_stats st;
 		lfs_get_stats(srv->fs, &st);
-		resp->val[0] = st.ckpt_seq;
+		q->resp->val[0] = st.ckpt_seq;
 		break;
 	}
 	case LFS_CTL_STATS:
-		lfs_ctl_stats(srv->fs, (struct lfs_ctl_stats *)rout);
-		cleaner_stats(srv, (struct lfs_ctl_stats *)rout);
-		resp->count = 1;
-		extra = sizeof(struct lfs_ctl_stats);
-		break;
+		lfs_ctl_stats(srv->fs, (struct lfs_ctl_stats *)q->rout);
+		cleaner_stats(srv, (struct lfs_ctl_stats *)q->rout);
+		q->resp->count = 1;
+		return sizeof(struct lfs_ctl_stats);
 	case LFS_CTL_CLEANER_STATS:
 		pthread_mutex_lock(&srv->lock);
-		resp->err = srv->cleaner == c ? 0 : -EPERM;
+		q->resp->err = srv->cleaner == c ? 0 : -EPERM;
 		pthread_mutex_unlock(&srv->lock);
-		if (!resp->err)
-			lfs_ctl_cleaner_report(srv->fs, req.arg[2]);
+		if (!q->resp->err)
+			lfs_ctl_cleaner_report(srv->fs, q->req.arg[2]);
 		break;
 	case LFS_CTL_CLEANER_HELLO:
-		resp->err = cleaner_hello(srv, c, &resp->val[0]);
+		q->resp->err = cleaner_hello(srv, c, &q->resp->val[0]);
 		break;
 	case LFS_CTL_CLEANER_STATE:
-		resp->err = cleaner_state(srv, c, req.arg[0], &resp->val[0]);
+		q->resp->err = cleaner_state(srv, c, q->req.arg[0], &q->resp->val[0]);
 		break;
 	case LFS_CTL_CLEANER_CTL:
-		resp->err = clean_verb(srv, req.arg[0]);
+		q->resp->err = clean_verb(srv, q->req.arg[0]);
 		break;
 	case LFS_CTL_REQUESTS: {
 		pthread_mutex_lock(&srv->lock);
 		struct lfs_ctl_requests rq = srv->req;
 		pthread_mutex_unlock(&srv->lock);
-		if (!rq.read || (req.arg[0] & ~(uint64_t)LFS_CTL_REQUESTS_RESET)) {
-			resp->err = rq.read ? -EINVAL : -EOPNOTSUPP;
+		if (!rq.read || (q->req.arg[0] & ~(uint64_t)LFS_CTL_REQUESTS_RESET)) {
+			q->resp->err = rq.read ? -EINVAL : -EOPNOTSUPP;
 			break;
 		}
-		rq.read(rq.ctx, req.arg[0] & LFS_CTL_REQUESTS_RESET, (uint64_t *)rout, &resp->val[0], &resp->val[1]);
-		resp->count = 3 * LFS_CTL_REQ_SLOTS;
-		extra = 3 * LFS_CTL_REQ_SLOTS * sizeof(uint64_t);
-		break;
+		rq.read(rq.ctx, q->req.arg[0] & LFS_CTL_REQUESTS_RESET, (uint64_t *)q->rout, &q->resp->val[0],
+			&q->resp->val[1]);
+		q->resp->count = 3 * LFS_CTL_REQ_SLOTS;
+		return 3 * LFS_CTL_REQ_SLOTS * sizeof(uint64_t);
 	}
-	case LFS_CTL_SNAP_LIST:
-		resp->err = lfs_ctl_snap_list(srv->fs, req.arg[0], reply_room(req.count, sizeof(struct lfs_ctl_ckpt)),
-					      (struct lfs_ctl_ckpt *)rout, resp);
-		extra = resp->count * sizeof(struct lfs_ctl_ckpt);
-		break;
-	case LFS_CTL_SNAP_MAKE:
-	case LFS_CTL_SNAP_KEEP: {
-		struct lfs_ctl_name nm;
-		memcpy(&nm, payload, sizeof(nm));
-		if (req.op == LFS_CTL_SNAP_KEEP)
-			drop_gone_views(srv);
-		if (!memchr(nm.name, '\0', sizeof(nm.name)))
-			resp->err = -EINVAL;
-		else if (req.op == LFS_CTL_SNAP_MAKE)
-			resp->err = lfs_snapshot_make(srv->fs, nm.name, &resp->val[0]);
-		else if (req.arg[1] > 1)
-			resp->err = -EINVAL;
-		else
-			resp->err = lfs_snapshot_keep(srv->fs, req.arg[0], req.arg[1], nm.name[0] ? nm.name : NULL);
-		break;
+	default:
+		return answer_snapshots(srv, c, q);
 	}
-	case LFS_CTL_SNAP_DELETE:
-		drop_gone_views(srv);
-		resp->err = lfs_snapshot_delete(srv->fs, req.arg[0]);
-		break;
-	case LFS_CTL_PROTECT:
-		resp->err = req.arg[0] > UINT32_MAX ? -EINVAL : lfs_set_protection(srv->fs, (uint32_t)req.arg[0]);
-		break;
-	case LFS_CTL_VIEW_IMAP:
-		resp->err = lfs_ctl_view_imap(srv->fs, req.arg[0], req.arg[1], reply_room(req.count, sizeof(uint64_t)),
-					      (uint64_t *)rout, &resp->count, &resp->val[0]);
-		extra = resp->count * sizeof(uint64_t);
-		break;
-	case LFS_CTL_VIEW_READ:
-		resp->err = lfs_ctl_view_read(srv->fs, req.arg[0], req.arg[1], rout, &v);
-		resp->count = !resp->err;
-		extra = resp->err ? 0 : v;
-		break;
-	case LFS_CTL_VIEW_HOLD:
-		resp->err = view_hold(srv, c, req.arg[0], (const struct lfs_ctl_path *)payload);
-		break;
-	case LFS_CTL_VIEW_WHO: {
-		ssize_t n = view_who(srv, req.arg[0], (char *)rout);
-		resp->err = n < 0 ? (int)n : 0;
-		resp->count = n > 0;
-		extra = n > 0 ? (size_t)n : 0;
-		break;
+	return 0;
+}
+
+/* The error a request's header earns, or 0 if it may be answered:
+ * `plen` bytes of payload follow it. */
+static int
+request_error(const struct lfs_ctl_req *req, size_t plen)
+{
+	if (req->magic == LFS_CTL_MAGIC && req->version != LFS_CTL_VERSION)
+		return -EPROTONOSUPPORT; /* a client of another lfs: strerror says it */
+	if (req->magic != LFS_CTL_MAGIC || req->count > LFS_CTL_MAX_RECORDS)
+		return -EPROTO;
+	size_t want = payload_len(req->op, req->count);
+	if (want == SIZE_MAX)
+		return -EOPNOTSUPP;
+	return plen != want ? -EPROTO : 0;
+}
+
+/* Answer one request of `len` bytes from `c` into `out`; returns the
+ * reply length. */
+static size_t
+handle(struct lfs_ctl_server *srv, struct client *c, uint8_t *msg, size_t len, uint8_t *out)
+{
+	struct request q = { .resp = (struct lfs_ctl_resp *)out, .rout = out + sizeof(struct lfs_ctl_resp) };
+	memset(q.resp, 0, sizeof(*q.resp));
+	q.resp->magic = LFS_CTL_MAGIC;
+	if (len < sizeof(q.req)) {
+		q.resp->err = -EPROTO;
+		return sizeof(*q.resp);
 	}
-	case LFS_CTL_SCRUB_WHO:
-		/* one record in for one out: the records fit by their sizes */
-		resp->err = lfs_ctl_scrub_who(srv->fs, (const struct lfs_ctl_blk *)payload, req.count,
-					      (struct lfs_ctl_damage *)rout);
-		resp->count = resp->err ? 0 : req.count;
-		extra = resp->count * sizeof(struct lfs_ctl_damage);
-		break;
-	case LFS_CTL_SCRUB_INODES:
-		lfs_ctl_scrub_inodes(srv->fs, req.arg[0], req.arg[1], reply_room(req.count, sizeof(uint32_t)),
-				     (uint32_t *)rout, &resp->count, &resp->val[0]);
-		extra = resp->count * sizeof(uint32_t);
-		break;
-	}
-	return sizeof(*resp) + extra;
+	memcpy(&q.req, msg, sizeof(q.req));
+	q.payload = msg + sizeof(q.req);
+	q.plen = len - sizeof(q.req);
+	if ((q.resp->err = request_error(&q.req, q.plen)))
+		return sizeof(*q.resp);
+	return sizeof(*q.resp) + answer(srv, c, &q);
 }
 
 static void *
