@@ -428,6 +428,140 @@ send_checkpoint_protection(struct cleaner *c)
 					 lfs_ctl_strerror(err));
 }
 
+/* Follow what the daemon asks (suspend, resume) and reload the
+ * configuration when told to: 1 while suspended, 0 to go on, or -errno.
+ * *cmd: what the daemon asks (LFS_CLEANER_CMD_*). */
+static int
+follow_daemon(struct cleaner *c, uint64_t *cmd)
+{
+	int err = report_state(c, c->state, cmd);
+	if (err)
+		return err;
+	if (*cmd & LFS_CLEANER_CMD_SUSPEND) {
+		if (c->state != LFS_CLEANER_SUSPENDED) {
+			say(LOG_INFO, "suspended");
+			if ((err = report_state(c, LFS_CLEANER_SUSPENDED, cmd)))
+				return err;
+		}
+		sleep_s(c->cfg.interval_s); /* SIGUSR1 ends it early */
+		return 1;
+	}
+	if (c->state == LFS_CLEANER_SUSPENDED) {
+		say(LOG_INFO, "resumed");
+		send_checkpoint_protection(c);
+	}
+	if (got_reload) {
+		got_reload = 0;
+		char msg[512];
+		if (c->config_path && lfs_cleaner_config_load(&c->cfg, c->config_path, msg, sizeof(msg))) {
+			say(LOG_ERR, "reload: %s (keeping the old settings)", msg);
+		} else {
+			say(LOG_INFO, "configuration reloaded");
+			send_checkpoint_protection(c);
+		}
+	}
+	return 0;
+}
+
+/* What the last pass started from, to tell whether it gained anything. */
+struct progress {
+	bool passed;
+	uint64_t clean_before, freed_before;
+};
+
+/* Whether to clean, and the state that says so (--status says why a
+ * cleaner below its target does not clean).  Thresholds count the clean
+ * segments writers may use: with the reserve counted, a low
+ * min_clean_segments would wait until writers are already stalled.
+ * *waiting: the last pass gained nothing and nothing was freed since. */
+static uint32_t
+judge(struct cleaner *c, const struct lfs_ctl_stats *st, struct progress *p, bool *waiting)
+{
+	uint64_t clean = st->segs_clean;
+	if (p->passed) {
+		p->passed = false;
+		/* progress: clean segments, or dead space made in other
+		 * segments (the old leaves of moved blocks) */
+		if (clean <= p->clean_before && st->bytes_freed - p->freed_before < c->seg_bytes) {
+			c->futile = true;
+			c->futile_at = st->bytes_freed;
+		} else {
+			c->futile = false;
+			c->said_idle = false;
+		}
+	}
+	clean = clean > c->reserved ? clean - c->reserved : 0;
+	double pct = 100.0 * (double)clean / (double)(c->nsegs - c->reserved);
+	if (pct < c->cfg.min_clean_pct)
+		c->cleaning = true;
+	else if (pct >= c->cfg.max_clean_pct)
+		c->cleaning = false;
+	*waiting = c->cleaning && c->futile && st->bytes_freed == c->futile_at;
+	return !c->cleaning ? LFS_CLEANER_IDLE :
+	       *waiting || c->said_no_room || c->no_victims ? LFS_CLEANER_WAITING :
+							      LFS_CLEANER_CLEANING;
+}
+
+/* The victims of a pass (none unless `pass`): those the policy picks
+ * whose live blocks fit one request, as the daemon moves a request whole
+ * or not at all.  The usage table (a million segments at 1 TiB, a
+ * thousand requests) is fetched only here. */
+static int
+choose_victims(struct cleaner *c, bool pass, uint64_t *victims, size_t *nv)
+{
+	*nv = 0;
+	if (!pass)
+		return 0;
+	int err = load_usage(c);
+	if (err)
+		return err;
+	size_t max = c->cfg.segs_per_pass < 1024 ? c->cfg.segs_per_pass : 1024;
+	size_t n = lfs_policy_select(&c->cfg, c->usage, c->nsegs, c->seg_bytes, now_ns(), max, victims);
+	uint64_t blocks = 0;
+	size_t fit = 0;
+	for (; fit < n; fit++) {
+		blocks += c->usage[victims[fit]].live_bytes / c->bsize + 1;
+		if (fit > 0 && blocks > LFS_CTL_MAX_RECORDS)
+			break;
+	}
+	*nv = fit;
+	return 0;
+}
+
+/* Clean the nv victims, one alone if all do not find room, and report
+ * the totals: the number cleaned (0 if there was no room or the mount
+ * went read-only), or -errno. */
+static int
+clean_victims(struct cleaner *c, uint64_t *victims, size_t nv)
+{
+	int err = clean_pass(c, victims, nv);
+	if (err == -ENOSPC && nv > 1) {
+		nv = 1;
+		err = clean_pass(c, victims, 1);
+	}
+	if (err == -EROFS) {
+		/* switched read-only (lfs-clean --ro): the next report_state
+		 * says suspend */
+		nv = 0;
+	} else if (err == -ENOSPC) {
+		if (!c->said_no_room)
+			say(LOG_WARNING, "no room to move the live blocks of the chosen segments; "
+			    "waiting until data is deleted");
+		c->said_no_room = true;
+		nv = 0;
+	} else if (err) {
+		return err;
+	} else {
+		c->said_no_room = false;
+	}
+	c->passes++;
+	struct lfs_ctl_resp r;
+	struct lfs_ctl_req req = { .op = LFS_CTL_CLEANER_STATS,
+				   .arg = { c->segs_cleaned, c->bytes_read, c->passes } };
+	err = lfs_ctl_call(&c->cl, &req, NULL, 0, &r, NULL, 0, NULL);
+	return err ? err : (int)nv;
+}
+
 static int
 run(struct cleaner *c)
 {
@@ -435,135 +569,49 @@ run(struct cleaner *c)
 	if (!victims)
 		return -ENOMEM;
 	int err = 0;
-	bool passed = false;
-	uint64_t clean_before = 0, freed_before = 0;
-	uint64_t cmd = 0;
+	struct progress prog = { 0 };
 	while (!got_stop) {
-		if ((err = report_state(c, c->state, &cmd)))
+		uint64_t cmd = 0;
+		if ((err = follow_daemon(c, &cmd)) < 0)
 			break;
-		if (cmd & LFS_CLEANER_CMD_SUSPEND) {
-			if (c->state != LFS_CLEANER_SUSPENDED) {
-				say(LOG_INFO, "suspended");
-				if ((err = report_state(c, LFS_CLEANER_SUSPENDED, &cmd)))
-					break;
-			}
-			sleep_s(c->cfg.interval_s); /* SIGUSR1 ends it early */
+		if (err) {
+			err = 0;
 			continue;
 		}
-		if (c->state == LFS_CLEANER_SUSPENDED) {
-			say(LOG_INFO, "resumed");
-			send_checkpoint_protection(c);
-		}
 		bool now = cmd & LFS_CLEANER_CMD_NOW;
-		if (got_reload) {
-			got_reload = 0;
-			char msg[512];
-			if (c->config_path && lfs_cleaner_config_load(&c->cfg, c->config_path, msg, sizeof(msg))) {
-				say(LOG_ERR, "reload: %s (keeping the old settings)", msg);
-			} else {
-				say(LOG_INFO, "configuration reloaded");
-				send_checkpoint_protection(c);
-			}
-		}
 		struct lfs_ctl_resp sr;
 		struct lfs_ctl_stats st;
 		if ((err = call(c, LFS_CTL_STATS, 0, 0, NULL, 0, &sr, &st, sizeof(st))))
 			break;
-		/* thresholds count the clean segments writers may use: with
-		 * the reserve counted, a low min_clean_segments would wait
-		 * until writers are already stalled.  The daemon keeps the
-		 * count; the table itself (a million segments at 1 TiB, a
-		 * thousand requests) is fetched only to choose victims. */
-		uint64_t clean = st.segs_clean;
-		if (passed) {
-			passed = false;
-			/* progress: clean segments, or dead space made in other
-			 * segments (the old leaves of moved blocks) */
-			if (clean <= clean_before && st.bytes_freed - freed_before < c->seg_bytes) {
-				c->futile = true;
-				c->futile_at = st.bytes_freed;
-			} else {
-				c->futile = false;
-				c->said_idle = false;
-			}
-		}
-		uint64_t all_clean = clean;
-		clean = clean > c->reserved ? clean - c->reserved : 0;
-		double pct = 100.0 * (double)clean / (double)(c->nsegs - c->reserved);
-		if (pct < c->cfg.min_clean_pct)
-			c->cleaning = true;
-		else if (pct >= c->cfg.max_clean_pct)
-			c->cleaning = false;
-		bool waiting = c->cleaning && c->futile && st.bytes_freed == c->futile_at;
-		/* --status says why a cleaner below its target does not clean */
-		uint32_t state = !c->cleaning ? LFS_CLEANER_IDLE :
-				 waiting || c->said_no_room || c->no_victims ? LFS_CLEANER_WAITING :
-									       LFS_CLEANER_CLEANING;
+		bool waiting;
+		uint32_t state = judge(c, &st, &prog, &waiting);
 		if (state != c->state) {
 			uint64_t more;
 			if ((err = report_state(c, state, &more)))
 				break;
 			now |= more & LFS_CLEANER_CMD_NOW;
 		}
-		size_t nv = 0;
 		if (waiting && !c->said_idle) {
 			say(LOG_INFO, "not cleaning: the last pass gained no segment (%llu of %llu clean); "
 			    "waiting until data is deleted or overwritten",
-			    (unsigned long long)all_clean, (unsigned long long)c->nsegs);
+			    (unsigned long long)st.segs_clean, (unsigned long long)c->nsegs);
 			c->said_idle = true;
 		}
 		if (now)
 			say(LOG_INFO, "a pass now, as asked (%llu of %llu segments clean)",
-			    (unsigned long long)all_clean, (unsigned long long)c->nsegs);
-		if ((c->cleaning && !waiting) || now) {
-			if ((err = load_usage(c)))
-				break;
-			size_t max = c->cfg.segs_per_pass < 1024 ? c->cfg.segs_per_pass : 1024;
-			nv = lfs_policy_select(&c->cfg, c->usage, c->nsegs, c->seg_bytes, now_ns(), max, victims);
-		}
+			    (unsigned long long)st.segs_clean, (unsigned long long)c->nsegs);
+		size_t nv;
+		if ((err = choose_victims(c, (c->cleaning && !waiting) || now, victims, &nv)))
+			break;
 		c->no_victims = c->cleaning && !waiting && !now && nv == 0;
-		/* victims whose live blocks fit one request: the daemon moves
-		 * a request whole or not at all */
-		uint64_t blocks = 0;
-		size_t fit = 0;
-		for (; fit < nv; fit++) {
-			blocks += c->usage[victims[fit]].live_bytes / c->bsize + 1;
-			if (fit > 0 && blocks > LFS_CTL_MAX_RECORDS)
-				break;
-		}
-		nv = fit;
 		if (nv) {
-			clean_before = all_clean;
-			freed_before = st.bytes_freed;
-			passed = true;
-			err = clean_pass(c, victims, nv);
-			if (err == -ENOSPC && nv > 1) {
-				nv = 1;
-				err = clean_pass(c, victims, 1);
-			}
-			if (err == -EROFS) {
-				/* switched read-only (lfs-clean --ro): the next
-				 * report_state says suspend */
-				err = 0;
-				nv = 0;
-			} else if (err == -ENOSPC) {
-				if (!c->said_no_room)
-					say(LOG_WARNING, "no room to move the live blocks of the chosen segments; "
-					    "waiting until data is deleted");
-				c->said_no_room = true;
-				err = 0;
-				nv = 0;
-			} else if (err) {
+			prog = (struct progress){ true, st.segs_clean, st.bytes_freed };
+			int n = clean_victims(c, victims, nv);
+			if (n < 0) {
+				err = n;
 				break;
-			} else {
-				c->said_no_room = false;
 			}
-			c->passes++;
-			struct lfs_ctl_resp r;
-			struct lfs_ctl_req req = { .op = LFS_CTL_CLEANER_STATS,
-						   .arg = { c->segs_cleaned, c->bytes_read, c->passes } };
-			if ((err = lfs_ctl_call(&c->cl, &req, NULL, 0, &r, NULL, 0, NULL)))
-				break;
+			nv = (size_t)n;
 		}
 		if (!nv)
 			scrub_tick(c);
