@@ -455,32 +455,15 @@ lfs_fsck(struct lfs_fs *fs, uint64_t *problems)
 	return err;
 }
 
+/* 2. the tree, breadth first from the root: which inodes are reachable,
+ * by how many names, and the path of each */
 static int
-fsck_run(struct fsck *f)
+walk_tree(struct fsck *f)
 {
 	struct lfs_fs *fs = f->fs;
-	uint32_t n = fs->sb.max_inodes;
-	f->refs = calloc(n, sizeof(uint32_t));
-	f->subdirs = calloc(n, sizeof(uint32_t));
-	f->seen = calloc(n, 1);
-	f->live = calloc(fs->sb.nsegs, sizeof(uint64_t));
-	f->parent = calloc(n, sizeof(uint32_t));
-	f->name = calloc(n, sizeof(char *));
-	uint32_t *queue = malloc((size_t)n * sizeof(uint32_t));
-	if (!f->refs || !f->subdirs || !f->seen || !f->live || !f->parent || !f->name || !queue) {
-		free(queue);
+	uint32_t *queue = malloc((size_t)fs->sb.max_inodes * sizeof(uint32_t));
+	if (!queue)
 		return -ENOMEM;
-	}
-	u64map_init(&f->owner);
-	u64map_init(&f->summary);
-
-	/* 1. every summary of every segment that holds anything (a kept
-	 * checkpoint's pass uses the live one's) */
-	for (uint64_t s = 0; s < fs->sb.nsegs && !f->kept_of; s++)
-		if (fs->segs[s].state != LFS_SEG_CLEAN || lfs_seg_live(fs, s))
-			lfs_clean_scan(fs, s, scan_summaries, f);
-
-	/* 2. the tree, breadth first from the root */
 	size_t qn = 0, qi = 0;
 	queue[qn++] = LFS_ROOT_INO;
 	f->seen[LFS_ROOT_INO] = 1;
@@ -500,81 +483,85 @@ fsck_run(struct fsck *f)
 					strerror(-err));
 		}
 	}
+	free(queue);
+	return 0;
+}
 
-	/* 3. every inode in use: reachable, link count, blocks */
-	for (uint32_t ino = LFS_ROOT_INO; ino < n; ino++) {
-		if (!lfs_imap_valid_ino(fs, ino))
-			continue;
-		struct lfs_inode *ip;
-		/* only what this pass loaded is dropped again: a mounted
-		 * filesystem may hold the rest */
-		bool was_cached = u64map_get(&fs->icache, ino) != NULL;
-		char where[PATH_BUF];
-		const char *ipath = path_of(f, ino, where, sizeof(where));
-		int err = lfs_iget(fs, ino, &ip);
-		if (err) {
-			/* the invariants are those every mount applies
-			 * (lfs_dinode_check): say which one failed */
-			const char *why = NULL;
-			struct lfs_dinode di;
-			const struct lfs_imap_entry *e = lfs_imap_get(fs, ino);
-			if (err == -EFSCORRUPTED && e->daddr)
-				lfs_inode_read_record(fs, e->daddr, e->slot, &di, NULL, &why);
-			problem(f, "inode %u%s cannot be read (%s)%s%s", ino, ipath, strerror(-err), why ? ": " : "",
-				why ? why : "");
-			continue;
-		}
-		/* on a mounted filesystem, an inode unlinked while open is an
-		 * orphan before its record with no links is written */
-		bool orphan = ip->di.nlink == 0 && ((lfs_imap_get(fs, ino)->flags & LFS_IMAP_ORPHAN) || ip->dirty);
-		if (!f->seen[ino] && !orphan)
-			problem(f, "inode %u (mode %o, %u links) is in use but not reachable from the root", ino,
-				ip->di.mode, ip->di.nlink);
-		uint32_t want = S_ISDIR(ip->di.mode) ? 2 + f->subdirs[ino] : f->refs[ino];
-		if (!orphan && ip->di.nlink != want)
-			problem(f, "inode %u%s has link count %u, but %u names refer to it%s", ino, ipath, ip->di.nlink, want,
-				S_ISDIR(ip->di.mode) ? " (counting subdirectories)" : "");
+/* 3. one inode in use: reachable, its link count, its blocks */
+static void
+check_inode(struct fsck *f, uint32_t ino)
+{
+	struct lfs_fs *fs = f->fs;
+	struct lfs_inode *ip;
+	/* only what this pass loaded is dropped again: a mounted
+	 * filesystem may hold the rest */
+	bool was_cached = u64map_get(&fs->icache, ino) != NULL;
+	char where[PATH_BUF];
+	const char *ipath = path_of(f, ino, where, sizeof(where));
+	int err = lfs_iget(fs, ino, &ip);
+	if (err) {
+		/* the invariants are those every mount applies
+		 * (lfs_dinode_check): say which one failed */
+		const char *why = NULL;
+		struct lfs_dinode di;
 		const struct lfs_imap_entry *e = lfs_imap_get(fs, ino);
-		/* a new inode's record is not written before its first flush */
-		if (e->daddr || !ip->dirty)
-			claim(f, e->daddr, LFS_BK_INODE, ino,
-			      lfs_inode_charge(&fs->sb, lfs_inode_reclen(ip->di.inline_len)));
-		struct owner_ctx o = { .f = f, .ino = ino };
-		/* on a mounted filesystem, the leaves an fsync's relink record
-		 * stands for are named by nodes still in memory (flush.c) */
-		bool live_relinks = ip->relinked && !lfs_relink_of(fs, &ip->di);
-		err = live_relinks ? relinks_from_memory(fs, ip) : 0;
-		uint64_t unw = 0;
-		if (!err)
-			err = lfs_bmap_walk_disk_unwritten(fs, &ip->di, claim_block, &o, &unw);
-		if (live_relinks)
-			lfs_relink_drop(fs, ino);
-		if (err)
-			problem(f, "inode %u%s: block map cannot be read (%s)", ino, ipath, strerror(-err));
-		/* an inode with changes in memory only (fsck on a mounted
-		 * filesystem) counts blocks the disk does not show yet */
-		else if (!ip->dirty && !ip->pending_new && o.blocks + unw != ip->di.blocks)
-			problem(f, "inode %u%s: its block count says %llu blocks, its block map names %llu", ino,
-				ipath, (unsigned long long)ip->di.blocks, (unsigned long long)(o.blocks + unw));
-		else if (!ip->dirty && unw != ip->di.unwritten)
-			problem(f, "inode %u%s: its record says %u unwritten blocks, its block map marks %llu", ino,
-				ipath, ip->di.unwritten, (unsigned long long)unw);
-		f->unwritten += ip->di.unwritten;
-		if (!err && !ip->xattr_dirty && lfs_dinode_xattr_blocks(&ip->di) != o.xattr_blocks)
-			problem(f, "inode %u%s holds %u xattr blocks, but its record says %u", ino, ipath,
-				o.xattr_blocks, lfs_dinode_xattr_blocks(&ip->di));
-		/* reading them checks every entry and slot */
-		if (!err && ip->di.xattr && !ip->xattr_dirty && (err = lfs_xattr_load(fs, ip)))
-			problem(f, "inode %u%s: extended attributes cannot be read (%s)", ino, ipath, strerror(-err));
-		if (!was_cached && !ip->dirty)
-			lfs_inode_evict(fs, ip);
+		if (err == -EFSCORRUPTED && e->daddr)
+			lfs_inode_read_record(fs, e->daddr, e->slot, &di, NULL, &why);
+		problem(f, "inode %u%s cannot be read (%s)%s%s", ino, ipath, strerror(-err), why ? ": " : "",
+			why ? why : "");
+		return;
 	}
+	/* on a mounted filesystem, an inode unlinked while open is an
+	 * orphan before its record with no links is written */
+	bool orphan = ip->di.nlink == 0 && ((lfs_imap_get(fs, ino)->flags & LFS_IMAP_ORPHAN) || ip->dirty);
+	if (!f->seen[ino] && !orphan)
+		problem(f, "inode %u (mode %o, %u links) is in use but not reachable from the root", ino,
+			ip->di.mode, ip->di.nlink);
+	uint32_t want = S_ISDIR(ip->di.mode) ? 2 + f->subdirs[ino] : f->refs[ino];
+	if (!orphan && ip->di.nlink != want)
+		problem(f, "inode %u%s has link count %u, but %u names refer to it%s", ino, ipath, ip->di.nlink, want,
+			S_ISDIR(ip->di.mode) ? " (counting subdirectories)" : "");
+	const struct lfs_imap_entry *e = lfs_imap_get(fs, ino);
+	/* a new inode's record is not written before its first flush */
+	if (e->daddr || !ip->dirty)
+		claim(f, e->daddr, LFS_BK_INODE, ino,
+		      lfs_inode_charge(&fs->sb, lfs_inode_reclen(ip->di.inline_len)));
+	struct owner_ctx o = { .f = f, .ino = ino };
+	/* on a mounted filesystem, the leaves an fsync's relink record
+	 * stands for are named by nodes still in memory (flush.c) */
+	bool live_relinks = ip->relinked && !lfs_relink_of(fs, &ip->di);
+	err = live_relinks ? relinks_from_memory(fs, ip) : 0;
+	uint64_t unw = 0;
+	if (!err)
+		err = lfs_bmap_walk_disk_unwritten(fs, &ip->di, claim_block, &o, &unw);
+	if (live_relinks)
+		lfs_relink_drop(fs, ino);
+	if (err)
+		problem(f, "inode %u%s: block map cannot be read (%s)", ino, ipath, strerror(-err));
+	/* an inode with changes in memory only (fsck on a mounted
+	 * filesystem) counts blocks the disk does not show yet */
+	else if (!ip->dirty && !ip->pending_new && o.blocks + unw != ip->di.blocks)
+		problem(f, "inode %u%s: its block count says %llu blocks, its block map names %llu", ino,
+			ipath, (unsigned long long)ip->di.blocks, (unsigned long long)(o.blocks + unw));
+	else if (!ip->dirty && unw != ip->di.unwritten)
+		problem(f, "inode %u%s: its record says %u unwritten blocks, its block map marks %llu", ino,
+			ipath, ip->di.unwritten, (unsigned long long)unw);
+	f->unwritten += ip->di.unwritten;
+	if (!err && !ip->xattr_dirty && lfs_dinode_xattr_blocks(&ip->di) != o.xattr_blocks)
+		problem(f, "inode %u%s holds %u xattr blocks, but its record says %u", ino, ipath,
+			o.xattr_blocks, lfs_dinode_xattr_blocks(&ip->di));
+	/* reading them checks every entry and slot */
+	if (!err && ip->di.xattr && !ip->xattr_dirty && (err = lfs_xattr_load(fs, ip)))
+		problem(f, "inode %u%s: extended attributes cannot be read (%s)", ino, ipath, strerror(-err));
+	if (!was_cached && !ip->dirty)
+		lfs_inode_evict(fs, ip);
+}
 
-	if (f->kept_of) {
-		free(queue);
-		return 0; /* the space is the live pass's */
-	}
-	/* 4. map blocks of the checkpoint, the held blocks, and the usage table */
+/* 4. map blocks of the checkpoint, the held blocks, and the usage table */
+static void
+check_space(struct fsck *f)
+{
+	struct lfs_fs *fs = f->fs;
 	if (fs->snapshots)
 		check_held(f);
 	for (uint32_t b = 0; b < fs->n_imap_blocks; b++)
@@ -594,7 +581,38 @@ fsck_run(struct fsck *f)
 	if (f->unwritten != fs->unwritten)
 		problem(f, "%llu blocks are counted unwritten, the inodes have %llu", (unsigned long long)fs->unwritten,
 			(unsigned long long)f->unwritten);
-	free(queue);
+}
+
+static int
+fsck_run(struct fsck *f)
+{
+	struct lfs_fs *fs = f->fs;
+	uint32_t n = fs->sb.max_inodes;
+	f->refs = calloc(n, sizeof(uint32_t));
+	f->subdirs = calloc(n, sizeof(uint32_t));
+	f->seen = calloc(n, 1);
+	f->live = calloc(fs->sb.nsegs, sizeof(uint64_t));
+	f->parent = calloc(n, sizeof(uint32_t));
+	f->name = calloc(n, sizeof(char *));
+	if (!f->refs || !f->subdirs || !f->seen || !f->live || !f->parent || !f->name)
+		return -ENOMEM;
+	u64map_init(&f->owner);
+	u64map_init(&f->summary);
+
+	/* 1. every summary of every segment that holds anything (a kept
+	 * checkpoint's pass uses the live one's) */
+	for (uint64_t s = 0; s < fs->sb.nsegs && !f->kept_of; s++)
+		if (fs->segs[s].state != LFS_SEG_CLEAN || lfs_seg_live(fs, s))
+			lfs_clean_scan(fs, s, scan_summaries, f);
+	int err = walk_tree(f);
+	if (err)
+		return err;
+	for (uint32_t ino = LFS_ROOT_INO; ino < n; ino++)
+		if (lfs_imap_valid_ino(fs, ino))
+			check_inode(f, ino);
+	/* a kept checkpoint's space is the live pass's */
+	if (!f->kept_of)
+		check_space(f);
 	return 0;
 }
 
