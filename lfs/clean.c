@@ -424,56 +424,36 @@ move_kept(struct lfs_fs *fs, const struct batch *b, size_t first, size_t end, ui
 }
 
 /*
- * Clean the victims segs[0..n) together: one flush for all of them, so
- * the block-map leaves and inode records their blocks drag along are
- * written once however many victims hold blocks of the same file.  Only
- * the leading victims whose cost, counted together, the space allows are
- * cleaned (at least segs[0], or none: -ENOSPC); *taken says how many.
+ * The batch: the longest prefix of victims that gains and whose cost
+ * the space allows, else (none gains) the victims before the first the
+ * space does not allow.  Counting goes on past a prefix at a loss while
+ * the space could hold more: a victim's blocks drag their files' leaves
+ * and records along, which the next victims' blocks of the same files
+ * share, so a batch at a loss may gain once it is longer (many small
+ * files, nearly full: cut at the first prefix at a loss, every batch
+ * lost and the refused writes failed).  Victim k's blocks, kept in b,
+ * are first[k] .. first[k + 1]; reuses[k], its reuse count when read.
+ * *k_out: the victims of the batch, at least one, or -ENOSPC.
  */
 static int
-clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, size_t *taken,
-	    struct lfs_reclaim_tally *t)
+choose_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, struct batch *b,
+	     size_t *first, uint32_t *reuses, size_t *k_out)
 {
-	*taken = 0;
-	int err = lfs_flush(fs);
-	if (err)
-		return err;
-	/* all or nothing per victim, as for the cleaner's requests (ctl_ops.c) */
-	struct batch b = { .n = 0 };
-	lfs_clean_cost_init(&b.cost);
-	size_t *first = lfs_calloc(n + 1, sizeof(*first));
-	uint32_t *reuses = lfs_calloc(n + 1, sizeof(*reuses));
-	if (!first || !reuses) {
-		free(first);
-		free(reuses);
-		batch_free(&b);
-		return -ENOMEM;
-	}
-	/* The batch: the longest prefix of victims that gains and whose
-	 * cost the space allows, else (none gains) the victims before the
-	 * first the space does not allow.  Counting goes on past a prefix
-	 * at a loss while the space could hold more: a victim's blocks drag
-	 * their files' leaves and records along, which the next victims'
-	 * blocks of the same files share, so a batch at a loss may gain once
-	 * it is longer (many small files, nearly full: cut at the first
-	 * prefix at a loss, every batch lost and the refused writes
-	 * failed). */
 	size_t k = 0, gains = 0, run = 0;
 	bool in_run = true;
+	int err = 0;
 	for (; k < n; k++) {
 		/* Counting only reads: waiting requests go first between two
 		 * victims (a victim freed meanwhile ends the batch there).
-		 * The moves below are not split so: what they re-dirty is
-		 * written by one flush, as cleaning's own. */
+		 * The moves are not split so: what they re-dirty is written
+		 * by one flush, as cleaning's own. */
 		if (k && may_yield) {
 			lfs_cache_trim(fs);
 			lfs_lock_yield(fs);
 			/* made read-only meanwhile (its final checkpoint may be
 			 * written): nothing more may be moved */
-			if (fs->fatal || fs->dev.readonly) {
-				err = fs->fatal ? fs->fatal : -EROFS;
-				goto out;
-			}
+			if (fs->fatal || fs->dev.readonly)
+				return fs->fatal ? fs->fatal : -EROFS;
 			if (fs->segs[segs[k]].state != LFS_SEG_DIRTY)
 				break;
 		}
@@ -482,11 +462,10 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 			break;
 		}
 		reuses[k] = fs->segs[segs[k]].reuses;
-		if ((err = keep_segment(fs, segs[k], &b)))
+		if ((err = keep_segment(fs, segs[k], b)))
 			break;
-		/* victim k's kept blocks are first[k] .. first[k + 1] */
-		first[k + 1] = b.n;
-		uint64_t cost = lfs_clean_cost_blocks(&b.cost, fs);
+		first[k + 1] = b->n;
+		uint64_t cost = lfs_clean_cost_blocks(&b->cost, fs);
 		if (lfs_clean_affordable(fs, cost, k + 1)) {
 			if (in_run)
 				run = k + 1;
@@ -500,22 +479,23 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 	}
 	/* the victims before one that failed are cleaned; it is not (its
 	 * error comes back when it leads a batch) */
-	k = gains ? gains : run;
-	if (k == 0) {
-		err = err ? err : -ENOSPC;
-		goto out;
-	}
-	err = 0;
-	/* what requests buffered while counting yielded is theirs, not
-	 * cleaning's: written before the moves */
-	err = may_yield && k > 1 ? lfs_flush(fs) : 0;
-	if (err)
-		goto out;
+	*k_out = gains ? gains : run;
+	return *k_out ? 0 : err ? err : -ENOSPC;
+}
+
+/* Move the blocks of the batch's k victims, those still dirty and not
+ * reused since they were read, and write them with one flush; *taken
+ * says how many victims were cleaned. */
+static int
+move_batch(struct lfs_fs *fs, const uint64_t *segs, size_t k, const struct batch *b, const size_t *first,
+	   const uint32_t *reuses, size_t *taken, struct lfs_reclaim_tally *t)
+{
 	struct u64map victims;
 	u64map_init(&victims);
 	uint64_t m = 0;
 	bool partial = false;
 	size_t i = 0;
+	int err = 0;
 	for (; i < k && !err && !partial; i++) {
 		/* emptied by writes and freed by a checkpoint while counting
 		 * yielded: clean already, perhaps written again */
@@ -523,7 +503,7 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 		if (si->state != LFS_SEG_DIRTY || si->reuses != reuses[i])
 			continue;
 		uint64_t before = m;
-		err = move_kept(fs, &b, first[i], first[i + 1], &m);
+		err = move_kept(fs, b, first[i], first[i + 1], &m);
 		partial = err == -ENOSPC;
 		if (partial && m > before)
 			err = 0;
@@ -553,7 +533,37 @@ clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, s
 		t->moved += m;
 		*taken = i;
 	}
-out:
+	return err;
+}
+
+/*
+ * Clean the victims segs[0..n) together: one flush for all of them, so
+ * the block-map leaves and inode records their blocks drag along are
+ * written once however many victims hold blocks of the same file.  Only
+ * the leading victims whose cost, counted together, the space allows are
+ * cleaned (at least segs[0], or none: -ENOSPC); *taken says how many.
+ * All or nothing per victim, as for the cleaner's requests (ctl_ops.c).
+ */
+static int
+clean_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, size_t *taken,
+	    struct lfs_reclaim_tally *t)
+{
+	*taken = 0;
+	int err = lfs_flush(fs);
+	if (err)
+		return err;
+	struct batch b = { .n = 0 };
+	lfs_clean_cost_init(&b.cost);
+	size_t *first = lfs_calloc(n + 1, sizeof(*first));
+	uint32_t *reuses = lfs_calloc(n + 1, sizeof(*reuses));
+	size_t k = 0;
+	err = first && reuses ? choose_batch(fs, segs, n, may_yield, &b, first, reuses, &k) : -ENOMEM;
+	/* what requests buffered while counting yielded is theirs, not
+	 * cleaning's: written before the moves */
+	if (!err && may_yield && k > 1)
+		err = lfs_flush(fs);
+	if (!err)
+		err = move_batch(fs, segs, k, &b, first, reuses, taken, t);
 	free(first);
 	free(reuses);
 	batch_free(&b);
