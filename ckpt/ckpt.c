@@ -582,12 +582,13 @@ prefetch_tables(struct lfs_fs *fs, const uint32_t *im, uint32_t n_im, const uint
 	free(a);
 }
 
-int
-lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
+/* Judge both checkpoint regions and pick the one to mount: the newer
+ * that verifies, or the one asked for.  The regions read are kept for
+ * lfs_region_adopt, which would otherwise read them again. */
+static int
+pick_region(struct lfs_fs *fs, struct lfs_ckpt_hdr h[2], int *picked)
 {
-	struct lfs_ckpt_hdr h[2];
 	int err[2];
-	/* kept for lfs_region_adopt, which would otherwise read them again */
 	for (int i = 0; i < 2; i++) {
 		err[i] = judge_region(&fs->dev, &fs->sb, i, &h[i], &fs->region_read[i], NULL, 0);
 		fs->region_bad[i] = err[i] == -EINVAL || err[i] == -EFSCORRUPTED;
@@ -617,45 +618,47 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 			strerror(-err[1]));
 		return -EFSCORRUPTED;
 	}
-	fs->region_used = pick;
 	if (err[!pick] && err[!pick] != -EINVAL)
 		lfs_log("checkpoint region %d is damaged (%s); using region %d", !pick, strerror(-err[!pick]), pick);
-	*out = h[pick];
-	/* Only the table blocks that were written are set and looked at
-	 * again: at 1 TiB most of the inode map's 262,144 never were, and
-	 * touching their zeroed entries would fault in megabytes for nothing
-	 * (the same reason as lfs_seg_load_usage's). */
-	uint32_t *written = lfs_malloc(((size_t)fs->n_imap_blocks + fs->n_sut_blocks) * sizeof(uint32_t) + 1);
-	if (!written)
-		return -ENOMEM;
-	uint32_t n_im = 0, n_sut = 0;
-	const uint8_t *a = fs->region_read[pick];
+	*picked = pick;
+	return 0;
+}
+
+/* Set the table blocks' addresses from the region `a`, and list the
+ * blocks that were written: written[0..*n_im) of the inode map, then
+ * *n_sut of the usage table.  Only those are set and looked at again:
+ * most of a large inode map never was, and touching its zeroed entries
+ * would fault in memory for nothing (as lfs_seg_load_usage). */
+static void
+table_addrs(struct lfs_fs *fs, const uint8_t *a, uint32_t *written, uint32_t *n_im, uint32_t *n_sut)
+{
+	*n_im = *n_sut = 0;
 	for (uint32_t b = 0; b < fs->n_imap_blocks; b++) {
 		uint64_t addr = lfs_ckpt_addr_get(a, b);
 		if (addr) {
 			lfs_imap_addr_set(fs, b, addr);
-			written[n_im++] = b;
+			written[(*n_im)++] = b;
 		}
 	}
-	uint32_t *sut_written = written + n_im;
+	uint32_t *sut_written = written + *n_im;
 	for (uint32_t b = 0; b < fs->n_sut_blocks; b++) {
 		uint64_t addr = lfs_ckpt_addr_get(a, (size_t)fs->n_imap_blocks + b);
 		if (addr) {
 			fs->sut_addr[b] = addr;
-			sut_written[n_sut++] = b;
+			sut_written[(*n_sut)++] = b;
 		}
 	}
-	if (fs->opts.readonly)
-		lfs_region_free(fs); /* never written: nothing to adopt */
+}
 
-	prefetch_tables(fs, written, n_im, sut_written, n_sut);
-	lfs_seg_load_begin(fs);
-	int e = load_imap(fs, written, n_im);
+/* Read the usage table's written blocks, a run at a time, and check
+ * each entry as it is loaded. */
+static int
+load_usage(struct lfs_fs *fs, const uint32_t *sut_written, uint32_t n_sut)
+{
 	uint32_t per = lfs_sut_per_block(fs->bsize);
 	uint8_t *run = lfs_malloc((size_t)TABLE_RUN * fs->bsize);
 	uint32_t have = 0, first = 0; /* run holds blocks first .. first+have-1 */
-	if (!run)
-		e = -ENOMEM;
+	int e = run ? 0 : -ENOMEM;
 	for (uint32_t k = 0; k < n_sut && !e; k++) {
 		uint32_t b = sut_written[k];
 		if (b >= first + have) {
@@ -681,16 +684,13 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 		}
 	}
 	free(run);
-	if (!e)
-		e = lfs_retain_load(fs, out);
-	for (uint32_t k = 0; k < n_im && !e; k++)
-		lfs_seg_meta(fs, fs->imap_addr[written[k]], +1);
-	for (uint32_t k = 0; k < n_sut && !e; k++)
-		lfs_seg_meta(fs, fs->sut_addr[sut_written[k]], +1);
-	free(written);
-	lfs_seg_load_done(fs);
-	if (e)
-		return e;
+	return e;
+}
+
+/* Where the log goes on, and the counts, from the checkpoint's header. */
+static int
+adopt_header(struct lfs_fs *fs, const struct lfs_ckpt_hdr *out)
+{
 	fs->cur_seg = out->head_seg;
 	fs->cur_off = out->head_off;
 	fs->next_seg = out->next_seg;
@@ -709,4 +709,38 @@ lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
 	}
 	fs->unwritten = out->unwritten;
 	return 0;
+}
+
+int
+lfs_ckpt_load(struct lfs_fs *fs, struct lfs_ckpt_hdr *out)
+{
+	struct lfs_ckpt_hdr h[2];
+	int pick, e = pick_region(fs, h, &pick);
+	if (e)
+		return e;
+	fs->region_used = pick;
+	*out = h[pick];
+	uint32_t *written = lfs_malloc(((size_t)fs->n_imap_blocks + fs->n_sut_blocks) * sizeof(uint32_t) + 1);
+	if (!written)
+		return -ENOMEM;
+	uint32_t n_im, n_sut;
+	table_addrs(fs, fs->region_read[pick], written, &n_im, &n_sut);
+	const uint32_t *sut_written = written + n_im;
+	if (fs->opts.readonly)
+		lfs_region_free(fs); /* never written: nothing to adopt */
+
+	prefetch_tables(fs, written, n_im, sut_written, n_sut);
+	lfs_seg_load_begin(fs);
+	e = load_imap(fs, written, n_im);
+	if (!e)
+		e = load_usage(fs, sut_written, n_sut);
+	if (!e)
+		e = lfs_retain_load(fs, out);
+	for (uint32_t k = 0; k < n_im && !e; k++)
+		lfs_seg_meta(fs, fs->imap_addr[written[k]], +1);
+	for (uint32_t k = 0; k < n_sut && !e; k++)
+		lfs_seg_meta(fs, fs->sut_addr[sut_written[k]], +1);
+	free(written);
+	lfs_seg_load_done(fs);
+	return e ? e : adopt_header(fs, out);
 }
