@@ -288,37 +288,45 @@ parse_count(const char *arg, uint64_t *v)
 
 enum { OPT_RESUME = 256 };
 
-int
-main(int argc, char **argv)
+/* What the command line asks for. */
+struct args {
+	struct run r;
+	bool json, resume;
+	const char *state;          /* --state FILE, or NULL */
+	const char *mnt;
+};
+
+static const struct lfs_tool tool = { "lfs-scrub", usage, ST_USAGE };
+
+/* The options read into `a`: -1 to go on, else the exit status. */
+static int
+read_args(int argc, char **argv, struct args *a)
 {
-	static const struct lfs_tool tool = { "lfs-scrub", usage, ST_USAGE };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' }, { "rate", required_argument, NULL, 'r' },
 		{ "progress", no_argument, NULL, 'p' }, { "max-segments", required_argument, NULL, 'n' },
 		{ "state", required_argument, NULL, 's' }, { "resume", no_argument, NULL, OPT_RESUME },
 		LFS_TOOL_LONGOPTS, { NULL, 0, NULL, 0 },
 	};
-	struct run r = { .tty = isatty(STDERR_FILENO) };
-	r.progress = r.tty;
-	bool json = false, resume = false;
-	const char *state = NULL;
+	a->r.tty = isatty(STDERR_FILENO);
+	a->r.progress = a->r.tty;
 	int c;
 	while ((c = getopt_long(argc, argv, "jr:pn:s:" LFS_TOOL_SHORTOPTS, longopts, NULL)) != -1) {
 		char *end;
 		switch (c) {
-		case 'j': json = true; break;
-		case 'p': r.progress = true; break;
-		case 's': state = optarg; break;
-		case OPT_RESUME: resume = true; break;
+		case 'j': a->json = true; break;
+		case 'p': a->r.progress = true; break;
+		case 's': a->state = optarg; break;
+		case OPT_RESUME: a->resume = true; break;
 		case 'r':
-			r.rate = strtod(optarg, &end);
-			if (end == optarg || *end || !(r.rate > 0 && r.rate < 1e9)) {
+			a->r.rate = strtod(optarg, &end);
+			if (end == optarg || *end || !(a->r.rate > 0 && a->r.rate < 1e9)) {
 				fprintf(stderr, "lfs-scrub: --rate %s: not a positive number of MiB a second\n", optarg);
 				return ST_USAGE;
 			}
 			break;
 		case 'n':
-			if (parse_count(optarg, &r.max_segs)) {
+			if (parse_count(optarg, &a->r.max_segs)) {
 				fprintf(stderr, "lfs-scrub: --max-segments %s: not a positive count\n", optarg);
 				return ST_USAGE;
 			}
@@ -328,86 +336,114 @@ main(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return lfs_tool_usage_error(&tool);
-	const char *mnt = argv[optind];
+	a->mnt = argv[optind];
+	return -1;
+}
 
-	struct lfs_ctl_client cl;
-	int err = lfs_ctl_connect(&cl, mnt);
-	if (err) {
-		fprintf(stderr, "lfs-scrub: %s: %s\n", mnt, lfs_ctl_strerror(err));
-		return ST_ERROR;
-	}
-	struct lfs_scrub s;
-	char msg[1024], spath[PATH_MAX];
-	if ((err = lfs_scrub_open(&s, &cl, msg, sizeof(msg)))) {
-		fprintf(stderr, "lfs-scrub: %s: %s\n", mnt, msg);
-		lfs_ctl_close(&cl);
-		return ST_ERROR;
-	}
-	if (msg[0])
-		fprintf(stderr, "lfs-scrub: %s\n", msg);
-	int status = 0;
-	if (state)
-		snprintf(spath, sizeof(spath), "%s", state);
-	else if ((err = lfs_scrub_state_path(s.uuid, spath, sizeof(spath)))) {
+/* Where the scan's state is kept, and with --resume, where the last scan
+ * paused: 0 or ST_ERROR after a message. */
+static int
+find_state(struct lfs_scrub *s, const struct args *a, char *spath, size_t len)
+{
+	char msg[1024];
+	int err;
+	if (a->state)
+		snprintf(spath, len, "%s", a->state);
+	else if ((err = lfs_scrub_state_path(s->uuid, spath, len))) {
 		fprintf(stderr, "lfs-scrub: no place for the state file (%s): give one with --state\n",
 			strerror(-err));
-		status = ST_ERROR;
+		return ST_ERROR;
 	}
-	if (!status && resume) {
-		err = lfs_scrub_load(&s, spath, msg, sizeof(msg));
-		if (err == -ENOENT) {
-			fprintf(stderr, "lfs-scrub: %s: no paused scrub to resume; starting one\n", spath);
-		} else if (err) {
-			fprintf(stderr, "lfs-scrub: %s\n", err == -EINVAL ? msg : strerror(-err));
-			status = ST_ERROR;
-		} else if (s.complete) {
-			lfs_scrub_reset(&s); /* that one ended: a new one */
-		} else {
-			fprintf(stderr, "lfs-scrub: resuming at segment %" PRIu64 " of %" PRIu64 "\n", s.next_seg,
-				s.nsegs);
-		}
+	if (!a->resume)
+		return 0;
+	err = lfs_scrub_load(s, spath, msg, sizeof(msg));
+	if (err == -ENOENT) {
+		fprintf(stderr, "lfs-scrub: %s: no paused scrub to resume; starting one\n", spath);
+	} else if (err) {
+		fprintf(stderr, "lfs-scrub: %s\n", err == -EINVAL ? msg : strerror(-err));
+		return ST_ERROR;
+	} else if (s->complete) {
+		lfs_scrub_reset(s); /* that one ended: a new one */
+	} else {
+		fprintf(stderr, "lfs-scrub: resuming at segment %" PRIu64 " of %" PRIu64 "\n", s->next_seg,
+			s->nsegs);
 	}
-	struct sigaction sa = { .sa_handler = on_stop };
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	if (!status && (err = lfs_scrub_usage(&s))) {
-		fprintf(stderr, "lfs-scrub: %s: %s\n", mnt, lfs_ctl_strerror(err));
-		status = ST_ERROR;
+	return 0;
+}
+
+/* Scan, keep where the scan is, and report what the daemon confirms:
+ * the exit status. */
+static int
+scrub(struct lfs_scrub *s, const struct args *a, const char *spath)
+{
+	int status = 0, err, paused = 0;
+	if ((err = lfs_scrub_usage(s))) {
+		fprintf(stderr, "lfs-scrub: %s: %s\n", a->mnt, lfs_ctl_strerror(err));
+		return ST_ERROR;
 	}
-	int paused = 0;
-	if (!status && (paused = scan(&s, &r)) < 0) {
-		fprintf(stderr, "lfs-scrub: %s: reading the image: %s\n", mnt, strerror(-paused));
-		status = ST_ERROR;
+	if ((paused = scan(s, &a->r)) < 0) {
+		fprintf(stderr, "lfs-scrub: %s: reading the image: %s\n", a->mnt, strerror(-paused));
+		return ST_ERROR;
 	}
 	/* what was read is reported even if where the scan is cannot be kept */
 	bool saved = true;
-	if (!status && (err = lfs_scrub_save(&s, spath))) {
+	if ((err = lfs_scrub_save(s, spath))) {
 		fprintf(stderr, "lfs-scrub: %s: %s (a later --resume cannot go on from here)\n", spath,
 			strerror(-err));
 		saved = false;
 	}
 	struct lfs_scrub_damage *d = NULL;
 	size_t n = 0;
-	if (!status && (err = lfs_scrub_confirm(&s, &d, &n))) {
+	if ((err = lfs_scrub_confirm(s, &d, &n))) {
 		/* the daemon went away (an unmount): what was read is saved */
-		fprintf(stderr, "lfs-scrub: %s: %s%s\n", mnt, lfs_ctl_strerror(err),
-			s.complete ? "" : "; --resume goes on after a remount");
-		status = ST_ERROR | (s.complete ? 0 : ST_PAUSED);
+		fprintf(stderr, "lfs-scrub: %s: %s%s\n", a->mnt, lfs_ctl_strerror(err),
+			s->complete ? "" : "; --resume goes on after a remount");
+		free(d);
+		return ST_ERROR | (s->complete ? 0 : ST_PAUSED);
 	}
-	if (!(status & ST_ERROR)) {
-		find_paths(mnt, d, n);
-		if (report(mnt, &s, d, n, json))
-			status |= ST_DAMAGE;
-		if (paused == 1) {
-			status |= ST_PAUSED;
-			fprintf(stderr, "lfs-scrub: paused at segment %" PRIu64 " of %" PRIu64 "%s\n", s.next_seg,
-				s.nsegs, saved ? " (lfs-scrub --resume goes on)" : "");
-		}
-		if (!saved)
-			status |= ST_ERROR;
+	find_paths(a->mnt, d, n);
+	if (report(a->mnt, s, d, n, a->json))
+		status |= ST_DAMAGE;
+	if (paused == 1) {
+		status |= ST_PAUSED;
+		fprintf(stderr, "lfs-scrub: paused at segment %" PRIu64 " of %" PRIu64 "%s\n", s->next_seg,
+			s->nsegs, saved ? " (lfs-scrub --resume goes on)" : "");
 	}
+	if (!saved)
+		status |= ST_ERROR;
 	free(d);
+	return status;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct args a = { .r = { .rate = 0 } };
+	int status = read_args(argc, argv, &a);
+	if (status >= 0)
+		return status;
+	struct lfs_ctl_client cl;
+	int err = lfs_ctl_connect(&cl, a.mnt);
+	if (err) {
+		fprintf(stderr, "lfs-scrub: %s: %s\n", a.mnt, lfs_ctl_strerror(err));
+		return ST_ERROR;
+	}
+	struct lfs_scrub s;
+	char msg[1024], spath[PATH_MAX];
+	if ((err = lfs_scrub_open(&s, &cl, msg, sizeof(msg)))) {
+		fprintf(stderr, "lfs-scrub: %s: %s\n", a.mnt, msg);
+		lfs_ctl_close(&cl);
+		return ST_ERROR;
+	}
+	if (msg[0])
+		fprintf(stderr, "lfs-scrub: %s\n", msg);
+	status = find_state(&s, &a, spath, sizeof(spath));
+	struct sigaction sa = { .sa_handler = on_stop };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (!status)
+		status = scrub(&s, &a, spath);
 	lfs_scrub_close(&s);
 	lfs_ctl_close(&cl);
 	return status;
