@@ -3,8 +3,8 @@
 
 A function is counted from the line that names it to its closing brace,
 in the project's style: the name and its parameters start a line at
-column 0, the body opens with "{" alone at column 0 and closes with "}"
-alone at column 0.  Functions are listed longest first as
+column 0 (after its type, or below it), the body opens with "{" at
+column 0 and closes with "}" at column 0.  Functions are listed longest first as
 "LINES FILE:LINE NAME"; the exit status is 1 when any is over the limit.
 
 usage: funclen.py [--max N] [--list] DIR|FILE...
@@ -16,7 +16,9 @@ import os
 import re
 import sys
 
-NAME = re.compile(r"^([A-Za-z_]\w*)\s*\(")
+# a top-level line that names a function: "name(" or "static int name("
+NAME = re.compile(r"^[\w\s*]*?\b([A-Za-z_]\w*)\s*\(")
+KEYWORDS = ("if", "for", "while", "switch", "return", "sizeof")
 
 
 def functions(path):
@@ -24,19 +26,21 @@ def functions(path):
     lines = open(path, errors="replace").read().splitlines()
     name, start, body = None, 0, False
     for i, line in enumerate(lines, 1):
-        if not body:
+        if body:
+            if line.startswith("}"):
+                yield name, start, i - start + 1
+                name, body = None, False
+        elif line.startswith("{"):
+            body = name is not None
+        elif line[:1] in ("", " ", "\t", "/", "*", ")"):
+            continue  # blank, a comment, or a signature's continuation
+        else:
             m = NAME.match(line)
-            if m and m.group(1) not in ("if", "for", "while", "switch", "return"):
+            declaration = line.rstrip().endswith(";") or "=" in line.split("(")[0]
+            if m and m.group(1) not in KEYWORDS and not declaration:
                 name, start = m.group(1), i
-            elif line.startswith("{") and name:
-                body = True
-            elif line[:1] not in ("", " ", "\t") and not line.startswith("{"):
-                # a new top-level line that is not part of the signature
-                if not (name and (line.startswith(")") or line.endswith(","))):
-                    name = None
-        elif line.startswith("}"):
-            yield name, start, i - start + 1
-            name, body = None, False
+            else:
+                name = None
 
 
 def sources(args):

@@ -4,7 +4,9 @@
 # header lfs_int.h: only the library's own sources, liblfs_a_SOURCES in
 # Makefile.am, include it.  Inside the library, modules call only
 # downward, as the layer list in lfs_int.h says, and never round a
-# circle (scripts/layers.py, on the built objects).  Each check must also catch what it forbids.
+# circle (scripts/layers.py, on the built objects).  No function of lfs/,
+# ckpt/ or cleaner/ is longer than 120 lines (scripts/funclen.py).  Each
+# check must also catch what it forbids.
 set -euo pipefail
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
@@ -40,3 +42,19 @@ if python3 "$top_srcdir/scripts/layers.py" "$top_srcdir" "$top_builddir/liblfs.a
 	exit 1
 fi
 echo "ok the layer check catches modules that call each other round a circle"
+
+# no function over 120 lines, and the measure sees one that is
+long=$(python3 "$top_srcdir/scripts/funclen.py" --max 120 "$top_srcdir/lfs" "$top_srcdir/ckpt" "$top_srcdir/cleaner") ||
+	{ echo "FAIL: functions over 120 lines (lines, where, name):"; echo "$long"; exit 1; }
+echo "ok no function of lfs/, ckpt/ or cleaner/ is over 120 lines"
+{
+	printf 'static int\nlong_one(int x)\n{\n'
+	for i in $(seq 1 120); do printf '\tx += %d;\n' "$i"; done
+	printf '\treturn x;\n}\n'
+} >"$tmp/cleaner/long.c"
+if python3 "$top_srcdir/scripts/funclen.py" --max 120 "$tmp/cleaner" >"$tmp/long.out" ||
+	! grep -q ' long_one$' "$tmp/long.out"; then
+	echo "FAIL: funclen.py missed a function of 124 lines"
+	exit 1
+fi
+echo "ok the length check catches a function over 120 lines"
