@@ -112,27 +112,16 @@ kind_name(uint8_t kind)
 static int
 dump_open(struct dump *d)
 {
-	int err = lfs_bdev_open(&d->dev, d->path, true);
-	if (err) {
-		fprintf(stderr, "dumplfs: %s: %s\n", d->path,
-			err == -ENOTBLK ? "not a regular file or block device" : strerror(-err));
-		return err;
-	}
-	char where[4096];
-	if (d->dev.size_bytes >= LFS_SB_SIZE && lfs_image_busy(d->dev.fd, d->path, where, sizeof(where)))
-		fprintf(stderr, "dumplfs: warning: %s is mounted at %s: this is the image as that daemon "
-			"last wrote it, not what it holds in memory\n", d->path, where);
-	/* the checks the mount and every tool apply (super.c) */
+	struct lfs_tool_open how = {
+		.fd = -1, .busy_note = "this is the image as that daemon last wrote it, not what it holds in memory"
+	};
 	struct lfs_super_where w;
-	char why[256];
-	err = lfs_super_open(&d->dev, 0, &d->sb, &w, why, sizeof(why));
-	if (err) {
-		complain(d, "%s", why);
+	int err = lfs_tool_open("dumplfs", d->path, &how, &d->dev, &d->sb, &w);
+	/* a damaged block 0 is damage, which the exit status says */
+	if (err || w.primary_err)
+		d->status = 1;
+	if (err)
 		return err;
-	}
-	if (w.primary_err)
-		complain(d, "block 0 %s; read the backup superblock at block %" PRIu64, lfs_super_why(w.primary_err),
-			 w.block);
 	const struct lfs_super *sb = &d->sb;
 	d->bs = sb->block_size;
 	d->seed = lfs_super_seed(sb);

@@ -65,20 +65,19 @@ static int
 salvage(const char *path, const char *dir, uint64_t sb_block)
 {
 	struct lfs_bdev dev;
-	int err = lfs_bdev_open(&dev, path, true);
-	if (err) {
-		fprintf(stderr, "fsck.lfs: %s: %s\n", path, strerror(-err));
-		return 8;
-	}
 	struct lfs_super sb;
-	struct lfs_super_where w;
-	if ((err = lfs_super_find(&dev, sb_block, &sb, &w))) {
-		fprintf(stderr, "fsck.lfs: %s: no superblock, nor a backup, can be read (%s): its geometry is "
-				"unknown; try -b BLOCK\n", path, strerror(-err));
-		lfs_bdev_close(&dev);
+	char msg[4608];
+	/* not checked against the device: a truncated image is salvaged */
+	struct lfs_tool_open how = { .flags = LFS_OPEN_FOUND_ONLY, .fd = -1, .sb_block = sb_block, .msg = msg,
+				     .msg_len = sizeof(msg) };
+	int err = lfs_tool_open("fsck.lfs", path, &how, &dev, &sb, NULL);
+	if (err) {
+		fprintf(stderr, "fsck.lfs: %s%s\n", msg,
+			err == -EINVAL || err == -EFSCORRUPTED ? ": its geometry is unknown; try -b BLOCK" : "");
 		return 8;
 	}
-	dev.block_size = sb.block_size;
+	if (msg[0])
+		fprintf(stderr, "fsck.lfs: %s\n", msg);
 	/* a truncated image: the segments it still has whole */
 	uint64_t blocks = dev.size_bytes / sb.block_size;
 	uint64_t have = blocks > sb.seg0 ? (blocks - sb.seg0) / sb.seg_blocks : 0;

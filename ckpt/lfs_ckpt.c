@@ -134,24 +134,6 @@ lfs_ckpt_force(const char *mnt)
 	return 0;
 }
 
-/* Read and check the superblock (lfs_super_open, as the mount and every
- * tool); 0 or -errno after a message. */
-static int
-lfs_ckpt_read_super(struct lfs_bdev *dev, const char *path, struct lfs_super *sb)
-{
-	struct lfs_super_where w;
-	char why[256];
-	int err = lfs_super_open(dev, 0, sb, &w, why, sizeof(why));
-	if (err) {
-		fprintf(stderr, "lfs-ckpt: %s: %s\n", path, why);
-		return err;
-	}
-	if (w.primary_err)
-		fprintf(stderr, "lfs-ckpt: %s: block 0 %s; read the backup superblock at block %" PRIu64 "\n", path,
-			lfs_super_why(w.primary_err), w.block);
-	return 0;
-}
-
 static void
 fmt_time(char *t, size_t len, uint64_t ns)
 {
@@ -261,16 +243,10 @@ lfs_ckpt_list(const char *path, const char *mnt, bool json)
 {
 	struct lfs_bdev dev;
 	struct lfs_super sb;
-	int err = lfs_bdev_open(&dev, path, true);
-	if (err) {
-		fprintf(stderr, "lfs-ckpt: %s: %s\n", path,
-			err == -ENOTBLK ? "not a regular file, block device or directory" : strerror(-err));
+	/* a mounted image's kept checkpoints are asked of its daemon */
+	if (lfs_tool_open("lfs-ckpt", path, &(struct lfs_tool_open){ .flags = LFS_OPEN_MOUNTED_OK, .fd = -1 }, &dev,
+			  &sb, NULL))
 		return 1;
-	}
-	if (lfs_ckpt_read_super(&dev, path, &sb)) {
-		lfs_bdev_close(&dev);
-		return 1;
-	}
 	char where[4096];
 	bool busy = !mnt && lfs_image_busy(dev.fd, path, where, sizeof(where));
 	if (busy)

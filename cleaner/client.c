@@ -12,6 +12,7 @@
 #include "cleaner.h"
 #include "ctl_server.h"
 #include "image.h"
+#include "tool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -337,20 +338,11 @@ int
 lfs_ctl_open_image(const char *path, const struct lfs_ctl_resp *info, struct lfs_bdev *dev, struct lfs_super *sb,
 		   char *msg, size_t len)
 {
-	msg[0] = '\0';
-	int err = lfs_bdev_open(dev, path, true);
-	if (err) {
-		snprintf(msg, len, "%s: %s", path, strerror(-err));
+	/* msg: what is wrong, or that the backup superblock was read */
+	int err = lfs_tool_open(NULL, path, &(struct lfs_tool_open){ .fd = -1, .msg = msg, .msg_len = len }, dev, sb,
+				NULL);
+	if (err)
 		return err;
-	}
-	struct lfs_super_where w;
-	char why[256];
-	/* the checks the mount and every tool apply (super.c) */
-	if ((err = lfs_super_open(dev, 0, sb, &w, why, sizeof(why)))) {
-		snprintf(msg, len, "%s: cannot read the superblock: %s", path, why);
-		lfs_bdev_close(dev);
-		return err;
-	}
 	if (sb->block_size != info->val[0] || sb->seg_blocks != info->val[1] || sb->nsegs != info->val[2] ||
 	    sb->seg0 != info->val[3]) {
 		snprintf(msg, len, "%s: the daemon's geometry (%llu-byte blocks, %llu per segment, %llu segments from "
@@ -361,8 +353,5 @@ lfs_ctl_open_image(const char *path, const struct lfs_ctl_resp *info, struct lfs
 		lfs_bdev_close(dev);
 		return -EPROTO;
 	}
-	if (w.primary_err)
-		snprintf(msg, len, "%s: block 0 %s; read the backup superblock at block %llu", path,
-			 lfs_super_why(w.primary_err), (unsigned long long)w.block);
 	return 0;
 }

@@ -41,13 +41,14 @@ int lfs_super_find(struct lfs_bdev *dev, uint64_t block, struct lfs_super *sb, s
 /* Why block 0 was passed over, for a message: "holds a corrupt superblock ...". */
 const char *lfs_super_why(int primary_err);
 /* The one opening of an image's superblock, for the mount and every
- * tool: lfs_super_find, then the checks of what it found against itself
- * and the device (segments inside the filesystem, the filesystem inside
- * the device).  0 (dev->block_size set; *w says whether the backup was
- * used), or -errno with `why` saying what is wrong, in words for a
- * message "PROGRAM: PATH: why". */
-int lfs_super_open(struct lfs_bdev *dev, uint64_t block, struct lfs_super *sb, struct lfs_super_where *w, char *why,
-		   size_t len);
+ * tool (lfs_tool_open): lfs_super_find, then, if `fit_device`, the
+ * checks of what it found against itself and the device (segments
+ * inside the filesystem, the filesystem inside the device).  0
+ * (dev->block_size set; *w says whether the backup was used), or -errno
+ * with `why` saying what is wrong, in words for a message
+ * "PROGRAM: PATH: why". */
+int lfs_super_open(struct lfs_bdev *dev, uint64_t block, bool fit_device, struct lfs_super *sb,
+		   struct lfs_super_where *w, char *why, size_t len);
 /* Whether the copy at `block` holds exactly `sb`, encoded: 0, -EFSCORRUPTED, -EIO. */
 int lfs_super_check_copy(struct lfs_bdev *dev, const struct lfs_super *sb, uint64_t block);
 /* Write `sb` at `block` (0 or its backup_sb) and flush. */

@@ -49,12 +49,12 @@ static int
 probe(const char *path, struct lfs_super *sb)
 {
 	struct lfs_bdev dev;
-	if (lfs_bdev_open(&dev, path, true))
+	char quiet[512];
+	struct lfs_tool_open how = { .flags = LFS_OPEN_FOUND_ONLY, .fd = -1, .msg = quiet, .msg_len = sizeof(quiet) };
+	if (lfs_tool_open("lfs-probe", path, &how, &dev, sb, NULL))
 		return 0;
-	struct lfs_super_where w;
-	int ok = lfs_super_find(&dev, 0, sb, &w) == 0;
 	lfs_bdev_close(&dev);
-	return ok;
+	return 1;
 }
 
 /* The label comes from the image: whoever made it chose its bytes, and

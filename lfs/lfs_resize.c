@@ -111,7 +111,8 @@ main(int argc, char **argv)
 	}
 	struct lfs_bdev dev;
 	struct lfs_super old, grown;
-	if (lfs_tool_open_image_fd("lfs-resize", path, fd, !dry_run, &dev, &old))
+	if (lfs_tool_open("lfs-resize", path, &(struct lfs_tool_open){ .flags = dry_run ? 0 : LFS_OPEN_WRITE, .fd = fd },
+			  &dev, &old, NULL))
 		return 1;
 	if (check_image(path, dev.fd, !dry_run)) {
 		lfs_bdev_close(&dev);

@@ -131,7 +131,8 @@ main(int argc, char **argv)
 	bool change = label || uuid_arg || add_incompat;
 	struct lfs_bdev dev;
 	struct lfs_super sb;
-	if (lfs_tool_open_image("lfs-tune", path, change, &dev, &sb))
+	if (lfs_tool_open("lfs-tune", path, &(struct lfs_tool_open){ .flags = change ? LFS_OPEN_WRITE : 0, .fd = -1 },
+			  &dev, &sb, NULL))
 		return 1;
 	int err = 0;
 	if (change) {

@@ -211,6 +211,21 @@ create_image(const char *path, uint64_t size)
 	return 0;
 }
 
+/* Whether an lfs superblock, intact or not, is found at `path`: block 0,
+ * or the backup when block 0 is damaged (lfs.5). */
+static bool
+holds_lfs(const char *path)
+{
+	struct lfs_bdev dev;
+	struct lfs_super sb;
+	char quiet[4608];
+	struct lfs_tool_open how = { .flags = LFS_OPEN_FOUND_ONLY, .fd = -1, .msg = quiet, .msg_len = sizeof(quiet) };
+	int err = lfs_tool_open("mkfs.lfs", path, &how, &dev, &sb, NULL);
+	if (!err)
+		lfs_bdev_close(&dev);
+	return err != -EINVAL;
+}
+
 /* Refuse an existing device or image that is in use, or (without -f)
  * holds a filesystem: block 0, or the backup when block 0 is damaged
  * (lfs.5), or anything libblkid knows.  0 or the exit status. */
@@ -227,11 +242,9 @@ refuse_existing(const struct mkfs_args *a, struct lfs_bdev *dev)
 		return 1;
 	if (a->force)
 		return 0;
-	struct lfs_super old;
-	struct lfs_super_where w;
 	char what[256];
 	int found = 0;
-	if (lfs_super_find(dev, 0, &old, &w) != -EINVAL) {
+	if (holds_lfs(a->path)) {
 		snprintf(what, sizeof(what), "an lfs filesystem");
 		found = 1;
 	} else if ((found = probe_other(a->path, what, sizeof(what))) < 0) {

@@ -74,8 +74,8 @@ lfs_super_why(int err)
 }
 
 int
-lfs_super_open(struct lfs_bdev *dev, uint64_t block, struct lfs_super *sb, struct lfs_super_where *w, char *why,
-	       size_t len)
+lfs_super_open(struct lfs_bdev *dev, uint64_t block, bool fit_device, struct lfs_super *sb, struct lfs_super_where *w,
+	       char *why, size_t len)
 {
 	w->block = block;
 	w->primary_err = 0;
@@ -97,6 +97,11 @@ lfs_super_open(struct lfs_bdev *dev, uint64_t block, struct lfs_super *sb, struc
 		snprintf(why, len, "reading the superblock: %s", strerror(-err));
 	if (err)
 		return err;
+	if (!fit_device) {
+		dev->block_size = sb->block_size;
+		why[0] = '\0';
+		return 0;
+	}
 	/* compared without multiplying: a forged superblock (its crc is not
 	 * seeded) could make a product wrap */
 	if (sb->seg0 > sb->nblocks || sb->nsegs * sb->seg_blocks > sb->nblocks - sb->seg0) {
@@ -118,7 +123,7 @@ lfs_read_super(struct lfs_bdev *dev, uint64_t block, struct lfs_super *sb)
 {
 	struct lfs_super_where w;
 	char why[256];
-	int err = lfs_super_open(dev, block, sb, &w, why, sizeof(why));
+	int err = lfs_super_open(dev, block, true, sb, &w, why, sizeof(why));
 	if (err)
 		lfs_log("%s", why);
 	else if (w.primary_err)

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -83,53 +84,93 @@ lfs_uuid_parse(const char *s, uint8_t uuid[16])
 	return 0;
 }
 
-int
-lfs_tool_open_image(const char *name, const char *path, bool write, struct lfs_bdev *dev, struct lfs_super *sb)
+/* A message of lfs_tool_open: into the caller's buffer, or on stderr
+ * after the tool's name. */
+static void say(const char *name, const struct lfs_tool_open *how, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void
+say(const char *name, const struct lfs_tool_open *how, const char *fmt, ...)
 {
-	int fd = open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-	if (fd < 0) {
-		int err = -errno;
-		fprintf(stderr, "%s: %s: %s\n", name, path, strerror(-err));
+	char line[4608];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (how->msg)
+		snprintf(how->msg, how->msg_len, "%s", line);
+	else
+		fprintf(stderr, "%s: %s\n", name, line);
+}
+
+/* Hold the image lock for a change, and refuse an image mounted by any
+ * name (through a loop device, say). */
+static int
+lock_for_change(const char *name, const char *path, struct lfs_bdev *dev)
+{
+	char where[4096];
+	if (flock(dev->fd, LOCK_EX | LOCK_NB) == 0)
+		return lfs_tool_refuse_in_use(name, path);
+	int err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+	if (err == -EBUSY && !lfs_image_mounted_at(path, where, sizeof(where)))
+		snprintf(where, sizeof(where), "(a daemon finishing its unmount?)");
+	if (err == -EBUSY)
+		fprintf(stderr, "%s: %s is in use by a mounted lfs at %s; unmount it first\n", name, path, where);
+	else
+		fprintf(stderr, "%s: %s: cannot lock it: %s\n", name, path, strerror(-err));
+	return err;
+}
+
+/* The superblock, as `how` asks; a damaged block 0 refuses a change and
+ * is said otherwise. */
+static int
+open_super(const char *name, const char *path, const struct lfs_tool_open *how, struct lfs_bdev *dev,
+	   struct lfs_super *sb, struct lfs_super_where *w)
+{
+	char why[256];
+	int err = lfs_super_open(dev, how->sb_block, !(how->flags & LFS_OPEN_FOUND_ONLY), sb, w, why, sizeof(why));
+	if (err) {
+		say(name, how, "%s: %s", path, why);
 		return err;
 	}
-	return lfs_tool_open_image_fd(name, path, fd, write, dev, sb);
+	if (w->primary_err && (how->flags & LFS_OPEN_WRITE)) {
+		say(name, how, "%s: block 0 %s; run fsck.lfs -y to rewrite it from the backup first", path,
+		    lfs_super_why(w->primary_err));
+		return -EUCLEAN;
+	}
+	if (w->primary_err)
+		say(name, how, "%s: block 0 %s; read the backup superblock at block %llu", path,
+		    lfs_super_why(w->primary_err), (unsigned long long)w->block);
+	return 0;
 }
 
 int
-lfs_tool_open_image_fd(const char *name, const char *path, int fd, bool write, struct lfs_bdev *dev,
-		       struct lfs_super *sb)
+lfs_tool_open(const char *name, const char *path, const struct lfs_tool_open *how, struct lfs_bdev *dev,
+	      struct lfs_super *sb, struct lfs_super_where *w)
 {
-	int err = lfs_bdev_adopt(dev, fd, !write);
+	bool write = how->flags & LFS_OPEN_WRITE;
+	struct lfs_super_where here;
+	if (!w)
+		w = &here;
+	if (how->msg)
+		how->msg[0] = '\0';
+	int fd = how->fd >= 0 ? how->fd : open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	int err = fd < 0 ? -errno : lfs_bdev_adopt(dev, fd, !write);
 	if (err) {
-		fprintf(stderr, "%s: %s: %s\n", name, path,
-			err == -ENOTBLK ? "neither a regular file nor a block device" : strerror(-err));
+		dev->fd = dev->trace_fd = -1; /* closed, if it was opened */
+		say(name, how, "%s: %s", path,
+		    err == -ENOTBLK ? "neither a regular file nor a block device" : strerror(-err));
 		return err;
 	}
 	char where[4096];
-	if (write && flock(dev->fd, LOCK_EX | LOCK_NB) < 0) {
-		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		if (err == -EBUSY && !lfs_image_mounted_at(path, where, sizeof(where)))
-			snprintf(where, sizeof(where), "(a daemon finishing its unmount?)");
-		if (err == -EBUSY)
-			fprintf(stderr, "%s: %s is in use by a mounted lfs at %s; unmount it first\n", name, path, where);
-		else
-			fprintf(stderr, "%s: %s: cannot lock it: %s\n", name, path, strerror(-err));
-	} else if (write) {
-		err = lfs_tool_refuse_in_use(name, path); /* through a loop device, say */
-	} else if (lfs_image_busy(dev->fd, path, where, sizeof(where))) {
-		fprintf(stderr, "%s: warning: %s is mounted at %s: its daemon may change what is shown\n", name,
-			path, where);
-	}
-	/* the checks the mount and every tool apply (super.c) */
-	struct lfs_super_where w;
-	char why[256];
-	if (!err && (err = lfs_super_open(dev, 0, sb, &w, why, sizeof(why))))
-		fprintf(stderr, "%s: %s: %s\n", name, path, why);
-	else if (!err && w.primary_err && write) {
-		fprintf(stderr, "%s: %s: block 0 %s; run fsck.lfs -y to rewrite it from the backup first\n", name,
-			path, lfs_super_why(w.primary_err));
-		err = -EUCLEAN;
-	}
+	if (write)
+		err = lock_for_change(name, path, dev);
+	else if (!how->msg && !(how->flags & LFS_OPEN_MOUNTED_OK) && dev->size_bytes >= LFS_SB_SIZE &&
+		 lfs_image_busy(dev->fd, path, where, sizeof(where)))
+		fprintf(stderr, "%s: warning: %s is mounted at %s: %s\n", name, path, where,
+			how->busy_note ? how->busy_note : "its daemon may change what is shown");
+	if (!err)
+		err = open_super(name, path, how, dev, sb, w);
 	if (err)
 		lfs_bdev_close(dev);
 	return err;

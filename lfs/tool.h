@@ -49,18 +49,39 @@ int lfs_tool_usage_error(const struct lfs_tool *t);
 
 struct lfs_bdev;
 struct lfs_super;
-/* Open an unmounted image to change it (`write`) or to read it, with
- * its superblock from block 0; a change holds the image lock until
- * lfs_bdev_close, so that no daemon mounts it meanwhile, and is refused
- * when the image is mounted by any name (lfs_tool_refuse_in_use).  Says what is
- * wrong on stderr, prefixed with the tool's name; 0 or -errno. */
-int lfs_tool_open_image(const char *name, const char *path, bool write, struct lfs_bdev *dev,
-			struct lfs_super *sb);
-/* The same on `fd`, opened by the caller (read-write for `write`) from
- * `path`, which only names it in messages; the device owns fd from now
- * on.  Neither a regular file nor a block device: -ENOTBLK. */
-int lfs_tool_open_image_fd(const char *name, const char *path, int fd, bool write, struct lfs_bdev *dev,
-			   struct lfs_super *sb);
+struct lfs_super_where;
+/* How a tool opens an image (lfs_tool_open). */
+enum {
+	/* to change it: the image lock is held until lfs_bdev_close, so that
+	 * no daemon mounts it meanwhile; refused when the image is mounted by
+	 * any name (lfs_tool_refuse_in_use) or its block 0 is damaged */
+	LFS_OPEN_WRITE = 1 << 0,
+	/* the superblock only found, not checked against the device: a look
+	 * for an lfs, a salvage of a truncated image */
+	LFS_OPEN_FOUND_ONLY = 1 << 1,
+	/* no warning that a daemon has the image mounted: the caller knows */
+	LFS_OPEN_MOUNTED_OK = 1 << 2,
+};
+struct lfs_tool_open {
+	unsigned flags;             /* LFS_OPEN_* */
+	int fd;                     /* `path` opened by the caller (the device owns it from
+				     * now on; read-write for a change), or -1 */
+	uint64_t sb_block;          /* only the superblock at this block; 0: block 0, or its backup */
+	const char *busy_note;      /* what the warning that it is mounted adds (NULL: the default) */
+	char *msg;                  /* NULL: messages go to stderr, after the tool's name; else
+				     * msg gets what is wrong, or that the backup was read, or "",
+				     * and nothing is said of a mount */
+	size_t msg_len;
+};
+/* The one opening of an unmounted image by a tool (every program but the
+ * daemon): the device, then the superblock found and checked as the
+ * mount checks it (lfs_super_open).  Read-only, a damaged block 0 is
+ * said (the backup was read; *w says where, if w is not NULL).  Says
+ * what is wrong, "PATH: ...", on stderr after `name` or in how->msg; 0,
+ * or -errno with the device closed.  Neither a regular file nor a block
+ * device: -ENOTBLK. */
+int lfs_tool_open(const char *name, const char *path, const struct lfs_tool_open *how, struct lfs_bdev *dev,
+		  struct lfs_super *sb, struct lfs_super_where *w);
 
 /* A label given to -L (mkfs.lfs, lfs-tune): 0, or -EINVAL after saying
  * on stderr, with the label escaped, why it is refused. */

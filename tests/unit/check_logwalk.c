@@ -34,7 +34,7 @@ walkimg_attach(struct walkimg *m)
 	struct lfs_super_where where;
 	char why[256];
 	ck_assert_int_eq(lfs_bdev_open(&m->dev, testfs_path, false), 0);
-	ck_assert_int_eq(lfs_super_open(&m->dev, 0, &m->sb, &where, why, sizeof(why)), 0);
+	ck_assert_int_eq(lfs_super_open(&m->dev, 0, true, &m->sb, &where, why, sizeof(why)), 0);
 	ck_assert_uint_eq(m->sb.seg_blocks, SEG_BLOCKS);
 	m->seed = lfs_super_seed(&m->sb);
 }

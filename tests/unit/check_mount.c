@@ -84,7 +84,7 @@ open_super(struct lfs_super *sb, struct lfs_super_where *w, char *why, size_t le
 {
 	struct lfs_bdev dev;
 	ck_assert_int_eq(lfs_bdev_open(&dev, testfs_path, true), 0);
-	int err = lfs_super_open(&dev, 0, sb, w, why, len);
+	int err = lfs_super_open(&dev, 0, true, sb, w, why, len);
 	if (!err)
 		ck_assert_uint_eq(dev.block_size, sb->block_size);
 	lfs_bdev_close(&dev);
@@ -196,7 +196,7 @@ START_TEST(super_backup_and_refusals)
 	/* asked for a block: only that one, of any block size */
 	ck_assert_int_eq(lfs_super_find(&dev, IMG_BACKUP, &sb, &w), 0);
 	ck_assert_uint_eq(w.block, IMG_BACKUP);
-	ck_assert_int_eq(lfs_super_open(&dev, 5, &sb, &w, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(lfs_super_open(&dev, 5, true, &sb, &w, why, sizeof(why)), -EINVAL);
 	ck_assert_str_eq(why, "no lfs superblock at block 5 (for any block size)");
 	lfs_bdev_close(&dev);
 

@@ -91,7 +91,7 @@ judge_image(int w, struct lfs_ckpt_hdr *h, char *why, size_t len, uint64_t *addr
 	struct lfs_super_where where;
 	char msg[256];
 	ck_assert_int_eq(lfs_bdev_open(&dev, testfs_path, true), 0);
-	ck_assert_int_eq(lfs_super_open(&dev, 0, &sb, &where, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(lfs_super_open(&dev, 0, true, &sb, &where, msg, sizeof(msg)), 0);
 	int err = judge(&dev, &sb, w, h, why, len, addr600, addr1024);
 	lfs_bdev_close(&dev);
 	return err;

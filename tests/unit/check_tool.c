@@ -155,6 +155,14 @@ START_TEST(uuid_text)
 }
 END_TEST
 
+/* lfs_tool_open, to change the image or to read it, as lfs-tune does. */
+static int
+open_image(const char *name, const char *path, bool write, struct lfs_bdev *dev, struct lfs_super *sb)
+{
+	struct lfs_tool_open how = { .flags = write ? LFS_OPEN_WRITE : 0, .fd = -1 };
+	return lfs_tool_open(name, path, &how, dev, sb, NULL);
+}
+
 /* Opening an image to change it takes its lock: a second writer is
  * refused with -EBUSY and told so on standard error, a reader is only
  * warned; a missing image is -ENOENT, named in the message; closing
@@ -164,14 +172,14 @@ START_TEST(open_image_locks)
 	testfs_make(16 << 20, 16 * 4096);
 	struct lfs_bdev d1, d2;
 	struct lfs_super sb1, sb2;
-	ck_assert_int_eq(lfs_tool_open_image("tunefs.lfs", testfs_path, true, &d1, &sb1), 0);
+	ck_assert_int_eq(open_image("tunefs.lfs", testfs_path, true, &d1, &sb1), 0);
 	ck_assert_uint_eq(sb1.seg_blocks, 16);
 	int fe = scratch_fd(), se = dup(2);
 	fflush(stderr);
 	dup2(fe, 2);
-	int busy = lfs_tool_open_image("tunefs.lfs", testfs_path, true, &d2, &sb2);
-	int missing = lfs_tool_open_image("tunefs.lfs", "/tmp/lfs-no-such-image", false, &d2, &sb2);
-	int reader = lfs_tool_open_image("dumpfs.lfs", testfs_path, false, &d2, &sb2);
+	int busy = open_image("tunefs.lfs", testfs_path, true, &d2, &sb2);
+	int missing = open_image("tunefs.lfs", "/tmp/lfs-no-such-image", false, &d2, &sb2);
+	int reader = open_image("dumpfs.lfs", testfs_path, false, &d2, &sb2);
 	fflush(stderr);
 	dup2(se, 2);
 	close(se);
@@ -186,11 +194,73 @@ START_TEST(open_image_locks)
 	ck_assert_uint_eq(sb2.nsegs, sb1.nsegs);
 	lfs_bdev_close(&d2);
 	lfs_bdev_close(&d1);
-	ck_assert_int_eq(lfs_tool_open_image("tunefs.lfs", testfs_path, true, &d1, &sb1), 0);
+	ck_assert_int_eq(open_image("tunefs.lfs", testfs_path, true, &d1, &sb1), 0);
 	lfs_bdev_close(&d1);
 	testfs_remove();
 }
 END_TEST
 
+/* The one opener's other uses: a truncated image is refused as the mount
+ * refuses it, but found for a salvage (LFS_OPEN_FOUND_ONLY); with a
+ * message buffer nothing goes to stderr and the buffer says why; a
+ * damaged block 0 is read from the backup, said, and refuses a change;
+ * not an image at all is -EINVAL. */
+START_TEST(open_image_ways)
+{
+	testfs_make(16 << 20, 16 * 4096);
+	struct lfs_bdev dev;
+	struct lfs_super sb;
+	struct lfs_super_where w;
+	char msg[4608];
+	struct lfs_tool_open quiet = { .fd = -1, .msg = msg, .msg_len = sizeof(msg) };
+	struct lfs_tool_open salvage = quiet;
+	salvage.flags = LFS_OPEN_FOUND_ONLY;
+	int fe = scratch_fd(), se = dup(2);
+	fflush(stderr);
+	dup2(fe, 2);
+	/* block 0 destroyed: the backup, said; a change refused */
+	int fd = open(testfs_path, O_WRONLY);
+	uint8_t junk[4096];
+	memset(junk, 0xa5, sizeof(junk));
+	ck_assert_int_eq(pwrite(fd, junk, sizeof(junk), 0), (ssize_t)sizeof(junk));
+	close(fd);
+	ck_assert_int_eq(lfs_tool_open("x", testfs_path, &quiet, &dev, &sb, &w), 0);
+	ck_assert_ptr_nonnull(strstr(msg, "read the backup superblock at block"));
+	ck_assert_uint_ne(w.block, 0);
+	lfs_bdev_close(&dev);
+	struct lfs_tool_open change = { .flags = LFS_OPEN_WRITE, .fd = -1 };
+	ck_assert_int_eq(lfs_tool_open("tunefs.lfs", testfs_path, &change, &dev, &sb, &w), -EUCLEAN);
+	/* truncated to half, block 0 intact */
+	testfs_remove();
+	testfs_make(16 << 20, 16 * 4096);
+	ck_assert_int_eq(truncate(testfs_path, 8 << 20), 0);
+	ck_assert_int_eq(lfs_tool_open("x", testfs_path, &quiet, &dev, &sb, &w), -EFSCORRUPTED);
+	ck_assert_ptr_nonnull(strstr(msg, "image is truncated"));
+	ck_assert_int_eq(dev.fd, -1);
+	ck_assert_int_eq(lfs_tool_open("x", testfs_path, &salvage, &dev, &sb, &w), 0);
+	ck_assert_str_eq(msg, "");
+	ck_assert_uint_eq(dev.block_size, sb.block_size);
+	ck_assert_uint_eq(sb.seg_blocks, 16);
+	lfs_bdev_close(&dev);
+	/* not an lfs at all */
+	testfs_remove();
+	fd = open(testfs_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_eq(ftruncate(fd, 1 << 20), 0);
+	close(fd);
+	ck_assert_int_eq(lfs_tool_open("x", testfs_path, &salvage, &dev, &sb, &w), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(msg, "not an lfs image"));
+	fflush(stderr);
+	dup2(se, 2);
+	close(se);
+	char err[1024];
+	read_back(fe, err, sizeof(err));
+	/* only the refused change spoke */
+	ck_assert_ptr_nonnull(strstr(err, "run fsck.lfs -y to rewrite it from the backup first\n"));
+	ck_assert_int_eq(strncmp(err, "tunefs.lfs: ", 12), 0);
+	ck_assert_ptr_null(strstr(err, "x: "));
+	testfs_remove();
+}
+END_TEST
+
 CHECK_MAIN("tool", "options", 30, help_to_stdout, version_line, bad_option_usage_status, uuid_text,
-	   open_image_locks)
+	   open_image_locks, open_image_ways)
