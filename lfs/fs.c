@@ -104,6 +104,24 @@ writable(struct lfs_fs *fs)
 	return fs->fatal;
 }
 
+/* The prologue of an operation on one inode: take the lock (held on
+ * return, error or not) and the inode `ino`. */
+static int
+lock_inode(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **ip)
+{
+	lock(fs);
+	return lfs_iget(fs, ino, ip);
+}
+
+/* The same, to change the inode: the filesystem must be writable. */
+static int
+lock_inode_for_change(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **ip)
+{
+	lock(fs);
+	int err = writable(fs);
+	return err ? err : lfs_iget(fs, ino, ip);
+}
+
 /* The directory an entry `name` is to be added to or removed from. */
 static int
 dir_for_change(struct lfs_fs *fs, uint64_t dir, const char *name, struct lfs_inode **dp)
@@ -200,9 +218,8 @@ lfs_lookup(struct lfs_fs *fs, uint64_t dir, const char *name, struct stat *st)
 int
 lfs_generation(struct lfs_fs *fs, uint64_t ino, uint32_t *gen)
 {
-	lock(fs);
 	struct lfs_inode *ip;
-	int err = lfs_iget(fs, ino, &ip);
+	int err = lock_inode(fs, ino, &ip);
 	if (!err)
 		*gen = ip->di.version;
 	return unlock(fs, err);
@@ -234,9 +251,8 @@ lfs_forget(struct lfs_fs *fs, uint64_t ino, uint64_t nlookup)
 int
 lfs_getattr(struct lfs_fs *fs, uint64_t ino, struct stat *st)
 {
-	lock(fs);
 	struct lfs_inode *ip;
-	int err = lfs_iget(fs, ino, &ip);
+	int err = lock_inode(fs, ino, &ip);
 	if (!err)
 		lfs_inode_stat(fs, ip, st);
 	return unlock(fs, err);
@@ -299,16 +315,6 @@ chown_kills(const struct lfs_inode *ip, const struct lfs_caller *who)
 	if (S_ISDIR(ip->di.mode))
 		return 0;
 	return S_ISUID | (sgid_goes(ip, who) ? S_ISGID : 0);
-}
-
-/* Take the lock (held on return, error or not) and the inode `ino` of a
- * writable filesystem, to change it. */
-static int
-lock_inode_for_change(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **ip)
-{
-	lock(fs);
-	int err = writable(fs);
-	return err ? err : lfs_iget(fs, ino, ip);
 }
 
 int
@@ -401,9 +407,8 @@ lfs_setattr_as(struct lfs_fs *fs, uint64_t ino, const struct stat *a, int to_set
 int
 lfs_get_flags(struct lfs_fs *fs, uint64_t ino, uint32_t *flags)
 {
-	lock(fs);
 	struct lfs_inode *ip;
-	int err = lfs_iget(fs, ino, &ip);
+	int err = lock_inode(fs, ino, &ip);
 	if (!err)
 		*flags = ip->di.flags & LFS_DI_USER;
 	return unlock(fs, err);
@@ -572,9 +577,8 @@ lfs_symlink(struct lfs_fs *fs, uint64_t dir, const char *name, const char *targe
 int
 lfs_readlink(struct lfs_fs *fs, uint64_t ino, char *buf, size_t size)
 {
-	lock(fs);
 	struct lfs_inode *ip;
-	int err = lfs_iget(fs, ino, &ip);
+	int err = lock_inode(fs, ino, &ip);
 	if (!err && !S_ISLNK(ip->di.mode))
 		err = -EINVAL;
 	if (err)
@@ -847,9 +851,8 @@ lfs_rename_whiteout(struct lfs_fs *fs, uint64_t odir, const char *oname, uint64_
 int
 lfs_open(struct lfs_fs *fs, uint64_t ino, int flags)
 {
-	lock(fs);
 	struct lfs_inode *ip;
-	int err = lfs_iget(fs, ino, &ip);
+	int err = lock_inode(fs, ino, &ip);
 	if (!err && ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) && (err = writable(fs)))
 		return unlock(fs, err);
 	/* FUSE hands O_TRUNC to open (atomic_o_trunc) instead of a setattr */
@@ -883,9 +886,8 @@ lfs_release(struct lfs_fs *fs, uint64_t ino)
 ssize_t
 lfs_read(struct lfs_fs *fs, uint64_t ino, void *buf, size_t size, off_t off)
 {
-	lock(fs);
 	struct lfs_inode *ip;
-	int err = lfs_iget(fs, ino, &ip);
+	int err = lock_inode(fs, ino, &ip);
 	if (err)
 		return unlock(fs, err);
 	if (S_ISDIR(ip->di.mode))
@@ -902,11 +904,8 @@ static ssize_t
 write_as(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t ino, const void *buf, size_t size, off_t off,
 	 bool *allocated, bool *in_headroom)
 {
-	lock(fs);
 	struct lfs_inode *ip;
-	int err = writable(fs);
-	if (!err)
-		err = lfs_iget(fs, ino, &ip);
+	int err = lock_inode_for_change(fs, ino, &ip);
 	if (err)
 		return unlock(fs, err);
 	if (!S_ISREG(ip->di.mode))
@@ -1060,9 +1059,8 @@ lfs_lseek(struct lfs_fs *fs, uint64_t ino, off_t off, int whence, off_t *out)
 		return -EINVAL;
 	if (off < 0)
 		return -ENXIO;
-	lock(fs);
 	struct lfs_inode *ip;
-	int err = lfs_iget(fs, ino, &ip);
+	int err = lock_inode(fs, ino, &ip);
 	if (!err && !S_ISREG(ip->di.mode))
 		err = -EINVAL;
 	uint64_t at = 0;
@@ -1075,11 +1073,8 @@ lfs_lseek(struct lfs_fs *fs, uint64_t ino, off_t off, int whence, off_t *out)
 int
 lfs_fallocate(struct lfs_fs *fs, uint64_t ino, int mode, off_t off, off_t len)
 {
-	lock(fs);
 	struct lfs_inode *ip;
-	int err = writable(fs);
-	if (!err)
-		err = lfs_iget(fs, ino, &ip);
+	int err = lock_inode_for_change(fs, ino, &ip);
 	if (err)
 		return unlock(fs, err);
 	if (off < 0 || len <= 0)
@@ -1209,11 +1204,8 @@ int
 lfs_setxattr_kill_sgid(struct lfs_fs *fs, uint64_t ino, const char *name, const void *value, size_t size,
 		       int flags, bool kill_sgid)
 {
-	lock(fs);
 	struct lfs_inode *ip;
-	int err = writable(fs);
-	if (!err)
-		err = lfs_iget(fs, ino, &ip);
+	int err = lock_inode_for_change(fs, ino, &ip);
 	if (!err && strncmp(name, "system.", 7) == 0)
 		err = lfs_acl_set(fs, ip, name, value, size, flags, kill_sgid);
 	else if (!err)
@@ -1226,9 +1218,8 @@ lfs_setxattr_kill_sgid(struct lfs_fs *fs, uint64_t ino, const char *name, const 
 ssize_t
 lfs_getxattr(struct lfs_fs *fs, uint64_t ino, const char *name, void *value, size_t size)
 {
-	lock(fs);
 	struct lfs_inode *ip;
-	ssize_t r = lfs_iget(fs, ino, &ip);
+	ssize_t r = lock_inode(fs, ino, &ip);
 	if (!r)
 		r = lfs_xattr_get(fs, ip, name, value, size);
 	return unlock_n(fs, r);
@@ -1237,9 +1228,8 @@ lfs_getxattr(struct lfs_fs *fs, uint64_t ino, const char *name, void *value, siz
 ssize_t
 lfs_listxattr(struct lfs_fs *fs, uint64_t ino, char *list, size_t size)
 {
-	lock(fs);
 	struct lfs_inode *ip;
-	ssize_t r = lfs_iget(fs, ino, &ip);
+	ssize_t r = lock_inode(fs, ino, &ip);
 	if (!r)
 		r = lfs_xattr_list(fs, ip, list, size);
 	return unlock_n(fs, r);
@@ -1248,11 +1238,8 @@ lfs_listxattr(struct lfs_fs *fs, uint64_t ino, char *list, size_t size)
 int
 lfs_removexattr(struct lfs_fs *fs, uint64_t ino, const char *name)
 {
-	lock(fs);
 	struct lfs_inode *ip;
-	int err = writable(fs);
-	if (!err)
-		err = lfs_iget(fs, ino, &ip);
+	int err = lock_inode_for_change(fs, ino, &ip);
 	if (!err)
 		err = lfs_xattr_remove(fs, ip, name);
 	return unlock_attr(fs, err);

@@ -58,3 +58,13 @@ if python3 "$top_srcdir/scripts/funclen.py" --max 120 "$tmp/cleaner" >"$tmp/long
 	exit 1
 fi
 echo "ok the length check catches a function over 120 lines"
+
+# fs.c: an operation on one inode opens with lock_inode or
+# lock_inode_for_change, not with its own copy of the lock and the iget
+prologue='\tlock\(fs\);\n\tstruct lfs_inode \*\w+;\n\t(int err|ssize_t r) = (writable\(fs\)|lfs_iget)'
+copies() { python3 -c 'import re, sys; print(len(re.findall(sys.argv[1], open(sys.argv[2]).read())))' "$prologue" "$1"; }
+n=$(copies "$top_srcdir/lfs/fs.c")
+[ "$n" = 0 ] || { echo "FAIL: lfs/fs.c has $n copies of the lock/iget prologue: use lock_inode"; exit 1; }
+printf 'int\nf(struct lfs_fs *fs)\n{\n\tlock(fs);\n\tstruct lfs_inode *ip;\n\tint err = lfs_iget(fs, 2, &ip);\n' >"$tmp/fs.c"
+[ "$(copies "$tmp/fs.c")" = 1 ] || { echo "FAIL: the prologue check missed a copy"; exit 1; }
+echo "ok lfs/fs.c opens its inode operations with lock_inode, and the check catches a copy"
