@@ -431,6 +431,30 @@ lfs_ckpt_read_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which
 	return lfs_ckpt_judge_region(dev, sb, which, hdr, addrs, NULL, 0);
 }
 
+int
+lfs_ckpt_newest(const int errs[2], const struct lfs_ckpt_hdr hs[2])
+{
+	if (!errs[0] && !errs[1])
+		return hs[1].ckpt_seq > hs[0].ckpt_seq;
+	return !errs[0] ? 0 : !errs[1] ? 1 : -1;
+}
+
+int
+lfs_ckpt_judge_both(struct lfs_bdev *dev, const struct lfs_super *sb, bool addrs, struct lfs_ckpt_verdict v[2])
+{
+	int errs[2];
+	struct lfs_ckpt_hdr hs[2];
+	for (int i = 0; i < 2; i++) {
+		memset(&v[i], 0, sizeof(v[i]));
+		v[i].err = lfs_ckpt_judge_region(dev, sb, i, &v[i].h, addrs ? &v[i].addrs : NULL, v[i].why,
+						 sizeof(v[i].why));
+		v[i].decoded = v[i].err == 0 || v[i].err == -EFSCORRUPTED;
+		errs[i] = v[i].err;
+		hs[i] = v[i].h;
+	}
+	return lfs_ckpt_newest(errs, hs);
+}
+
 /* Read one table block written at a checkpoint. */
 static int
 read_table_block(struct lfs_fs *fs, uint64_t addr, uint8_t *blk)
@@ -602,17 +626,7 @@ pick_region(struct lfs_fs *fs, struct lfs_ckpt_hdr h[2], int *picked)
 		lfs_log("checkpoint region %d: %s; mount refused", i, strerror(-err[i]));
 		return err[i];
 	}
-	int pick;
-	if (fs->want_region >= 0)
-		pick = err[fs->want_region] ? -1 : fs->want_region;
-	else if (!err[0] && !err[1])
-		pick = h[1].ckpt_seq > h[0].ckpt_seq;
-	else if (!err[0])
-		pick = 0;
-	else if (!err[1])
-		pick = 1;
-	else
-		pick = -1;
+	int pick = fs->want_region < 0 ? lfs_ckpt_newest(err, h) : err[fs->want_region] ? -1 : fs->want_region;
 	if (pick < 0) {
 		lfs_log("no valid checkpoint region (region 0: %s; region 1: %s)", strerror(-err[0]),
 			strerror(-err[1]));

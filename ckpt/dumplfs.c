@@ -30,21 +30,13 @@
 #include <string.h>
 #include <time.h>
 
-struct region {
-	int err;                    /* from lfs_ckpt_read_region */
-	char why[160];              /* its status, in words */
-	bool decoded;               /* the header is worth showing */
-	struct lfs_ckpt_hdr h;
-	uint64_t *addrs;            /* imap then SUT block addresses */
-};
-
 struct dump {
 	const char *path;
 	struct lfs_bdev dev;
 	struct lfs_super sb;
 	uint32_t bs, seed;
 	uint32_t nimap, nsut;       /* table blocks, as the geometry implies */
-	struct region r[2];
+	struct lfs_ckpt_verdict r[2];
 	int newest;                 /* region in use, -1 if neither is valid */
 	uint32_t *meta;             /* per segment: table blocks the newest checkpoint keeps there */
 	uint8_t *blk;
@@ -140,22 +132,8 @@ dump_open(struct dump *d)
 static void
 dump_read_regions(struct dump *d)
 {
-	for (int i = 0; i < 2; i++) {
-		struct region *r = &d->r[i];
-		memset(&r->h, 0, sizeof(r->h));
-		/* judged, and the verdict worded, as a mount judges it */
-		r->err = lfs_ckpt_judge_region(&d->dev, &d->sb, i, &r->h, &r->addrs, r->why, sizeof(r->why));
-		r->decoded = r->err == 0 || r->err == -EFSCORRUPTED;
-	}
-	/* the same choice as lfs_ckpt_load() */
-	if (!d->r[0].err && !d->r[1].err)
-		d->newest = d->r[1].h.ckpt_seq > d->r[0].h.ckpt_seq;
-	else if (!d->r[0].err)
-		d->newest = 0;
-	else if (!d->r[1].err)
-		d->newest = 1;
-	else
-		d->newest = -1;
+	/* judged, and the verdict worded, as a mount judges them */
+	d->newest = lfs_ckpt_judge_both(&d->dev, &d->sb, true, d->r);
 	if (d->newest < 0) {
 		complain(d, "no valid checkpoint region (region 0: %s; region 1: %s)", d->r[0].why, d->r[1].why);
 		return;
@@ -213,7 +191,7 @@ dump_checkpoints(struct dump *d)
 	struct lfs_out *o = &d->o;
 	lfs_out_begin(o, "checkpoints", ']');
 	for (int i = 0; i < 2; i++) {
-		const struct region *r = &d->r[i];
+		const struct lfs_ckpt_verdict *r = &d->r[i];
 		const struct lfs_ckpt_hdr *h = &r->h;
 		lfs_out_item(o, "region", (uint64_t)i, false);
 		lfs_out_u64(o, "addr", d->sb.ckpt_addr[i]);
@@ -495,9 +473,11 @@ dump_usage(struct dump *d)
 		lfs_out_hex(o, "flags", e.flags);
 		lfs_out_time(o, "mtime_ns", e.mtime_ns);
 		lfs_out_end(o);
-		if ((uint64_t)e.live_bytes > (uint64_t)d->sb.seg_blocks * d->bs && bad++ < BAD_SHOWN)
-			complain(d, "usage table: segment %" PRIu64 " has %u live bytes, more than it holds", s,
-				 e.live_bytes);
+		/* the verdict of the mount, which refuses such an entry */
+		const char *why;
+		if (lfs_sut_entry_check(&e, &d->sb, &why) && bad++ < BAD_SHOWN)
+			complain(d, "usage table: segment %" PRIu64 ": %s (%u live bytes, flags %#x)", s, why,
+				 e.live_bytes, e.flags);
 	}
 	lfs_out_end(o);
 	lfs_out_end(o);
@@ -526,9 +506,14 @@ dump_imap(struct dump *d)
 		for (uint32_t i = 0; i < per && (uint64_t)b * per + i < d->sb.max_inodes; i++) {
 			struct lfs_imap_entry e;
 			lfs_imap_entry_decode(&e, d->blk + (size_t)i * LFS_IMAP_ENTRY_SIZE);
+			uint64_t ino = (uint64_t)b * per + i;
+			/* the verdict of the mount, which refuses such an entry */
+			const char *why;
+			if (lfs_imap_entry_check(&e, ino, &d->sb, &why) && bad++ < BAD_SHOWN)
+				complain(d, "inode map: inode %" PRIu64 ": %s (block %" PRIu64 " slot %u, flags %#x)",
+					 ino, why, e.daddr, e.slot, e.flags);
 			if (!(e.flags & LFS_IMAP_INUSE))
 				continue;
-			uint64_t ino = (uint64_t)b * per + i;
 			in_use++;
 			lfs_out_item(o, "ino", ino, true);
 			lfs_out_u64(o, "daddr", e.daddr);
@@ -537,9 +522,6 @@ dump_imap(struct dump *d)
 			lfs_out_hex(o, "flags", e.flags);
 			lfs_out_bool(o, "orphan", e.flags & LFS_IMAP_ORPHAN);
 			lfs_out_end(o);
-			if ((!in_log(d, e.daddr) || e.slot >= d->bs / LFS_INODE_ALIGN) && bad++ < BAD_SHOWN)
-				complain(d, "inode map: inode %" PRIu64 " has an impossible address: block %" PRIu64
-					 " slot %u", ino, e.daddr, e.slot);
 		}
 	}
 	lfs_out_end(o);

@@ -37,13 +37,6 @@
 #include <unistd.h>
 #include <time.h>
 
-struct region {
-	int err;                    /* from lfs_ckpt_read_region */
-	char why[160];
-	bool decoded;               /* the header is worth showing */
-	struct lfs_ckpt_hdr h;
-};
-
 static void
 usage(FILE *f)
 {
@@ -190,8 +183,8 @@ kind_of(const struct lfs_ckpt_info *c)
 }
 
 static void
-print_json(const char *path, const char *mnt, const struct lfs_super *sb, const struct region r[2], int newest,
-	   const struct lfs_ckpt_info *ci, size_t n, uint64_t held, uint32_t protect)
+print_json(const char *path, const char *mnt, const struct lfs_super *sb, const struct lfs_ckpt_verdict r[2],
+	   int newest, const struct lfs_ckpt_info *ci, size_t n, uint64_t held, uint32_t protect)
 {
 	struct lfs_out o;
 	lfs_out_init(&o, true);
@@ -252,22 +245,9 @@ lfs_ckpt_list(const char *path, const char *mnt, bool json)
 	if (busy)
 		fprintf(stderr, "lfs-ckpt: warning: %s is mounted at %s: the regions may be about to change; "
 			"lfs-ckpt -l %s asks the daemon, and lists its kept checkpoints\n", path, where, where);
-	struct region r[2];
-	for (int i = 0; i < 2; i++) {
-		memset(&r[i], 0, sizeof(r[i]));
-		/* judged, and the verdict worded, as a mount judges it */
-		r[i].err = lfs_ckpt_judge_region(&dev, &sb, i, &r[i].h, NULL, r[i].why, sizeof(r[i].why));
-		r[i].decoded = r[i].err == 0 || r[i].err == -EFSCORRUPTED;
-	}
+	struct lfs_ckpt_verdict r[2];
+	int newest = lfs_ckpt_judge_both(&dev, &sb, false, r);
 	lfs_bdev_close(&dev);
-	/* the same choice as lfs_ckpt_load() */
-	int newest = -1;
-	if (!r[0].err && !r[1].err)
-		newest = r[1].h.ckpt_seq > r[0].h.ckpt_seq;
-	else if (!r[0].err)
-		newest = 0;
-	else if (!r[1].err)
-		newest = 1;
 	struct lfs_ckpt_info *ci = NULL;
 	size_t n = 0;
 	uint64_t held = 0;

@@ -65,6 +65,22 @@ int lfs_ckpt_judge_region(struct lfs_bdev *dev, const struct lfs_super *sb, int 
 			  uint64_t **addrs, char *why, size_t wlen);
 int lfs_ckpt_read_region(struct lfs_bdev *dev, const struct lfs_super *sb, int which,
 			 struct lfs_ckpt_hdr *hdr, uint64_t **addrs);
+/* The region a mount uses of two judged (errs, and headers hs): the
+ * newer of the valid ones; -1 if neither is. */
+int lfs_ckpt_newest(const int errs[2], const struct lfs_ckpt_hdr hs[2]);
+/* One region as lfs_ckpt_judge_both judges it, for the tools. */
+struct lfs_ckpt_verdict {
+	int err;                    /* lfs_ckpt_judge_region's */
+	char why[160];              /* its verdict, in words */
+	bool decoded;               /* the header is worth showing: valid, or decoded but wrong */
+	struct lfs_ckpt_hdr h;
+	uint64_t *addrs;            /* if asked, of a valid one: the table blocks (free) */
+};
+/* Both regions judged as the mount judges them, with the table block
+ * addresses of the valid ones if `addrs`; returns the region a mount
+ * uses (lfs_ckpt_newest), or -1. */
+int lfs_ckpt_judge_both(struct lfs_bdev *dev, const struct lfs_super *sb, bool addrs,
+			struct lfs_ckpt_verdict v[2]);
 
 /* mount.c: dumplfs.  The snapshot tables (lfs(5), SNAPSHOTS) of
  * checkpoint h of the image on dev, read by the mount's own readers and

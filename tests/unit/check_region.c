@@ -97,6 +97,28 @@ judge_image(int w, struct lfs_ckpt_hdr *h, char *why, size_t len, uint64_t *addr
 	return err;
 }
 
+/* The region the tools are told a mount uses (lfs_ckpt_judge_both), with
+ * the table addresses of each valid one. */
+static int
+judged_newest(void)
+{
+	struct lfs_bdev dev;
+	struct lfs_super sb;
+	struct lfs_super_where where;
+	char msg[256];
+	struct lfs_ckpt_verdict v[2];
+	ck_assert_int_eq(lfs_bdev_open(&dev, testfs_path, true), 0);
+	ck_assert_int_eq(lfs_super_open(&dev, 0, true, &sb, &where, msg, sizeof(msg)), 0);
+	int newest = lfs_ckpt_judge_both(&dev, &sb, true, v);
+	lfs_bdev_close(&dev);
+	for (int i = 0; i < 2; i++) {
+		ck_assert(!v[i].err == (v[i].addrs != NULL));
+		ck_assert(v[i].decoded == (!v[i].err || v[i].err == -EFSCORRUPTED));
+		free(v[i].addrs);
+	}
+	return newest;
+}
+
 /* Bytes lfs_region_write(fs, w, h) put on the device. */
 static uint64_t
 region_write_bytes(struct lfs_fs *fs, int w, struct lfs_ckpt_hdr *h)
@@ -286,6 +308,7 @@ START_TEST(newest_valid_chosen)
 	int n = h[1].ckpt_seq > h[0].ckpt_seq;
 	ck_assert_uint_eq(h[n].ckpt_seq, h[!n].ckpt_seq + 1);
 	ck_assert_uint_eq(h[n].ckpt_seq % 2, (uint64_t)n);
+	ck_assert_int_eq(judged_newest(), n);
 	fs = testfs_mount_ro();
 	struct lfs_stats st;
 	lfs_get_stats(fs, &st);
@@ -296,6 +319,7 @@ START_TEST(newest_valid_chosen)
 	raw_flip((uint64_t)(1 + 3 * n) * BS + 2 * BS + 130);
 	ck_assert_int_eq(judge_image(n, &h[n], why, sizeof(why), &a600, &a1024), -EFSCORRUPTED);
 	ck_assert_str_eq(why, "crc mismatch");
+	ck_assert_int_eq(judged_newest(), !n);
 	fs = testfs_mount_ro();
 	lfs_get_stats(fs, &st);
 	ck_assert_uint_eq(st.ckpt_seq, h[!n].ckpt_seq);
@@ -305,6 +329,7 @@ START_TEST(newest_valid_chosen)
 	raw_flip((uint64_t)(1 + 3 * !n) * BS);
 	ck_assert_int_eq(judge_image(!n, &h[!n], why, sizeof(why), &a600, &a1024), -EINVAL);
 	ck_assert_str_eq(why, "bad magic");
+	ck_assert_int_eq(judged_newest(), -1);
 	struct lfs_opts o;
 	lfs_opts_default(&o);
 	o.readonly = true;
