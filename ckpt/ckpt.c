@@ -51,8 +51,7 @@ compact(uint32_t *list, uint32_t *n, uint8_t *dirty)
 /* Every mount reads every table block and checks it against the
  * summaries of its segment, a chain walk per segment (verify.c).  A
  * checkpoint writes only the blocks that changed, so over time they
- * spread: after a 4 GiB file was written at 16 GiB, 17 usage-table
- * blocks lay in 17 segments, and those walks were most of loading the
+ * spread, one per segment, and those walks become most of loading the
  * checkpoint.  Once more than STRAY_MAX blocks lie in segments holding
  * fewer than GATHER_MIN table blocks, this checkpoint writes them again
  * beside its own (at most GATHER_MAX): a few blocks now and then, and a
@@ -583,9 +582,8 @@ lfs_ckpt_load_view(struct lfs_fs *fs, struct lfs_fs *src, uint64_t seq)
  * asked for together.  Each usage-table block was last written by the
  * checkpoint after its segments last changed, so after a large file was
  * written they lie in as many segments, each found by walking its
- * segment's chain of summaries: at 16 GiB with a 4 GiB file, 16 SUT
- * blocks in 16 segments, about 80 cold reads one after another, 40 ms
- * of the mount.  Walked in step, the chains cost about one wait per
+ * segment's chain of summaries: cold reads one after another.  Walked in
+ * step, the chains cost about one wait per
  * summary of the longest (lfs_verify_prefetch). */
 static void
 prefetch_tables(struct lfs_fs *fs, const uint32_t *im, uint32_t n_im, const uint32_t *sut, uint32_t n_sut)

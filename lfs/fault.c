@@ -131,11 +131,10 @@ lfs_fault_hook(enum lfs_fault_op op)
 		hook();
 }
 
-/* Tables as large as the filesystem (a TiB has a million segments: 32
- * MiB of segment table, and 2 MiB regions) are backed by huge pages
- * where the kernel gives them: on a VM the first touch of each 4 KiB
- * page is a fault of 15-20 us, and a mount at 1 TiB took 11,300 of
- * them.  Only the 2 MiB-aligned part of an allocation can be. */
+/* Tables as large as the filesystem (a TiB has a million segments) are
+ * backed by huge pages where the kernel gives them: the first touch of
+ * each 4 KiB page is a fault, and a large mount would take thousands.
+ * Only the 2 MiB-aligned part of an allocation can be. */
 #define HUGE_PAGE (2u << 20)
 
 static void

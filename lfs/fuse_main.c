@@ -386,8 +386,9 @@ setup_cache(struct lfs_daemon *d, const struct cmdline *c)
 	}
 }
 
-/* The command line read and checked, and the cleaner's path found: -1 to go on and mount, else the
- * exit status (0 after --help or --version). */
+/* The command line read and checked, and the cleaner's path found: -1
+ * to go on and mount, else the exit status (0 after --help or
+ * --version). */
 static int
 read_cmdline(struct cmdline *c, struct fuse_args *args, char *cleaner, size_t cleaner_len)
 {

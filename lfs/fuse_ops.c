@@ -122,10 +122,9 @@ op_init(void *userdata, struct fuse_conn_info *conn)
 	 * max_background of them (12 by default).  When a few wait for the
 	 * reclaimer's round, writeback of the whole mount crawls at a few
 	 * pages a round and the writers' dirty-page throttling stalls them
-	 * for seconds: at 85% of a 1 GiB filesystem, random 4 KiB
-	 * overwrites stalled a pwrite() 24-61 s with 12, 1.2-1.4 s with 64
-	 * (bench cleanlat, CL_FS=1G).  The kernel caps it for mounts by
-	 * other users (fs.fuse.max_user_bgreq). */
+	 * for many seconds; more in flight keeps writeback moving (bench
+	 * cleanlat).  The kernel caps it for mounts by other users
+	 * (fs.fuse.max_user_bgreq). */
 	conn->max_background = LFS_MAX_BACKGROUND;
 	conn->congestion_threshold = LFS_MAX_BACKGROUND * 3 / 4;
 	conn->want &= ~(unsigned)FUSE_CAP_POSIX_LOCKS; /* the kernel does local locks */

@@ -70,8 +70,7 @@ ask_segment(struct lfs_logwalk *w, uint64_t seg, uint32_t off)
 
 /* The segment after `next` is known only once the walk reads `next`'s
  * first summary, too late for a segment of a few large psegs to arrive
- * before the walk needs it (a cold mount after fsynced writes to a large
- * file waited about 0.8 ms at the start of each).  The writer takes the
+ * before the walk needs it.  The writer takes the
  * first clean segment after the one it fills (lfs_seg_pick_next), most
  * often next + 1: that one is asked for too, a hint that costs only a
  * segment's read where the guess is wrong. */

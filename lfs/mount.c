@@ -646,11 +646,10 @@ lfs_unmount(struct lfs_fs *fs)
 
 /* A burst of writes leaves the malloc heaps as large as its peak: the
  * dirty pages of the next flush pile up while the last one's psegs are
- * written (1 GiB written with fsync: 173 MB of heap, 13 MB in use), and
- * free memory in the middle of a heap is not given back by free().  It
- * is kept while writes go on (taking it back costs a page fault per
- * 4 KiB, 15-20 us on a VM) and given back once the filesystem has been
- * quiet for a second. */
+ * written, and free memory in the middle of a heap is not given back by
+ * free().  It is kept while writes go on (taking it back costs a page
+ * fault per 4 KiB) and given back once the filesystem has been quiet
+ * for a second. */
 #define TRIM_AFTER_NS 1000000000ull
 
 void
@@ -732,9 +731,9 @@ lfs_plan_geometry(struct lfs_super *sb, uint64_t bytes, uint32_t bs, uint32_t se
 	 * overprovisioning so that cleaning keeps up at a full df.  Moving a
 	 * block of a file also rewrites the leaf that points to it, so under
 	 * random overwrites a cleaned segment costs about twice its live
-	 * blocks: at 2% the segments of a filesystem 85% full were ~86% live
-	 * and cleaning lost ground until writes failed; at 10% they are
-	 * ~78% live and it keeps up. */
+	 * blocks: with too small a reserve, the segments of a nearly full
+	 * filesystem stay so live that cleaning loses ground until writes
+	 * fail. */
 	uint64_t reserve = lfs_reserve_segs(sb->nsegs, nimap, nsut, sb->seg_blocks);
 	sb->reserved_segs = (uint32_t)reserve;
 	if (sb->nsegs < reserve + LFS_MIN_FREE_SEGS)

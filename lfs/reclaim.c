@@ -2,12 +2,11 @@
  * reclaim.c — layer 6: the reclaimer, a thread of the daemon that makes
  * room for requests refused it, so that none makes it in its own time.
  *
- * A write that finds the clean segments spent used to checkpoint and
- * clean (clean.c's greedy batch, up to 32 MiB read and written) inside
- * its own request, holding fs->lock: every other request waited behind
- * it, and the kernel, seeing writeback stall, throttled the writers for
- * hundreds of milliseconds.  Now admission (space.c) refuses it, the
- * request returns, and its caller (the FUSE glue) waits here with
+ * A write that finds the clean segments spent does not clean inside its
+ * own request: holding fs->lock, every other request would wait behind
+ * it, and the kernel, seeing writeback stall, would throttle the
+ * writers.  Admission (space.c) refuses it instead, the request
+ * returns, and its caller (the FUSE glue) waits here with
  * nothing held for the next round, then runs the request again from the
  * start.  A round is one lfs_space_reclaim_round: a checkpoint if that
  * frees segments, else a batch of cleaning whose counting yields the

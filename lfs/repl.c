@@ -4,9 +4,8 @@
  *
  * For each inode record it applies, roll-forward must uncount the blocks
  * the record no longer names.  Found by comparing the old block map with
- * the new, that costs a cold read of every old leaf a write replaced:
- * after 1,000 fsynced random writes to a 4 GiB file, 916 leaves and the
- * summaries that check them.  The writer knows each such block when it
+ * the new, that costs a cold read of every old leaf a write replaced,
+ * and of the summaries that check them.  The writer knows each such block when it
  * drops it, so it keeps them per inode, and the flush writes them into
  * the group's last summary, after its entries (format.h, LFS_PSEG_REPL):
  * roll-forward then reads nothing old for that inode.  A list that

@@ -171,9 +171,8 @@ round_after(struct lfs_fs *fs, bool unlocked)
 	 * moves and the checkpoint wrote: while its counting yields,
 	 * requests admitted before it take the clean space it makes, and
 	 * judged by the clean space alone, a round that gained looked
-	 * futile; the cached writes then refused for a second lost data the
-	 * kernel had acknowledged, at 93% full with other work on the CPUs.
-	 * A round that holds the lock throughout is judged by the clean
+	 * futile, and the cached writes then refused for a second lost data
+	 * the kernel had acknowledged.  A round that holds the lock throughout is judged by the clean
 	 * space alone: nothing else took it. */
 	bool gained = lfs_seg_clean_blocks(fs) > before || (unlocked && t.victims * seg_bytes > t.written);
 	if (err == -ENOSPC || (!gained && fs->freed_bytes - freed < seg_bytes)) {
@@ -197,8 +196,8 @@ round_after(struct lfs_fs *fs, bool unlocked)
 	 * behind (the old copies of the leaves and records they dragged
 	 * along) is the next round's gain.  The refused request comes back
 	 * once for it: ending it here failed cached writes of pure
-	 * overwrites at 90% full, their data lost to the caller, one round
-	 * before cleaning gained.  A second loss in a row ends it, and a
+	 * overwrites of a nearly full filesystem, their data lost to the
+	 * caller, one round before cleaning gained.  A second loss in a row ends it, and a
 	 * caller cleaning in its own time (no request runs meanwhile) ends
 	 * at the first: on a truly full filesystem, rounds at a loss would
 	 * go on moving the same blocks. */

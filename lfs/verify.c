@@ -153,9 +153,8 @@ lfs_verify_note_pseg(struct lfs_fs *fs, uint64_t seg, uint32_t off, const uint8_
 /* Verifying a block in a segment not cached walks the segment's chain
  * of summaries, each found from the one before: a read the device must
  * finish before the next can begin.  Roll-forward after random writes
- * to a large file verifies old leaves in a few hundred such segments
- * (1,000 writes to a 4 GiB file: 152 segments, 623 summaries), and
- * walked one by one those reads were most of its time.  Here the
+ * to a large file verifies old leaves in many such segments, and walked
+ * one by one those reads would be most of its time.  Here the
  * chains of all of them advance together: each step asks for one
  * summary of every chain at once, then reads them (for their lengths
  * only; load reads and checks them again), so the mount waits about
