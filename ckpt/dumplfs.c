@@ -450,20 +450,29 @@ dump_segments(struct dump *d, bool detail)
  * block is garbage and a count says as much. */
 #define BAD_SHOWN 5
 
+/* A table's heading: the checkpoint it is of, and its n blocks, of which
+ * those with an address in `a` were written; its entries follow. */
+static void
+table_begin(struct dump *d, const char *key, const uint64_t *a, uint32_t n)
+{
+	struct lfs_out *o = &d->o;
+	uint64_t written = 0;
+	for (uint32_t b = 0; b < n; b++)
+		written += a[b] != 0;
+	lfs_out_begin(o, key, '}');
+	lfs_out_u64(o, "checkpoint_region", (uint64_t)d->newest);
+	lfs_out_u64(o, "checkpoint_seq", d->r[d->newest].h.ckpt_seq);
+	lfs_out_u64(o, "blocks", n);
+	lfs_out_u64(o, "blocks_written", written);
+	lfs_out_begin(o, "entries", ']');
+}
+
 static void
 dump_usage(struct dump *d)
 {
 	struct lfs_out *o = &d->o;
-	const uint64_t *a = d->r[d->newest].addrs + d->nimap;
-	uint64_t written = 0, bad = 0;
-	for (uint32_t b = 0; b < d->nsut; b++)
-		written += a[b] != 0;
-	lfs_out_begin(o, "usage_table", '}');
-	lfs_out_u64(o, "checkpoint_region", (uint64_t)d->newest);
-	lfs_out_u64(o, "checkpoint_seq", d->r[d->newest].h.ckpt_seq);
-	lfs_out_u64(o, "blocks", d->nsut);
-	lfs_out_u64(o, "blocks_written", written);
-	lfs_out_begin(o, "entries", ']');
+	uint64_t bad = 0;
+	table_begin(d, "usage_table", d->r[d->newest].addrs + d->nimap, d->nsut);
 	for (uint64_t s = 0; s < d->sb.nsegs; s++) {
 		struct lfs_sut_entry e;
 		if (dump_sut_entry(d, s, &e))
@@ -491,15 +500,8 @@ dump_imap(struct dump *d)
 	struct lfs_out *o = &d->o;
 	const uint64_t *a = d->r[d->newest].addrs;
 	uint32_t per = lfs_imap_per_block(d->bs);
-	uint64_t written = 0, in_use = 0, bad = 0;
-	for (uint32_t b = 0; b < d->nimap; b++)
-		written += a[b] != 0;
-	lfs_out_begin(o, "inode_map", '}');
-	lfs_out_u64(o, "checkpoint_region", (uint64_t)d->newest);
-	lfs_out_u64(o, "checkpoint_seq", d->r[d->newest].h.ckpt_seq);
-	lfs_out_u64(o, "blocks", d->nimap);
-	lfs_out_u64(o, "blocks_written", written);
-	lfs_out_begin(o, "entries", ']');
+	uint64_t in_use = 0, bad = 0;
+	table_begin(d, "inode_map", a, d->nimap);
 	for (uint32_t b = 0; b < d->nimap; b++) {
 		if (!a[b] || dump_table_block(d, "inode map", b, a[b], d->blk))
 			continue; /* never written (all free), or reported */

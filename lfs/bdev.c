@@ -181,18 +181,26 @@ pwrite_all(const struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *b
 	return err;
 }
 
-int
-lfs_bdev_pwrite_raw(const struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *buf)
+/* A write inside the device, as an injected fault (fault.h) lets it:
+ * *done counts the bytes that landed. */
+static int
+pwrite_checked(const struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *buf, uint64_t *done)
 {
-	uint64_t done;
 	int err = off + len > dev->size_bytes ? -ENOSPC : lfs_fault_check(LFS_FAULT_PWRITE);
 	if (err == LFS_FAULT_SHORT) { /* torn: the first half lands */
-		pwrite_all(dev, off, len / 2, buf, &done);
+		pwrite_all(dev, off, len / 2, buf, done);
 		err = -EIO;
 	}
 	if (!err)
-		err = pwrite_all(dev, off, len, buf, &done);
+		err = pwrite_all(dev, off, len, buf, done);
 	return err;
+}
+
+int
+lfs_bdev_pwrite_raw(const struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *buf)
+{
+	uint64_t done = 0;
+	return pwrite_checked(dev, off, len, buf, &done);
 }
 
 int
@@ -203,13 +211,7 @@ lfs_bdev_pwrite(struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *bu
 	if (dev->failed)
 		return -EIO;
 	uint64_t done = 0;
-	int err = off + len > dev->size_bytes ? -ENOSPC : lfs_fault_check(LFS_FAULT_PWRITE);
-	if (err == LFS_FAULT_SHORT) { /* torn: the first half lands */
-		pwrite_all(dev, off, len / 2, buf, &done);
-		err = -EIO;
-	}
-	if (!err)
-		err = pwrite_all(dev, off, len, buf, &done);
+	int err = pwrite_checked(dev, off, len, buf, &done);
 	dev->bytes_written += done;
 	if (err)
 		dev->failed = true;
