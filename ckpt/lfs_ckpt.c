@@ -11,7 +11,7 @@
  *
  * Listing reads the regions from the image itself, read-only and without
  * a lock (for a mountpoint, the daemon names its image over the control
- * socket), and judges each region with lfs_ckpt_read_region(), as a
+ * socket), and judges both regions with lfs_ckpt_judge_both(), as a
  * mount does; the kept checkpoints come from the daemon, or, for an
  * image, from a read-only look at it.  Everything else goes through the
  * daemon (LFS_CTL_*): only the process that owns the log may write it.  Shutting down (-S) is the ioctl on the
