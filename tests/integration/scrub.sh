@@ -64,10 +64,13 @@ gone_ino=$(ino "$MNT/gone")
 head -c 3M /dev/urandom >"$MNT/later"
 md5sum "$MNT/d/f4" >"$WORK/f4.md5"
 "$CKPT" -c "$MNT" >/dev/null || fail "lfs-ckpt -c"
-# a file of its own flush: its inode record shares a block only with its
-# directory's, not with the records of the files damaged below (whose
-# data the daemon could then judge only while it holds their inodes)
+# a file whose newest record is alone in its block: not with the records
+# of the files damaged below (whose data the daemon could then judge only
+# while it holds their inodes), nor with its directory's (whose entries
+# the path walk could then read only while the daemon holds it)
 head -c 40000 /dev/urandom >"$MNT/d/sub/meta2"
+"$CKPT" -c "$MNT" >/dev/null || fail "lfs-ckpt -c"
+chmod 600 "$MNT/d/sub/meta2"
 "$CKPT" -c "$MNT" >/dev/null || fail "lfs-ckpt -c"
 rm "$MNT/gone"
 "$CKPT" -c "$MNT" >/dev/null || fail "lfs-ckpt -c"
@@ -92,12 +95,12 @@ gone_blk=$(newest "$gone_ino" DATA 3)
 smash "$gone_blk"; want["data $gone_ino 12288 4096"]=1
 meta_blk=$(inode_block "$meta")
 smash "$meta_blk"
-# every inode whose record that block holds is damaged (the daemon's map says which)
-for i in $("$DUMP" -i -j "$IMG" 2>/dev/null | python3 -c '
+# the inodes whose records that block holds (the map says which): meta2's alone
+in_blk=$("$DUMP" -i -j "$IMG" 2>/dev/null | python3 -c '
 import json, sys
-print(*[e["ino"] for e in json.load(sys.stdin)["inode_map"]["entries"] if e["daddr"] == int(sys.argv[1])])' "$meta_blk"); do
-	want["inode $i - -"]=1
-done
+print(*[e["ino"] for e in json.load(sys.stdin)["inode_map"]["entries"] if e["daddr"] == int(sys.argv[1])])' "$meta_blk")
+[ "$in_blk" = "$meta" ] || fail "the block of meta2's record holds the records of $in_blk, not $meta alone"
+want["inode $meta - -"]=1
 
 rc=0
 "$SCRUB" -j -s "$STATE" "$MNT" >"$WORK/scrub.json" || rc=$?
