@@ -458,7 +458,7 @@ lfs_ckpt_judge_both(struct lfs_bdev *dev, const struct lfs_super *sb, bool addrs
 static int
 read_table_block(struct lfs_fs *fs, uint64_t addr, uint8_t *blk)
 {
-	if (!lfs_addr_valid(fs, addr)) {
+	if (!lfs_addr_named(fs, addr)) {
 		lfs_log("checkpoint: table block address %llu outside the log", (unsigned long long)addr);
 		return -EFSCORRUPTED;
 	}
@@ -500,6 +500,9 @@ load_imap(struct lfs_fs *fs, const uint32_t *which, uint32_t n)
 	int e = 0;
 	uint32_t per = lfs_imap_per_block(fs->bsize);
 	fs->inodes_used = 0;
+	/* a kept checkpoint's records may lie past a shrunk log's end:
+	 * read where the held table says (lfs_addr_kept) */
+	struct lfs_super sb = lfs_tree_super(fs);
 	for (uint32_t k = 0; k < (which ? n : fs->n_imap_blocks) && !e; k++) {
 		uint32_t b = which ? which[k] : k;
 		if (!fs->imap_addr[b])
@@ -515,7 +518,7 @@ load_imap(struct lfs_fs *fs, const uint32_t *which, uint32_t n)
 			}
 			const char *why;
 			lfs_imap_entry_decode(en, blk + i * LFS_IMAP_ENTRY_SIZE);
-			if ((e = lfs_imap_entry_check(en, ino, &fs->sb, &why))) {
+			if ((e = lfs_imap_entry_check(en, ino, &sb, &why))) {
 				lfs_log("inode map block %llu: entry %zu: %s", (unsigned long long)fs->imap_addr[b], ino,
 					why);
 				break;

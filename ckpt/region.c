@@ -99,6 +99,13 @@ lfs_region_free(struct lfs_fs *fs)
 }
 
 void
+lfs_region_forget(struct lfs_fs *fs)
+{
+	for (int w = 0; w < 2; w++)
+		region_drop(fs, w);
+}
+
+void
 lfs_region_mark(struct lfs_fs *fs, size_t i)
 {
 	uint32_t k = (uint32_t)((LFS_CKPT_HDR_SIZE + 8 * i) / fs->bsize);

@@ -557,7 +557,7 @@ walk_node(struct walk *w, uint64_t addr, unsigned k, unsigned l, uint64_t i)
 			w->unwritten += sp;
 			continue;
 		}
-		if (!lfs_addr_valid(fs, ptrs[s])) {
+		if (!lfs_addr_named(fs, ptrs[s])) {
 			err = -EFSCORRUPTED;
 			break;
 		}
@@ -587,7 +587,7 @@ walk_xattr_slots(struct lfs_fs *fs, uint64_t root, int (*fn)(void *ctx, uint64_t
 		if (!v)
 			continue;
 		if ((lfs_xslot_kind(v) != LFS_XSLOT_LEAF && lfs_xslot_kind(v) != LFS_XSLOT_VALUE) ||
-		    !lfs_addr_valid(fs, a))
+		    !lfs_addr_named(fs, a))
 			err = -EFSCORRUPTED;
 		else
 			err = fn(ctx, a, LFS_BK_XATTR, s + 1);
@@ -605,7 +605,8 @@ lfs_bmap_walk_disk_unwritten(struct lfs_fs *fs, const struct lfs_dinode *di,
 	u64map_init(&w.nodes);
 	const char *why;
 	/* what fn is given lies inside the log, as walk_node checks below */
-	int err = lfs_dinode_check(di, &fs->sb, &why);
+	struct lfs_super tsb = lfs_tree_super(fs);
+	int err = lfs_dinode_check(di, &tsb, &why);
 	if (!(di->flags & LFS_DI_INLINE))
 		for (uint64_t b = 0; b < LFS_NDIRECT && !err; b++) {
 			if (lfs_addr_unwritten(di->direct[b]))

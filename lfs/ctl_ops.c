@@ -319,7 +319,7 @@ lfs_ctl_view_read(struct lfs_fs *fs, uint64_t seq, uint64_t addr, uint8_t *out, 
 {
 	lfs_lock(fs);
 	*len = fs->bsize;
-	int err = lfs_addr_valid(fs, addr) ? lfs_retain_read(fs, seq, addr, out) : -EINVAL;
+	int err = lfs_addr_kept(fs, addr) ? lfs_retain_read(fs, seq, addr, out) : -EINVAL;
 	pthread_mutex_unlock(&fs->lock);
 	return err;
 }
@@ -392,4 +392,20 @@ lfs_ctl_scrub_inodes(struct lfs_fs *fs, uint64_t addr, uint64_t first, uint32_t 
 	pthread_mutex_unlock(&fs->lock);
 	*got = k;
 	*next = ino < max ? ino : 0;
+}
+
+int
+lfs_ctl_resize(struct lfs_fs *fs, uint64_t bytes, uint64_t flags, uint64_t val[4], char *why, size_t len)
+{
+	why[0] = '\0';
+	if (flags & ~(uint64_t)LFS_CTL_RESIZE_DRY)
+		return -EINVAL;
+	struct lfs_resize_info ri;
+	int err = lfs_resize(fs, bytes, LFS_RESIZE_YIELD | (flags & LFS_CTL_RESIZE_DRY ? LFS_RESIZE_DRY : 0), &ri,
+			     why, len);
+	val[0] = ri.old_bytes;
+	val[1] = ri.new_bytes;
+	val[2] = ri.moved_blocks;
+	val[3] = ri.min_bytes;
+	return err;
 }

@@ -8,6 +8,7 @@
 
 #include "ctl_proto.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct lfs_fs;
@@ -46,6 +47,10 @@ int lfs_ctl_scrub_who(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n
  * from, 0 when every inode was looked at.  A request looks at
  * LFS_CTL_SCRUB_INODES_SPAN inodes at most. */
 #define LFS_CTL_SCRUB_INODES_SPAN 65536
+/* LFS_CTL_RESIZE: resize to `bytes` (flags LFS_CTL_RESIZE_*), its
+ * figures into val (ctl_proto.h), why it was refused into why (len
+ * bytes, "" if it was not). */
+int lfs_ctl_resize(struct lfs_fs *fs, uint64_t bytes, uint64_t flags, uint64_t val[4], char *why, size_t len);
 void lfs_ctl_scrub_inodes(struct lfs_fs *fs, uint64_t addr, uint64_t first, uint32_t n, uint32_t *out,
 			  uint32_t *got, uint64_t *next);
 

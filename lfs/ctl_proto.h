@@ -46,12 +46,12 @@
 #include <sys/ioctl.h>
 
 #define LFS_CTL_MAGIC   0x4c544331u /* "1CTL" */
-#define LFS_CTL_VERSION 8         /* 4: one registered cleaner, its state, lfs-clean's verbs;
+#define LFS_CTL_VERSION 9         /* 4: one registered cleaner, its state, lfs-clean's verbs;
 				   * 5: LFS_CTL_REQUESTS; 6: snapshots; 7: SNAP_LIST pages by
 				   * checkpoint number, views held, CLEANER_STATS without
-				   * victims; 8: SCRUB_WHO, SCRUB_INODES */
-#define LFS_CTL_VERSION_STR "8"   /* in messages: keep equal */
-_Static_assert(LFS_CTL_VERSION == 8, "LFS_CTL_VERSION_STR");
+				   * victims; 8: SCRUB_WHO, SCRUB_INODES; 9: RESIZE */
+#define LFS_CTL_VERSION_STR "9"   /* in messages: keep equal */
+_Static_assert(LFS_CTL_VERSION == 9, "LFS_CTL_VERSION_STR");
 #define LFS_CTL_PREFIX  "lfs-ctl:"
 #define LFS_CTL_NAME_MAX 48         /* the abstract name, NUL included */
 /* Set by the daemon for the cleaner it starts: the abstract name of its
@@ -142,7 +142,15 @@ enum lfs_ctl_op {
 				    * count n -> up to n uint32_t: the inodes from arg1 up whose
 				    * current record lies in that block; val0 where to go on
 				    * (0: no more) */
+	/* lfs-resize on a mounted filesystem */
+	LFS_CTL_RESIZE = 24,    /* arg0 the new size in bytes, arg1 LFS_CTL_RESIZE_* flags -> val0
+				 * the size before, val1 after (or that a dry run would give),
+				 * val2 blocks moved, val3 (-ENOSPC) the smallest size the data
+				 * fits; -EALREADY: the size it has; a message saying why when
+				 * refused (count 1, a NUL-terminated string) */
 };
+#define LFS_CTL_RESIZE_DRY 1u   /* check only, change nothing */
+#define LFS_CTL_RESIZE_WHY_MAX 512
 
 /* The answer LFS_CTL_SCRUB_WHO gives for one block that failed its check
  * in a scrubber's read. */
@@ -320,6 +328,7 @@ _Static_assert(sizeof(struct lfs_ctl_damage) == 40, "damage record size");
 #define LFS_CTL_REPLY_VIEW_WHO_MAX sizeof(struct lfs_ctl_path)
 #define LFS_CTL_REPLY_SCRUB_WHO_MAX (LFS_CTL_MAX_RECORDS * sizeof(struct lfs_ctl_damage))
 #define LFS_CTL_REPLY_SCRUB_INODES_MAX (LFS_CTL_MAX_RECORDS * sizeof(uint32_t))
+#define LFS_CTL_REPLY_RESIZE_MAX LFS_CTL_RESIZE_WHY_MAX
 #define LFS_CTL_PAYLOAD_MAX LFS_CTL_REPLY_SNAP_LIST_MAX /* the largest of them all */
 #define LFS_CTL_MSG_MAX (sizeof(struct lfs_ctl_resp) + LFS_CTL_PAYLOAD_MAX)
 _Static_assert(sizeof(struct lfs_ctl_req) == sizeof(struct lfs_ctl_resp), "one header size");
@@ -336,6 +345,7 @@ _Static_assert(LFS_CTL_REPLY_VIEW_READ_MAX <= LFS_CTL_PAYLOAD_MAX, "VIEW_READ re
 _Static_assert(LFS_CTL_REPLY_VIEW_WHO_MAX <= LFS_CTL_PAYLOAD_MAX, "VIEW_WHO reply");
 _Static_assert(LFS_CTL_REPLY_SCRUB_WHO_MAX <= LFS_CTL_PAYLOAD_MAX, "SCRUB_WHO reply");
 _Static_assert(LFS_CTL_REPLY_SCRUB_INODES_MAX <= LFS_CTL_PAYLOAD_MAX, "SCRUB_INODES reply");
+_Static_assert(LFS_CTL_REPLY_RESIZE_MAX <= LFS_CTL_PAYLOAD_MAX, "RESIZE reply");
 /* a unix SOCK_SEQPACKET message must fit the default socket buffer
  * (net.core.wmem_default, 212,992 bytes) */
 _Static_assert(LFS_CTL_MSG_MAX <= 200000, "a message fits the socket buffer");

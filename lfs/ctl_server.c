@@ -75,6 +75,7 @@ struct lfs_ctl_server {
 _Static_assert(sizeof(((struct lfs_ctl_server *)0)->image) <= LFS_CTL_REPLY_INFO_MAX, "INFO reply");
 /* SCRUB_WHO answers one record for each it was sent */
 _Static_assert(sizeof(struct lfs_ctl_damage) * LFS_CTL_MAX_RECORDS <= LFS_CTL_PAYLOAD_MAX, "SCRUB_WHO reply");
+_Static_assert(sizeof(struct lfs_ctl_resp) + LFS_CTL_RESIZE_WHY_MAX <= MSG_MAX, "RESIZE reply");
 
 /* How many records of `rec` bytes a reply may carry, at most `asked`. */
 static uint32_t
@@ -152,6 +153,7 @@ payload_len(uint16_t op, uint32_t count)
 	case LFS_CTL_VIEW_HOLD:
 		return count == 1 ? sizeof(struct lfs_ctl_path) : SIZE_MAX - 1;
 	case LFS_CTL_VIEW_WHO:
+	case LFS_CTL_RESIZE:
 		return 0;
 	default:
 		return SIZE_MAX;
@@ -532,6 +534,11 @@ answer(struct lfs_ctl_server *srv, struct client *c, struct request *q)
 		q->resp->count = 3 * LFS_CTL_REQ_SLOTS;
 		return 3 * LFS_CTL_REQ_SLOTS * sizeof(uint64_t);
 	}
+	case LFS_CTL_RESIZE:
+		q->resp->err = lfs_ctl_resize(srv->fs, q->req.arg[0], q->req.arg[1], q->resp->val, (char *)q->rout,
+					      LFS_CTL_RESIZE_WHY_MAX);
+		q->resp->count = q->rout[0] != '\0';
+		return q->resp->count ? strlen((char *)q->rout) + 1 : 0;
 	default:
 		return answer_snapshots(srv, c, q);
 	}

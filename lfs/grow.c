@@ -79,6 +79,61 @@ lfs_grow_plan(const struct lfs_super *old, uint64_t bytes, struct lfs_super *g, 
 	return err;
 }
 
+/* `old` laid out over nsegs segments (fewer than it has): 0 if the
+ * superblock checks accept it. */
+static int
+shrunk(const struct lfs_super *old, uint64_t nsegs, struct lfs_super *g)
+{
+	uint32_t bs = old->block_size, sbl = old->seg_blocks;
+	*g = *old;
+	uint32_t nimap = lfs_imap_nblocks(old->max_inodes, bs);
+	g->nsegs = nsegs;
+	g->nblocks = old->seg0 + nsegs * sbl;
+	g->reserved_segs = (uint32_t)lfs_reserve_segs(nsegs, nimap, lfs_sut_nblocks(nsegs + old->seg0 / sbl, bs), sbl);
+	g->feature_compat |= LFS_FEATURE_BACKUP_SB;
+	g->backup_sb = g->nblocks;
+	if (nsegs < (uint64_t)g->reserved_segs + LFS_MIN_FREE_SEGS)
+		return -ENOSPC;
+	uint8_t buf[LFS_SB_SIZE];
+	struct lfs_super back;
+	lfs_super_encode(g, buf);
+	return lfs_super_decode(&back, buf);
+}
+
+int
+lfs_resize_plan(const struct lfs_super *old, uint64_t bytes, struct lfs_super *g, char *why, size_t len)
+{
+	uint32_t bs = old->block_size, sbl = old->seg_blocks;
+	uint64_t backup = lfs_super_backup_block(bytes, bs);
+	uint64_t nsegs = backup > old->seg0 ? (backup - old->seg0) / sbl : 0;
+	if (nsegs >= old->nsegs)
+		return lfs_grow_plan(old, bytes, g, why, len);
+	/* The smallest layout the superblock checks accept: as mkfs.lfs's
+	 * (the reserve and 8 segments more), and checkpoint regions of the
+	 * size mkfs gave them, which must stay exactly as large as the usage
+	 * table needs (format.c).  Both only fail below some count. */
+	uint64_t lo = 0, hi = old->nsegs;  /* shrunk(lo) fails, shrunk(hi) holds */
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (shrunk(old, mid, g))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (nsegs < hi) {
+		snprintf(why, len, "%llu bytes is below the smallest size this filesystem can have (%llu bytes, %llu "
+			 "segments: its reserve, room to write, and checkpoint regions sized by mkfs)",
+			 (unsigned long long)bytes, (unsigned long long)(old->seg0 + hi * sbl + 1) * bs,
+			 (unsigned long long)hi);
+		return -EINVAL;
+	}
+	int err = shrunk(old, nsegs, g);
+	g->backup_sb = backup;
+	if (err)
+		snprintf(why, len, "the shrunk superblock would not verify (%s)", strerror(-err));
+	return err;
+}
+
 /* The newest valid checkpoint region of `sb` and which it is. */
 static int
 newest_region(struct lfs_bdev *dev, const struct lfs_super *sb, struct lfs_ckpt_hdr *hdr, uint64_t **addrs,

@@ -198,7 +198,7 @@ lfs_held_load(struct lfs_fs *fs, struct lfs_held *h, uint64_t root, uint64_t nsl
 			err = push_free(h, i);
 			continue;
 		}
-		if (!lfs_addr_valid(fs, e->orig) || !lfs_addr_valid(fs, e->cur) || e->from >= e->until ||
+		if (!lfs_addr_kept(fs, e->orig) || !lfs_addr_valid(fs, e->cur) || e->from >= e->until ||
 		    e->charge == 0 || e->charge > fs->bsize) {
 			lfs_log("held blocks: entry %llu cannot be (orig %llu, cur %llu, checkpoints %llu..%llu)",
 				(unsigned long long)i, (unsigned long long)e->orig, (unsigned long long)e->cur,

@@ -103,6 +103,10 @@ int lfs_format(const char *path, const struct lfs_super *sb, uid_t uid, gid_t gi
  * no segment (the message in `why`), -EFBIG when the checkpoint regions
  * would have to grow. */
 int lfs_grow_plan(const struct lfs_super *old, uint64_t bytes, struct lfs_super *grown, char *why, size_t len);
+/* The same for any size: a smaller one gives the shrunk geometry (0), or
+ * -EINVAL below the smallest the superblock checks accept (named in why);
+ * resize.c then moves the data (lfs_resize of lfs.h). */
+int lfs_resize_plan(const struct lfs_super *old, uint64_t bytes, struct lfs_super *g, char *why, size_t len);
 /* Rewrite the image on `dev` (open for writing, locked, at least as
  * large as `grown` needs, its newest checkpoint clean) from `old` to
  * `grown`: a checkpoint with the longer usage table in the older region,

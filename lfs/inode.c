@@ -25,12 +25,13 @@ lfs_inode_decode_record(struct lfs_fs *fs, const uint8_t *blk, uint64_t daddr, u
 		problem = "slot past the end of the block";
 		err = -EFSCORRUPTED;
 	}
+	struct lfs_super tsb = lfs_tree_super(fs);
 	if (!err) {
 		int r = lfs_dinode_decode(di, blk + off, fs->bsize - off);
 		if (r < 0) {
 			problem = "not a well-formed record";
 			err = r;
-		} else if (!(err = lfs_dinode_check(di, &fs->sb, &problem)) && inl && di->inline_len) {
+		} else if (!(err = lfs_dinode_check(di, &tsb, &problem)) && inl && di->inline_len) {
 			*inl = calloc(1, lfs_inline_max(fs->bsize));
 			if (*inl)
 				memcpy(*inl, blk + off + LFS_INODE_HDR_SIZE, di->inline_len);

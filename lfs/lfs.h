@@ -96,6 +96,24 @@ int lfs_image_mounted_at(const char *path, char *where, size_t len);
 /* 1 if a read-write lfs holds the image open on fd (its lock), with where
  * it is mounted; what the image holds then lags what that daemon has. */
 int lfs_image_busy(int fd, const char *path, char *where, size_t len);
+/* What lfs_resize did, or why not: sizes in bytes (a device's: the
+ * superblock's backup block included). */
+struct lfs_resize_info {
+	uint64_t old_bytes, new_bytes, old_nsegs, new_nsegs;
+	uint64_t used_bytes;        /* a shrink: what the data takes */
+	uint64_t held_bytes;        /* ... of it, held for kept checkpoints alone */
+	uint64_t min_bytes;         /* refused for room: the smallest that would do */
+	uint64_t moved_blocks;
+};
+/* Grow or shrink the mounted filesystem to a device of `bytes`
+ * (resize.c): an image file is extended or cut to it.  -EALREADY: that
+ * is its size (nothing done); -ENOSPC: the data would not fit (why
+ * says how much would), or a device too small; -EINVAL, -EFBIG: sizes
+ * its tables cannot describe.  Flags: LFS_RESIZE_YIELD, requests go on
+ * meanwhile; LFS_RESIZE_DRY, only the checks, nothing changed. */
+#define LFS_RESIZE_YIELD 1u
+#define LFS_RESIZE_DRY 2u
+int lfs_resize(struct lfs_fs *fs, uint64_t bytes, unsigned flags, struct lfs_resize_info *ri, char *why, size_t len);
 /* Run periodic work (flush timer, checkpoint timer); called by a thread. */
 void lfs_tick(struct lfs_fs *fs);
 /* The reclaimer: a thread of the caller's runs lfs_reclaim_serve until

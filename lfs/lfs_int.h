@@ -62,6 +62,7 @@
  *   snapshot.c             the snapshots of lfs.h
  *   mount.c, grow.c        bringing a filesystem up and down, mkfs's
  *                          format; growing an unmounted image
+ *   resize.c               growing and shrinking a mounted one
  *   fs.c, ctl_ops.c        the API of lfs.h; the control operations
  *   reclaim.c              the reclaimer: room made for refused requests
  *   mounted.c              whether a device or image is mounted (any
@@ -356,6 +357,9 @@ struct lfs_fs {
 	uint64_t unwritten;         /* unwritten blocks of every inode (format.h,
 				       LFS_ADDR_UNWRITTEN): counted used */
 	uint64_t nfreeable;         /* DIRTY, nothing live, no table block */
+	uint64_t alloc_segs;        /* a resize under way: the writer takes only
+				       segments below this; nclean counts only
+				       those (0: all, lfs_seg_limit) */
 	uint32_t *freeable_list;    /* segments that may be freeable, each once */
 	uint64_t nlisted;
 	bool loading;               /* mount: between lfs_seg_load_begin and _done */
@@ -550,13 +554,54 @@ static inline bool lfs_addr_valid(const struct lfs_fs *fs, uint64_t addr)
 {
 	return addr >= fs->sb.seg0 && addr < fs->sb.seg0 + fs->sb.nsegs * fs->sb.seg_blocks;
 }
+/* An address a kept checkpoint may name: one of a log of up to 2^32
+ * segments (lfs_super_check's bound).  After a shrink (resize.c) its
+ * blocks past the new end are held elsewhere, and the held table
+ * translates every read of them: a view checks its addresses against
+ * this, and the read of what they translate to against the log. */
+static inline bool lfs_addr_kept(const struct lfs_fs *fs, uint64_t addr)
+{
+	return addr >= fs->sb.seg0 && (addr - fs->sb.seg0) / fs->sb.seg_blocks < (1ull << 32);
+}
+/* An address the tree being read may name: in the log, or on a kept
+ * checkpoint's view, lfs_addr_kept. */
+static inline bool lfs_addr_named(const struct lfs_fs *fs, uint64_t addr)
+{
+	return lfs_addr_valid(fs, addr) || (fs->view_seq && lfs_addr_kept(fs, addr));
+}
+/* The superblock the records and tables of the tree being read are
+ * checked against: on a kept checkpoint's view, a log as large as any
+ * (lfs_addr_kept), since a shrink may have cut it since. */
+static inline struct lfs_super lfs_tree_super(const struct lfs_fs *fs)
+{
+	struct lfs_super sb = fs->sb;
+	if (fs->view_seq) {
+		sb.nsegs = 1ull << 32;
+		sb.nblocks = sb.seg0 + sb.nsegs * sb.seg_blocks;
+	}
+	return sb;
+}
 static inline uint64_t lfs_seg_live(const struct lfs_fs *fs, uint64_t seg)
 {
 	return fs->segs[seg].live_bytes + (uint64_t)fs->segs[seg].meta_blocks * fs->bsize;
 }
 
+/* The segments the writer may take: all but during a resize (resize.c). */
+static inline uint64_t lfs_seg_limit(const struct lfs_fs *fs)
+{
+	return fs->alloc_segs ? fs->alloc_segs : fs->sb.nsegs;
+}
+
 /* seg.c */
 int lfs_seg_init(struct lfs_fs *fs);
+/* Let the writer take only the segments below `limit` (nsegs: all),
+ * clean ones beyond counted as no room. */
+void lfs_seg_set_limit(struct lfs_fs *fs, uint64_t limit);
+/* The segment table and usage table sized for nsegs segments, sb.nsegs
+ * set: a shrink drops the usage-table blocks past the end (every segment
+ * there must be clean); a grow adds clean segments, which stay beyond
+ * the limit until lfs_seg_set_limit lets the writer have them. */
+int lfs_seg_regeom(struct lfs_fs *fs, uint64_t nsegs);
 int lfs_seg_append(struct lfs_fs *fs, uint8_t kind, uint32_t ino, uint32_t version,
 		   uint64_t lblk, const void *data, uint64_t *addr);
 int lfs_seg_inode_slot(struct lfs_fs *fs, uint32_t reclen, uint8_t **p, uint64_t *addr,
@@ -950,6 +995,9 @@ void lfs_region_mark(struct lfs_fs *fs, size_t i);
  * the mount fails. */
 int lfs_region_adopt(struct lfs_fs *fs, int w);
 void lfs_region_free(struct lfs_fs *fs);
+/* Forget both regions (the tables changed size): each is written whole
+ * at its next checkpoint. */
+void lfs_region_forget(struct lfs_fs *fs);
 /* Roll forward; afterwards the head is NOT usable: the caller moves it to
  * fresh segments (lfs_mount does) before anything is written. */
 int lfs_recover(struct lfs_fs *fs, const struct lfs_ckpt_hdr *hdr, uint64_t *found);

@@ -73,8 +73,10 @@ lfs_seg_set_state(struct lfs_fs *fs, uint64_t seg, uint8_t state)
 {
 	struct lfs_seginfo *si = &fs->segs[seg];
 	bool was = freeable(si);
+	/* a segment a shrink is emptying is clean without being room */
+	bool counted = seg < lfs_seg_limit(fs);
 	if (si->state == LFS_SEG_CLEAN && state != LFS_SEG_CLEAN) {
-		fs->nclean--;
+		fs->nclean -= counted;
 		si->trimmed = 0;
 		/* a discard run chose it: it must not discard it from now on */
 		if (si->trim == LFS_TRIM_PENDING) {
@@ -83,7 +85,7 @@ lfs_seg_set_state(struct lfs_fs *fs, uint64_t seg, uint8_t state)
 			pthread_mutex_unlock(&fs->trim_mu);
 		}
 	} else if (si->state != LFS_SEG_CLEAN && state == LFS_SEG_CLEAN) {
-		fs->nclean++;
+		fs->nclean += counted;
 		si->reuses++;
 	}
 	si->state = state;
@@ -201,12 +203,12 @@ lfs_seg_pick_next(struct lfs_fs *fs, uint64_t *out)
 {
 	/* one a discard run holds only if there is no other: taking it
 	 * waits for its discard to end (lfs_seg_set_state) */
-	uint64_t n = fs->sb.nsegs;
+	uint64_t n = fs->sb.nsegs, limit = lfs_seg_limit(fs);
 	for (int pass = 0; pass < 2; pass++)
 		for (uint64_t i = 1; i <= n; i++) {
 			uint64_t s = (fs->cur_seg + i) % n;
 			const struct lfs_seginfo *si = &fs->segs[s];
-			if (si->state == LFS_SEG_CLEAN && (pass || si->trim != LFS_TRIM_PENDING)) {
+			if (s < limit && si->state == LFS_SEG_CLEAN && (pass || si->trim != LFS_TRIM_PENDING)) {
 				lfs_seg_set_state(fs, s, LFS_SEG_ACTIVE);
 				*out = s;
 				return 0;
@@ -538,4 +540,100 @@ lfs_seg_after_checkpoint(struct lfs_fs *fs)
 	}
 	fs->nlisted = kept;
 	fs->segs_since_ckpt = 0;
+}
+
+void
+lfs_seg_set_limit(struct lfs_fs *fs, uint64_t limit)
+{
+	uint64_t old = lfs_seg_limit(fs);
+	if (limit > fs->sb.nsegs)
+		limit = fs->sb.nsegs;
+	uint64_t lo = limit < old ? limit : old, hi = limit < old ? old : limit;
+	for (uint64_t s = lo; s < hi; s++)
+		if (fs->segs[s].state == LFS_SEG_CLEAN) {
+			if (limit < old)
+				fs->nclean--;
+			else
+				fs->nclean++;
+		}
+	fs->alloc_segs = limit == fs->sb.nsegs ? 0 : limit;
+}
+
+int
+lfs_seg_regeom(struct lfs_fs *fs, uint64_t nsegs)
+{
+	uint64_t old = fs->sb.nsegs;
+	uint32_t nsut = lfs_sut_nblocks(nsegs, fs->bsize), old_nsut = fs->n_sut_blocks;
+	if (nsegs > old) {
+		/* the arrays only grow: a shrink keeps their memory, so that a
+		 * discard run holding an index past the end stays in bounds */
+		struct lfs_seginfo *segs = lfs_realloc(fs->segs, nsegs * sizeof(*segs));
+		if (!segs)
+			return -ENOMEM;
+		pthread_mutex_lock(&fs->trim_mu);
+		fs->segs = segs;
+		pthread_mutex_unlock(&fs->trim_mu);
+		uint32_t *fl = lfs_realloc(fs->freeable_list, nsegs * sizeof(uint32_t));
+		if (!fl)
+			return -ENOMEM;
+		fs->freeable_list = fl;
+		if (fs->trim_list) {
+			uint32_t *tl = lfs_realloc(fs->trim_list, nsegs * sizeof(uint32_t));
+			if (!tl)
+				return -ENOMEM;
+			fs->trim_list = tl;
+		}
+	}
+	if (nsut > old_nsut) {
+		uint64_t *a = lfs_realloc(fs->sut_addr, nsut * sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		fs->sut_addr = a;
+		uint8_t *d = lfs_realloc(fs->sut_dirty, nsut);
+		if (!d)
+			return -ENOMEM;
+		fs->sut_dirty = d;
+		uint32_t *l = lfs_realloc(fs->sut_dirty_list, 2 * (size_t)nsut * sizeof(*l));
+		if (!l)
+			return -ENOMEM;
+		fs->sut_dirty_list = l;
+		memset(fs->sut_addr + old_nsut, 0, (nsut - old_nsut) * sizeof(*a));
+		memset(fs->sut_dirty + old_nsut, 0, nsut - old_nsut);
+	}
+	/* what a shrink left behind past the end, or never was */
+	if (nsegs > old)
+		memset(fs->segs + old, 0, (nsegs - old) * sizeof(*fs->segs));
+	/* usage-table blocks past the new end: their segments are gone */
+	for (uint32_t b = nsut; b < old_nsut; b++) {
+		if (fs->sut_addr[b])
+			lfs_seg_meta(fs, fs->sut_addr[b], -1);
+		fs->sut_addr[b] = 0;
+		fs->sut_dirty[b] = 0;
+	}
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < fs->sut_ndirty; i++)
+		if (fs->sut_dirty_list[i] < nsut)
+			fs->sut_dirty_list[kept++] = fs->sut_dirty_list[i];
+	fs->sut_ndirty = kept;
+	fs->ckpt_end_sut_ndirty = 0;
+	fs->n_sut_blocks = nsut;
+	if (fs->trim_list) {
+		uint64_t t = 0;
+		for (uint64_t i = 0; i < fs->ntrim; i++)
+			if (fs->trim_list[i] < nsegs)
+				fs->trim_list[t++] = fs->trim_list[i];
+			else
+				fs->segs[fs->trim_list[i]].trim_listed = 0;
+		fs->ntrim = t;
+	}
+	/* the segments it gains are clean, and room once the limit lets
+	 * the writer have them (lfs_seg_set_limit) */
+	fs->alloc_segs = lfs_seg_limit(fs);
+	fs->sb.nsegs = nsegs;
+	if (fs->alloc_segs >= nsegs)
+		fs->alloc_segs = 0;
+	/* the last block keeps only the segments there are: written anew */
+	if (nsut)
+		lfs_seg_sut_mark(fs, nsut - 1);
+	return 0;
 }

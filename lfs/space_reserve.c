@@ -92,7 +92,7 @@ lfs_space_floor(const struct lfs_fs *fs, enum lfs_space_class cls)
 static uint64_t
 slack_blocks(const struct lfs_fs *fs)
 {
-	uint64_t seg = fs->sb.seg_blocks, total = fs->sb.nsegs * seg;
+	uint64_t seg = fs->sb.seg_blocks, total = lfs_seg_limit(fs) * seg;
 	uint64_t floor = lfs_space_floor(fs, LFS_SPACE_WRITE), ckpt = ckpt_floor(fs);
 	uint64_t budget = floor > ckpt + seg ? floor - ckpt : seg;
 	return (LFS_SLACK_FACTOR * total / budget + 1) * seg;
@@ -105,7 +105,7 @@ slack_blocks(const struct lfs_fs *fs)
 uint64_t
 lfs_space_capacity(const struct lfs_fs *fs)
 {
-	uint64_t total = fs->sb.nsegs * (uint64_t)fs->sb.seg_blocks;
+	uint64_t total = lfs_seg_limit(fs) * (uint64_t)fs->sb.seg_blocks;
 	uint64_t keep = lfs_space_floor(fs, LFS_SPACE_WRITE) + slack_blocks(fs);
 	if (total <= keep || log_blocks(fs, with_leaves(fs, 1)) > total - keep)
 		return 0;

@@ -166,7 +166,7 @@ load_slots(struct lfs_fs *fs, struct lfs_inode *ip, struct lfs_xattrs *xa, const
 		unsigned k = lfs_xslot_kind(v);
 		if (!v)
 			continue;
-		if ((k != LFS_XSLOT_LEAF && k != LFS_XSLOT_VALUE) || !lfs_addr_valid(fs, a)) {
+		if ((k != LFS_XSLOT_LEAF && k != LFS_XSLOT_VALUE) || !lfs_addr_named(fs, a)) {
 			lfs_log("inode %u: xattr slot %u: bad kind %u or address %llu", ip->ino, s, k,
 				(unsigned long long)a);
 			return -EFSCORRUPTED;
