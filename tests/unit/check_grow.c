@@ -100,6 +100,45 @@ START_TEST(plan_lays_out_grown_geometry)
 }
 END_TEST
 
+/* lfs_resize_plan: a smaller size lays out fewer segments with the
+ * reserve recomputed and everything else as it was, which the mount
+ * decodes; below the smallest the superblock checks accept (the reserve
+ * and 8 segments more) it is EINVAL, and the size the message names is
+ * exactly the smallest accepted.  Sizes at both ends of 64 bits do not
+ * wrap: one adds no segment past the checkpoint regions' reach (EFBIG). */
+START_TEST(plan_shrinks_to_the_smallest_accepted)
+{
+	struct lfs_super old = planned_super(), g;
+	char why[512];
+	ck_assert_int_eq(lfs_resize_plan(&old, 8u << 20, &g, why, sizeof(why)), 0);
+	ck_assert_uint_eq(g.nsegs, (2047 - 16) / 16);
+	ck_assert_uint_eq(g.nblocks, 16 + g.nsegs * 16);
+	ck_assert_uint_eq(g.backup_sb, 2047);
+	ck_assert_uint_lt(g.reserved_segs, old.reserved_segs);
+	ck_assert_uint_eq(g.ckpt_blocks, old.ckpt_blocks);
+	ck_assert_uint_eq(g.max_inodes, old.max_inodes);
+	uint8_t buf[LFS_SB_SIZE];
+	struct lfs_super back;
+	lfs_super_encode(&g, buf);
+	ck_assert_int_eq(lfs_super_decode(&back, buf), 0);
+	/* the same size it has, and a larger one, as lfs_grow_plan */
+	ck_assert_int_eq(lfs_resize_plan(&old, OLD_BYTES, &g, why, sizeof(why)), -EALREADY);
+	ck_assert_int_eq(lfs_resize_plan(&old, 64u << 20, &g, why, sizeof(why)), 0);
+	ck_assert_uint_eq(g.nsegs, 1022);
+	/* too small: the message names the smallest size, which plans */
+	ck_assert_int_eq(lfs_resize_plan(&old, 256u << 10, &g, why, sizeof(why)), -EINVAL);
+	const char *p = strstr(why, "smallest size this filesystem can have (");
+	ck_assert_ptr_nonnull(p);
+	unsigned long long min = strtoull(p + strlen("smallest size this filesystem can have ("), NULL, 10);
+	ck_assert_int_eq(lfs_resize_plan(&old, min, &g, why, sizeof(why)), 0);
+	ck_assert_uint_ge(g.nsegs, (uint64_t)g.reserved_segs + LFS_MIN_FREE_SEGS);
+	ck_assert_int_eq(lfs_resize_plan(&old, min - 4096, &g, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(lfs_resize_plan(&old, 0, &g, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(lfs_resize_plan(&old, UINT64_MAX, &g, why, sizeof(why)), -EFBIG);
+	ck_assert_uint_eq(old.nsegs, 254);
+}
+END_TEST
+
 /* The checkpoint regions keep their size (one block: a 128-byte header
  * and 496 addresses, 16 for the inode map), so the usage table may have
  * 480 blocks of 256 entries, less segment 0's offset: 122,879 segments,
@@ -382,6 +421,6 @@ START_TEST(grow_survives_a_crash_at_each_write)
 }
 END_TEST
 
-CHECK_MAIN("grow", "grow", 60, plan_refuses_what_does_not_grow, plan_lays_out_grown_geometry,
+CHECK_MAIN("grow", "grow", 60, plan_refuses_what_does_not_grow, plan_lays_out_grown_geometry, plan_shrinks_to_the_smallest_accepted,
 	   plan_stops_at_checkpoint_region, grow_keeps_data_and_adds_room, backup_superblock_moves,
 	   grow_refuses_small_device_and_unclean_log, grow_survives_a_crash_at_each_write)
