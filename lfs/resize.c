@@ -84,6 +84,64 @@ fits(struct lfs_fs *fs, const struct lfs_super *g, uint64_t bytes, struct lfs_re
 	return false;
 }
 
+/* Blocks clean below `limit`, with those the next checkpoints free. */
+static uint64_t
+room_below(const struct lfs_fs *fs, uint64_t limit)
+{
+	uint64_t n = 0;
+	for (uint64_t s = 0; s < limit; s++) {
+		const struct lfs_seginfo *si = &fs->segs[s];
+		n += si->state == LFS_SEG_CLEAN || (si->state == LFS_SEG_DIRTY && !lfs_seg_live(fs, s));
+	}
+	return n * fs->sb.seg_blocks;
+}
+
+/* What moving the tail's live blocks writes below the limit before any
+ * of them is freed: the blocks, a leaf or record in four for those they
+ * drag along, the floor deletes and checkpoints keep, and the two
+ * segments the log head moves to. */
+static uint64_t
+room_needed(const struct lfs_fs *fs, uint64_t limit)
+{
+	uint64_t live = 0;
+	for (uint64_t s = limit; s < fs->sb.nsegs; s++)
+		live += lfs_seg_live(fs, s);
+	uint64_t blocks = (live + fs->bsize - 1) / fs->bsize;
+	return blocks + blocks / 4 + lfs_space_floor(fs, LFS_SPACE_DELETE) + 2ull * fs->sb.seg_blocks;
+}
+
+/* Room below the limit to move the tail into, cleaning there first if
+ * need be (the limit set: what cleaning writes stays below it). */
+static int
+make_room(struct lfs_fs *fs, uint64_t limit, char *why, size_t len)
+{
+	for (int round = 0; round < RESIZE_ROUNDS; round++) {
+		if (room_below(fs, limit) >= room_needed(fs, limit))
+			return 0;
+		struct lfs_reclaim_tally t = { 0 };
+		int err = lfs_clean_reclaim(fs, false, &t);
+		if (err == -ENOSPC)
+			break;
+		if (err) {
+			snprintf(why, len, "cleaning to make room: %s", strerror(-err));
+			return err;
+		}
+		for (int i = 0; i < 2 && !err && lfs_seg_freeable(fs); i++)
+			err = lfs_ckpt_write(fs, false);
+		if (err) {
+			snprintf(why, len, "cleaning to make room: %s", strerror(-err));
+			return err;
+		}
+	}
+	uint64_t have = room_below(fs, limit), need = room_needed(fs, limit);
+	if (have >= need)
+		return 0;
+	snprintf(why, len, "the data would fit, but not while it moves: the segments past the new end hold more "
+		 "than the clean space below it takes (%" PRIu64 " KiB clean, %" PRIu64 " KiB needed, cleaning "
+		 "gains no more); try a larger size", have * fs->bsize >> 10, need * fs->bsize >> 10);
+	return -ENOSPC;
+}
+
 /* The log head out of the segments past `limit`: on in two fresh ones,
  * made the head by a checkpoint, as a mount after a crash does. */
 static int
@@ -130,6 +188,8 @@ static int
 empty_tail(struct lfs_fs *fs, uint64_t from, bool yield, struct lfs_resize_info *ri, char *why, size_t len)
 {
 	for (int round = 0; round < RESIZE_ROUNDS; round++) {
+		lfs_log_debug("resize: round %d: %llu blocks clean below the end, %llu needed", round,
+			      (unsigned long long)room_below(fs, from), (unsigned long long)room_needed(fs, from));
 		/* what deletes emptied is room once checkpoints free it */
 		int err = 0;
 		for (int i = 0; i < 2 && !err && lfs_seg_freeable(fs); i++)
@@ -283,7 +343,13 @@ lfs_resize(struct lfs_fs *fs, uint64_t bytes, unsigned flags, struct lfs_resize_
 	lfs_seg_set_limit(fs, g.nsegs);
 	uint32_t reserve = fs->sb.reserved_segs;
 	fs->sb.reserved_segs = g.reserved_segs;
-	err = empty_tail(fs, g.nsegs, yield, ri, why, len);
+	/* what deletes emptied is room once checkpoints free it */
+	for (int i = 0; i < 2 && !err && lfs_seg_freeable(fs); i++)
+		err = lfs_ckpt_write(fs, false);
+	if (!err)
+		err = make_room(fs, g.nsegs, why, len);
+	if (!err)
+		err = empty_tail(fs, g.nsegs, yield, ri, why, len);
 	if (!err)
 		err = commit(fs, &g, why, len);
 	if (err && !fs->fatal) {

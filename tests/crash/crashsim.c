@@ -1,7 +1,7 @@
 /*
  * crashsim.c — crash-state testing.
  *
- *   crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-P] [-R] [-D] [-v]
+ *   crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-P] [-R] [-D] [-Z] [-v]
  *
  * 1. Make a small image, mount it through the real code with the block
  *    trace on (bdev.c records every write and every flush), and run a
@@ -38,6 +38,13 @@
  * that on a full filesystem (-F -P) the oldest give way to the writes
  * (lfs_retain_give_way) and the states include those between a give-way
  * and the checkpoint that commits it; a run where none gave way fails.
+ * With -Z the filesystem is resized while the workload runs, as
+ * lfs-resize asks a daemon to: shrunk by a quarter the log head is in the segments it gives up (the tail's live
+ * blocks moved out, then the new size committed), grown back a sixth of
+ * the run later.  Every state must mount
+ * with the old size or the new one, fsck clean, with every file synced
+ * before it whole; a run that moved nothing, or whose states all have
+ * one size, fails.
  * With -R the workload is another: two files past their first tree of
  * block map (over 2 MiB), overwritten at random and fsynced again and
  * again, extended and cut now and then: the fsyncs whose records are
@@ -132,6 +139,11 @@ struct big {
 };
 
 struct workload {
+	bool resize;                /* -Z */
+	int resizes;                /* done */
+	unsigned resized_at;        /* the op of the last one */
+	uint64_t moved;             /* blocks the shrink moved */
+	uint64_t nsegs[2];          /* -Z: before and after the shrink */
 	struct big big[BIG_FILES];
 	bool relink;                /* -R */
 	bool discard;               /* -D */
@@ -413,6 +425,62 @@ snapshot_op(struct workload *w)
 	return 0;
 }
 
+/* -Z: resize to `bytes` as the daemon does for lfs-resize. */
+static int
+resize_op(struct workload *w, uint64_t bytes)
+{
+	struct lfs_resize_info ri;
+	char why[512];
+	int err = lfs_resize(w->fs, bytes, LFS_RESIZE_YIELD, &ri, why, sizeof(why));
+	if (err) {
+		if (w->verbose || err != -ENOSPC)
+			fprintf(stderr, "crashsim: resize to %llu bytes: %s\n", (unsigned long long)bytes, why);
+		return err;
+	}
+	if (!w->resizes++) {
+		w->nsegs[0] = ri.old_nsegs;
+		w->nsegs[1] = ri.new_nsegs;
+	}
+	w->moved += ri.moved_blocks;
+	return 0;
+}
+
+/* -Z: shrink to end below the log head, at half its segment or, if
+ * what the filesystem holds does not fit there (or not while it moves),
+ * a few segments further on: 1 when no end below the head will do yet
+ * (the head must move on first), 0 once shrunk, or -errno. */
+static int
+shrink_below_head(struct workload *w)
+{
+	const struct lfs_super *sb = &w->fs->sb;
+	uint64_t head = w->fs->cur_seg < w->fs->next_seg ? w->fs->cur_seg : w->fs->next_seg;
+	for (uint64_t end = head / 2; end + 2 < head; end += 4) {
+		uint64_t bytes = (sb->seg0 + end * sb->seg_blocks + 1) * sb->block_size;
+		struct lfs_resize_info ri;
+		char why[512];
+		int err = lfs_resize(w->fs, bytes, LFS_RESIZE_DRY, &ri, why, sizeof(why));
+		if (err == -EINVAL || (err == -ENOSPC && ri.min_bytes))
+			continue; /* the data would not fit there */
+		if (!err)
+			err = resize_op(w, bytes);
+		if (err != -ENOSPC)
+			return err;
+	}
+	/* no end below the head holds the data yet: the head moves on,
+	 * half a MiB rewritten and synced (a file outside the model) */
+	struct stat st;
+	int err = lfs_create(w->fs, LFS_ROOT_INO, "zfill", 0644, false, &cred, &st);
+	static uint8_t fill[512 << 10];
+	memset(fill, (int)rnd_below(256), sizeof(fill));
+	ssize_t n = err ? err : lfs_write(w->fs, st.st_ino, fill, sizeof(fill), 0, NULL);
+	err = n < 0 ? (int)n : lfs_fsync(w->fs, st.st_ino, false);
+	if (!err) {
+		lfs_release(w->fs, st.st_ino);
+		lfs_forget(w->fs, st.st_ino, 1);
+	}
+	return err == -ENOSPC ? 1 : err ? err : 1;
+}
+
 static int
 workload_run(struct workload *w)
 {
@@ -428,6 +496,16 @@ workload_run(struct workload *w)
 	if (ferr)
 		return ferr;
 	for (unsigned op = 0; op < w->ops; op++) {
+		/* half way, a shrink to an end below the log head (its
+		 * newest blocks there to move), the grow back a sixth later */
+		bool shrink = !w->resizes && op >= w->ops / 2;
+		if (w->resize && (shrink || (w->resizes == 1 && op == w->resized_at + w->ops / 6))) {
+			int err = shrink ? shrink_below_head(w) : resize_op(w, IMG_BYTES);
+			if (err < 0)
+				return err;
+			if (!err)
+				w->resized_at = op;
+		}
 		if (w->discard && rnd_below(100) < 5) {
 			/* -o discard's run, or FITRIM (a checkpoint, then every
 			 * clean segment not yet given back) */
@@ -717,6 +795,7 @@ struct checker {
 	uint64_t states, failures;
 	uint64_t same;              /* states identical to one checked at their point */
 	uint64_t views;             /* -S: snapshots read back */
+	uint64_t sized[2];          /* -Z: states at the old size, at the new */
 	uint64_t big_versions;      /* -R: versions a state was compared with */
 	uint64_t relinked_states;   /* -R: states whose roll-forward applied relink records */
 	uint64_t discards, discard_states; /* -D: discards traced; states with one in flight */
@@ -836,6 +915,18 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 	struct lfs_fs *fs;
 	int err = lfs_mount(c->si.path, &o, &fs);
 	uint64_t problems = 0;
+	if (!err && c->w->resize) {
+		/* the old size or the new one, nothing between */
+		int k = fs->sb.nsegs == c->w->nsegs[0] ? 0 : fs->sb.nsegs == c->w->nsegs[1] ? 1 : -1;
+		if (k < 0) {
+			printf("crashsim: %s: %llu segments, neither the old size (%llu) nor the new (%llu)\n", what,
+			       (unsigned long long)fs->sb.nsegs, (unsigned long long)c->w->nsegs[0],
+			       (unsigned long long)c->w->nsegs[1]);
+			c->failures++;
+		} else {
+			c->sized[k]++;
+		}
+	}
 	if (!err) {
 		c->relinked_states += fs->rf_relinked > 0;
 		err = lfs_fsck(fs, &problems);
@@ -1019,7 +1110,8 @@ main(int argc, char **argv)
 	int opt;
 	bool full = false;
 	bool snapshots = false, relink = false, discard = false, protect = false;
-	while ((opt = getopt(argc, argv, "s:n:t:FSPRDv")) != -1) {
+	bool resize = false;
+	while ((opt = getopt(argc, argv, "s:n:t:FSPRDZv")) != -1) {
 		switch (opt) {
 		case 's': seed = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'n': ops = (unsigned)strtoul(optarg, NULL, 0); break;
@@ -1030,14 +1122,17 @@ main(int argc, char **argv)
 		case 'P': protect = true; break;
 		case 'R': relink = true; break;
 		case 'D': discard = true; break;
+		case 'Z': resize = true; break;
 		default:
-			fprintf(stderr, "usage: crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-P] [-R] [-D] [-v]\n");
+			fprintf(stderr, "usage: crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-P] [-R] [-D] [-Z] [-v]\n");
 			return 2;
 		}
 	}
 	rng_state = seed;
 	/* what each recovery did is noise here; warnings still show */
 	lfs_log_set_quiet_info(true);
+	if (getenv("CRASHSIM_DEBUG"))
+		lfs_log_set_debug(true);
 	char dir[] = "/tmp/lfs-crash-XXXXXX";
 	if (!mkdtemp(dir))
 		return 2;
@@ -1062,7 +1157,7 @@ main(int argc, char **argv)
 
 	static struct workload w;
 	w = (struct workload){ .trace = trace, .ops = ops, .verbose = verbose, .full = full, .max_size = 400000,
-			       .snapshots = snapshots, .relink = relink, .discard = discard };
+			       .snapshots = snapshots, .relink = relink, .discard = discard, .resize = resize };
 	struct lfs_opts o;
 	lfs_opts_default(&o);
 	o.ckpt_interval_s = 0;
@@ -1142,6 +1237,17 @@ main(int argc, char **argv)
 		/* on a full filesystem the path is there to be taken */
 		if (full && !given_way) {
 			printf("crashsim: seed %u: -F -P: no kept checkpoint gave way\n", seed);
+			c.failures++;
+		}
+	}
+	if (resize) {
+		printf("crashsim: seed %u: %d resizes, %llu blocks moved by the shrink (%llu to %llu segments); %llu "
+		       "states at the old size, %llu at the new\n", seed, w.resizes, (unsigned long long)w.moved,
+		       (unsigned long long)w.nsegs[0], (unsigned long long)w.nsegs[1], (unsigned long long)c.sized[0],
+		       (unsigned long long)c.sized[1]);
+		/* the workload is there to make them: a run without is no test */
+		if (w.resizes != 2 || !w.moved || !c.sized[0] || !c.sized[1]) {
+			printf("crashsim: seed %u: -Z: the shrink moved nothing or the states did not span it\n", seed);
 			c.failures++;
 		}
 	}

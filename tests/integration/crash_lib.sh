@@ -1,5 +1,5 @@
 # crash_lib.sh — shared by the crash-consistency suites (crash.sh,
-# crash_full.sh, crash_snap.sh, crash_relink.sh, crash_discard.sh: crashsim's kinds of
+# crash_full.sh, crash_snap.sh, crash_relink.sh, crash_discard.sh, crash_resize.sh: crashsim's kinds of
 # workload, each its own suite so that make -j runs them side by side;
 # crash_kill.sh: kill -9 of the daemon on real mounts).  CRASH_SEEDS
 # scales crashsim's seeds up for long runs (CI runs enough for a few
