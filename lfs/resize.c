@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -242,9 +244,16 @@ extend(struct lfs_fs *fs, uint64_t bytes, char *why, size_t len)
 	if (fs->dev.size_bytes >= bytes)
 		return 0;
 	struct stat st;
-	if (fstat(fs->dev.fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	uint64_t dev_bytes = 0;
+	if (fstat(fs->dev.fd, &st) == 0 && S_ISBLK(st.st_mode) && ioctl(fs->dev.fd, BLKGETSIZE64, &dev_bytes) == 0 &&
+	    dev_bytes >= bytes) {
+		/* a device made larger since the mount (an LVM volume extended) */
+		fs->dev.size_bytes = dev_bytes;
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode)) {
 		snprintf(why, len, "%" PRIu64 " bytes is larger than the device (%" PRIu64 ")", bytes,
-			 fs->dev.size_bytes);
+			 dev_bytes > fs->dev.size_bytes ? dev_bytes : fs->dev.size_bytes);
 		return -ENOSPC;
 	}
 	if (ftruncate(fs->dev.fd, (off_t)bytes) < 0) {
