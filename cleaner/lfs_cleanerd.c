@@ -663,27 +663,55 @@ state_name(uint64_t state)
 	return state < sizeof(names) / sizeof(names[0]) && names[state] ? names[state] : "unknown";
 }
 
-/* Why a running cleaner does not clean, or "" (`full`: df has no room) */
+/* What the kept checkpoints hold (lfs_ctl_ask_snapshots): how many of
+ * each kind, the bytes held for each kind alone, and in all. */
+struct holders {
+	unsigned snaps, kept;
+	uint64_t snap_bytes, kept_bytes, held;
+	uint32_t protect;
+	uint64_t worth;             /* less than this is not worth naming (a segment) */
+};
+
+/* Why a running cleaner does not clean, into buf ("" if it cleans;
+ * `full`: df has no room): on a full filesystem, what holds the space,
+ * kept checkpoints named before files when they hold it. */
 static const char *
-why_not_cleaning(const struct lfs_ctl_stats *st, bool full)
+why_not_cleaning(const struct lfs_ctl_stats *st, bool full, const struct holders *h, char *buf, size_t len)
 {
+	buf[0] = '\0';
 	if (st->cleaner_state == LFS_CLEANER_WAITING)
 		return "no segment it may clean (past protection_period) holds dead space to gain, or "
 		       "there is no room for the blocks it would move; it cleans again once data is "
 		       "deleted or overwritten";
-	if (st->cleaner_state == LFS_CLEANER_IDLE && full)
-		return "enough segments are clean; the filesystem is full of live data, which cleaning "
-		       "cannot shrink: delete files or snapshots (lfs-ckpt -d)";
-	return "";
+	if (st->cleaner_state != LFS_CLEANER_IDLE || !full)
+		return buf;
+	int n = snprintf(buf, len, "enough segments are clean; the filesystem is full of live data, which cleaning "
+			 "cannot shrink");
+	/* held for kept checkpoints alone, or shared by them and snapshots */
+	uint64_t kept = h->kept ? h->held - (h->snap_bytes < h->held ? h->snap_bytes : h->held) : 0;
+	if (kept < h->worth)
+		kept = 0;
+	if (n > 0 && (size_t)n < len && kept)
+		n += snprintf(buf + n, len - (size_t)n, "; %u kept checkpoint%s (checkpoint_protection %lu s) hold "
+			      "%.1f MiB of it: let them go (lfs-ckpt -d, or a shorter checkpoint_protection)", h->kept,
+			      h->kept == 1 ? "" : "s", (unsigned long)h->protect, (double)kept / 1048576.0);
+	if (n > 0 && (size_t)n < len && h->snaps && h->snap_bytes >= h->worth)
+		n += snprintf(buf + n, len - (size_t)n, "; %u snapshot%s hold %.1f MiB of it: delete snapshots "
+			      "(lfs-ckpt -d)", h->snaps, h->snaps == 1 ? "" : "s", (double)h->snap_bytes / 1048576.0);
+	if (n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, "; %s", kept || (h->snaps && h->snap_bytes >= h->worth) ? "or delete files"
+			 : "delete files or snapshots (lfs-ckpt -d)");
+	return buf;
 }
 
 /* "running (pid 12), idle" or "restarting in 2 s; the last one was
  * killed by signal 9": who cleans now, for --status */
 static void
-describe_cleaner(const struct lfs_ctl_stats *st, bool full, char *buf, size_t len)
+describe_cleaner(const struct lfs_ctl_stats *st, bool full, const struct holders *h, char *buf, size_t len)
 {
 	int n;
-	const char *why = why_not_cleaning(st, full);
+	char whybuf[512];
+	const char *why = why_not_cleaning(st, full, h, whybuf, sizeof(whybuf));
 	if (st->cleaner_pid)
 		n = snprintf(buf, len, "running (pid %llu), %s%s%s", (unsigned long long)st->cleaner_pid,
 			     state_name(st->cleaner_state), *why ? ": " : "", why);
@@ -734,15 +762,22 @@ status(const char *mountpoint, bool json)
 	 * not (counted in live_bytes: df's used space) */
 	struct lfs_ckpt_info *ci = NULL;
 	size_t nci = 0;
-	unsigned snaps = 0, kept = 0;
-	uint64_t held = 0;
-	uint32_t protect = 0;
-	if (!lfs_ctl_ask_snapshots(&c.cl, &ci, &nci, &held, &protect))
+	struct holders h = { .worth = c.seg_bytes };
+	if (!lfs_ctl_ask_snapshots(&c.cl, &ci, &nci, &h.held, &h.protect))
 		for (size_t i = 0; i < nci; i++) {
-			snaps += (ci[i].flags & LFS_CKPT_INFO_SNAPSHOT) != 0;
-			kept += (ci[i].flags & (LFS_CKPT_INFO_KEPT | LFS_CKPT_INFO_SNAPSHOT)) == LFS_CKPT_INFO_KEPT;
+			if (ci[i].flags & LFS_CKPT_INFO_SNAPSHOT) {
+				h.snaps++;
+				h.snap_bytes += ci[i].own_bytes;
+			} else if (ci[i].flags & LFS_CKPT_INFO_KEPT) {
+				h.kept++;
+				h.kept_bytes += ci[i].own_bytes;
+			}
 		}
 	free(ci);
+	unsigned snaps = h.snaps, kept = h.kept;
+	uint64_t held = h.held;
+	uint32_t protect = h.protect;
+	char whybuf[512];
 	unsigned hist[LFS_CTL_BINS] = { 0 };
 	for (uint64_t s = 0; s < c.nsegs; s++)
 		if (c.usage[s].state == 1)
@@ -764,7 +799,7 @@ status(const char *mountpoint, bool json)
 		       (unsigned long long)st.bytes_written, (unsigned long long)st.segs_cleaned,
 		       (unsigned long long)st.blocks_moved, (unsigned long long)st.bytes_moved,
 		       (unsigned long long)st.cleaner_bytes_read, (unsigned long long)st.cleaner_passes,
-		       (unsigned long long)st.cleaner_pid, state_name(st.cleaner_state), why_not_cleaning(&st, full),
+		       (unsigned long long)st.cleaner_pid, state_name(st.cleaner_state), why_not_cleaning(&st, full, &h, whybuf, sizeof(whybuf)),
 		       (unsigned long long)st.cleaner_restarts, st.readonly ? "true" : "false",
 		       (unsigned long long)st.checkpoints, wcost, snaps, kept, (unsigned long long)held,
 		       (unsigned long long)protect);
@@ -788,7 +823,7 @@ status(const char *mountpoint, bool json)
 		       "%.1f MiB of the live bytes held for them\n",
 		       snaps, kept, (unsigned long long)protect, (double)held / 1048576.0);
 		char who[512];
-		describe_cleaner(&st, full, who, sizeof(who));
+		describe_cleaner(&st, full, &h, who, sizeof(who));
 		printf("  cleaner         %s\n", who);
 		printf("  cleaning        %llu passes, %llu segments cleaned, %.1f MiB read, %llu blocks moved\n",
 		       (unsigned long long)st.cleaner_passes,
