@@ -562,6 +562,8 @@ clean_victims(struct cleaner *c, uint64_t *victims, size_t nv)
 	return err ? err : (int)nv;
 }
 
+static int follow_resize(struct cleaner *c);
+
 static int
 run(struct cleaner *c)
 {
@@ -582,6 +584,8 @@ run(struct cleaner *c)
 		struct lfs_ctl_resp sr;
 		struct lfs_ctl_stats st;
 		if ((err = call(c, LFS_CTL_STATS, 0, 0, NULL, 0, &sr, &st, sizeof(st))))
+			break;
+		if (st.segs_total != c->nsegs && (err = follow_resize(c)))
 			break;
 		bool waiting;
 		uint32_t state = judge(c, &st, &prog, &waiting);
@@ -649,6 +653,30 @@ open_image(struct cleaner *c, const char *path, const struct lfs_ctl_resp *info)
 	c->seed = lfs_super_seed(&sb);
 	c->reserved = sb.reserved_segs < c->nsegs ? sb.reserved_segs : 0;
 	return 0;
+}
+
+/* The filesystem was resized (lfs-resize): its geometry and image
+ * again, as at the start.  0, or -errno after a message. */
+static int
+follow_resize(struct cleaner *c)
+{
+	struct lfs_ctl_resp r;
+	char path[LFS_CTL_PATH_MAX];
+	int err = lfs_ctl_ask_info(&c->cl, &r, path);
+	if (err) {
+		say(LOG_ERR, "after a resize: %s", lfs_ctl_strerror(err));
+		return err;
+	}
+	say(LOG_INFO, "the filesystem was resized: %llu segments, %llu before",
+	    (unsigned long long)r.val[2], (unsigned long long)c->nsegs);
+	lfs_bdev_close(&c->dev);
+	free(c->usage);
+	c->usage = NULL;
+	c->bsize = (uint32_t)r.val[0];
+	c->seg_blocks = (uint32_t)r.val[1];
+	c->nsegs = r.val[2];
+	c->seg0 = r.val[3];
+	return open_image(c, path, &r);
 }
 
 static const char *

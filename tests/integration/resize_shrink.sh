@@ -5,7 +5,8 @@
 # to the new size; a resize to the size it has exits 0; a shrink the
 # data would not fit is refused before anything changes, its message
 # naming the sizes; a shrink while a writer runs loses no write; a shrink
-# with a snapshot whose blocks lie in the tail keeps the snapshot whole.
+# with a snapshot whose blocks lie in the tail keeps the snapshot whole;
+# a cleaner running follows each resize without a restart.
 . "$(dirname "$0")/lib.sh"
 
 RESIZE="$top_builddir/lfs/lfs-resize"
@@ -93,6 +94,11 @@ echo "ok mounted grow 96M -> 200M and shrink -> 100M: data intact, fsck clean"
 rm -f "$MNT"/g*
 sync -f "$MNT"
 "$RESIZE" "$IMG" 200M >/dev/null || fail "growing again"
+# again data past the new end, for the shrink to move while the writer writes
+for i in $(seq 100); do head -c 1M /dev/urandom > "$MNT/h$i" || fail "writing before the shrink"; done
+sync -f "$MNT"
+for i in $(seq 100); do [ $((i % 10)) = 0 ] || rm "$MNT/h$i"; done
+sums "$MNT" > "$WORK/sums"
 (
 	set +e
 	for i in $(seq 200); do
@@ -107,9 +113,11 @@ for i in $(seq 200); do
 	md5sum < "$MNT/d/w$i" | cmp -s - "$WORK/w$i.sum" || fail "write $i lost or changed by the shrink"
 done
 size_is 120 "shrinking under writes"
+moved 256
+sums "$MNT" | grep -v ' ./d/w[0-9]*$' | diff - "$WORK/sums" || fail "data changed by the shrink under writes"
 lfs_umount
 fsck_clean "shrinking under writes"
-echo "ok shrink 200M -> 120M while a writer wrote 200 files: none lost, fsck clean"
+echo "ok shrink 200M -> 120M while a writer wrote 200 files: none lost, fsck clean ($(cat "$WORK/out"))"
 
 # --- a snapshot whose blocks lie in the tail
 rm -f "$IMG"
@@ -140,3 +148,32 @@ snap_mount keep
 sums "$SNAP" | diff - "$WORK/snapsums" || fail "the snapshot after the shrink (mounted alone)"
 snap_umount
 echo "ok shrink 128M -> 100M with a snapshot holding 30 MiB in the tail: snapshot and live data intact ($(cat "$WORK/out"))"
+
+# --- with a cleaner: it follows the resizes (the segments it reads and
+# cleans), without being restarted
+rm -f "$IMG"
+mkfs_img 64M
+printf 'protection_period 0\ncheckpoint_protection 0\ncleaning_interval 0.2\n' > "$WORK/cleaner.conf"
+lfs_mount_cleaner "$WORK/cleaner.conf"
+CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
+cleaner_pid() { "$CLEANERD" --status "$MNT" | sed -n 's/^  cleaner *running (pid \([0-9]*\)).*/\1/p'; }
+# until_log TEXT: polls the daemon's log (the cleaner's wake-ups are
+# 0.2 s apart) until TEXT is there; a minute without is a hang
+until_log() {
+	for _ in $(seq 1 600); do
+		grep -qF "$1" "$WORK/daemon.log" && return 0
+		sleep 0.1
+	done
+	fail "the log never said '$1'"
+}
+until_log "lfs_cleanerd: cleaning"
+pid=$(cleaner_pid)
+[ -n "$pid" ] || fail "no cleaner running"
+"$RESIZE" "$MNT" 128M >/dev/null || fail "growing with a cleaner"
+until_log "the filesystem was resized: 126 segments, 62 before"
+"$RESIZE" "$MNT" 96M >/dev/null || fail "shrinking with a cleaner"
+until_log "the filesystem was resized: 94 segments, 126 before"
+[ "$(cleaner_pid)" = "$pid" ] || fail "the cleaner was restarted (pid $pid, now $(cleaner_pid))"
+lfs_umount
+fsck_clean "resizing with a cleaner"
+echo "ok the cleaner (pid $pid) follows a grow 64M -> 128M and a shrink -> 96M"
