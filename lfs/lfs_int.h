@@ -360,6 +360,7 @@ struct lfs_fs {
 	uint64_t alloc_segs;        /* a resize under way: the writer takes only
 				       segments below this; nclean counts only
 				       those (0: all, lfs_seg_limit) */
+	bool resizing;              /* lfs_resize runs (it yields the lock) */
 	uint32_t *freeable_list;    /* segments that may be freeable, each once */
 	uint64_t nlisted;
 	bool loading;               /* mount: between lfs_seg_load_begin and _done */

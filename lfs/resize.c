@@ -309,7 +309,7 @@ commit(struct lfs_fs *fs, const struct lfs_super *g, char *why, size_t len)
 int
 lfs_resize(struct lfs_fs *fs, uint64_t bytes, unsigned flags, struct lfs_resize_info *ri, char *why, size_t len)
 {
-	bool yield = flags & LFS_RESIZE_YIELD, dry = flags & LFS_RESIZE_DRY;
+	bool yield = flags & LFS_RESIZE_YIELD, dry = flags & LFS_RESIZE_DRY, mine = false;
 	memset(ri, 0, sizeof(*ri));
 	why[0] = '\0';
 	lfs_lock(fs);
@@ -321,6 +321,14 @@ lfs_resize(struct lfs_fs *fs, uint64_t bytes, unsigned flags, struct lfs_resize_
 		snprintf(why, len, "%s", err == -EROFS ? "mounted read-only" : strerror(-err));
 		goto out;
 	}
+	/* one at a time: a shrink lets requests in between its moves */
+	if (fs->resizing) {
+		snprintf(why, len, "another resize is under way");
+		err = -EBUSY;
+		goto out;
+	}
+	mine = !dry;
+	fs->resizing = mine;
 	err = lfs_resize_plan(&old, bytes, &g, why, len);
 	ri->new_nsegs = err ? old.nsegs : g.nsegs;
 	ri->new_bytes = err ? ri->old_bytes : bytes;
@@ -376,6 +384,8 @@ lfs_resize(struct lfs_fs *fs, uint64_t bytes, unsigned flags, struct lfs_resize_
 			fs->dev.size_bytes = bytes;
 	}
 out:
+	if (mine)
+		fs->resizing = false;
 	if (!err && !dry)
 		lfs_log_info("resize: %" PRIu64 " to %" PRIu64 " segments (%" PRIu64 " to %" PRIu64 " MiB), %"
 			     PRIu64 " blocks moved", ri->old_nsegs, ri->new_nsegs, ri->old_bytes >> 20,

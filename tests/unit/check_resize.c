@@ -5,7 +5,8 @@
  * commits a geometry the next mount takes; the writer never takes a
  * segment past the limit while it runs; a shrink the data would not
  * fit is refused with nothing changed and the smallest size named,
- * which then works; a resize to the size it has is EALREADY; a grow
+ * which then works; a resize to the size it has is EALREADY, one while
+ * another runs EBUSY; a grow
  * gives the writer the new segments; a dry run changes nothing.
  */
 #include "testfs.h"
@@ -176,6 +177,11 @@ START_TEST(same_size_and_grow)
 	char why[512];
 	ck_assert_int_eq(lfs_resize(fs, 16u << 20, 0, &ri, why, sizeof(why)), -EALREADY);
 	ck_assert_uint_eq(fs->sb.nsegs, 254);
+	/* one at a time: another shrink yielding between its moves */
+	fs->resizing = true;
+	ck_assert_int_eq(lfs_resize(fs, 32u << 20, 0, &ri, why, sizeof(why)), -EBUSY);
+	ck_assert_ptr_nonnull(strstr(why, "another resize is under way"));
+	fs->resizing = false;
 	ck_assert_int_eq(lfs_resize(fs, 32u << 20, 0, &ri, why, sizeof(why)), 0);
 	ck_assert_uint_eq(fs->sb.nsegs, 510);
 	ck_assert_uint_eq(ri.new_nsegs, 510);
