@@ -134,6 +134,11 @@ sums "$MNT" > "$WORK/snapsums"
 "$CKPT" -s -n keep "$MNT" >/dev/null || fail "making a snapshot"
 for i in $(seq 31 60); do rm "$MNT/s$i"; done
 sums "$MNT" > "$WORK/sums"
+# refused below what the files and the snapshot's hold together need,
+# the snapshot's share named
+rc=0; "$RESIZE" "$MNT" 64M 2>"$WORK/err" || rc=$?
+[ $rc = 1 ] && grep -qE "in use \((29|30|31) MiB of it held for snapshots" "$WORK/err" ||
+	{ cat "$WORK/err"; fail "a shrink below the snapshot's blocks: status $rc, its share not named"; }
 "$RESIZE" "$MNT" 100M >"$WORK/out" || { cat "$WORK/out"; fail "shrinking with a snapshot: status $?"; }
 size_is 100 "shrinking with a snapshot"
 moved $((2 << 8))
@@ -144,10 +149,13 @@ sums "$SNAP" | diff - "$WORK/snapsums" || fail "the snapshot after the shrink (m
 snap_umount
 lfs_umount
 fsck_clean "shrinking with a snapshot"
+# the blocks only the snapshot reads were copied out of the tail
+held=$("$top_builddir/ckpt/dumplfs" -s "$IMG" | grep -c "kind=HELD" || true)
+[ "$held" -gt 0 ] || fail "no block only the snapshot reads was moved (no HELD copy in the log)"
 snap_mount keep
 sums "$SNAP" | diff - "$WORK/snapsums" || fail "the snapshot after the shrink (mounted alone)"
 snap_umount
-echo "ok shrink 128M -> 100M with a snapshot holding 30 MiB in the tail: snapshot and live data intact ($(cat "$WORK/out"))"
+echo "ok shrink 128M -> 100M with a snapshot holding 30 MiB deleted since, part of it in the tail ($held HELD copies): snapshot and live data intact ($(cat "$WORK/out"))"
 
 # --- with a cleaner: it follows the resizes (the segments it reads and
 # cleans), without being restarted
