@@ -5,7 +5,12 @@
 # back later: every crash state, torn ones included, mounts with the old
 # size or the new one, fsck clean, with every file fsynced before it
 # whole; a run that moved nothing or whose states all have one size fails.
+# With snapshots made and deleted meanwhile (-S: each whole or absent in
+# every state), and with checkpoints kept for an hour (-P: what they hold
+# in the tail moved too, the oldest giving way when writes need it).
 . "$(dirname "$0")/crash_lib.sh"
 
 sim $(( (seeds + 1) / 2 )) -Z -n 1500 -t 2
-echo "crashsim -Z: $total crash states around a shrink and a grow checked, each the old size or the new, none lost"
+sim $(( (seeds + 4) / 5 )) -Z -S -n 1500 -t 1
+sim $(( (seeds + 9) / 10 )) -Z -P -n 800 -t 1
+echo "crashsim -Z: $total crash states around a shrink and a grow checked, each the old size or the new, none lost; $views snapshot trees read back"
