@@ -60,9 +60,11 @@ lfs_snapshot_list(struct lfs_fs *fs, struct lfs_ckpt_info **out, size_t *n, uint
 	if (!err && fs->snapshots)
 		err = lfs_held_usage(&fs->held, own, held_bytes);
 	size_t k = 0;
+	/* a checkpoint waiting for the disk is in the history already: it is
+	 * listed once it commits (ckpt.c) */
 	for (size_t r = 0; r < fs->held.nretained && !err; r++) {
 		const struct lfs_hist_entry *e = lfs_hist_get(h, fs->held.retained[r]);
-		if (!e)
+		if (!e || e->seq > fs->ckpt_seq)
 			continue;
 		ci[k] = (struct lfs_ckpt_info){ .seq = e->seq, .time_ns = e->time_ns, .own_bytes = own[r],
 						.flags = LFS_CKPT_INFO_KEPT };

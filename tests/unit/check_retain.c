@@ -6,6 +6,7 @@
  * counted and comes back when it is deleted; the protection period keeps
  * plain checkpoints; fsck.lfs checks the held blocks and every kept tree.
  */
+#include "gate.h"
 #include "testfs.h"
 
 #include <errno.h>
@@ -340,6 +341,51 @@ START_TEST(kept_checkpoints_give_way_when_full)
 }
 END_TEST
 
+/* The kept checkpoints listed while a checkpoint waits for the disk with
+ * the lock released, its record already in the history: only those
+ * committed, ascending (lfs-ckpt -l pages through them by number and
+ * refuses a list that goes back).  Checked at every wait of a syncfs;
+ * one of them must be the job's. */
+START_TEST(list_while_a_checkpoint_waits)
+{
+	uint64_t a;
+	struct lfs_fs *fs = testfs_with_file(64ull << 20, SEG, 4, &a);
+	ck_assert_int_eq(lfs_set_protection(fs, 3600), 0);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	ck_assert_int_eq(lfs_write(fs, a, "x", 1, 0, NULL), 1);
+	gate_reset(LFS_FAULT_SYNC);
+	struct req r;
+	req_start(&r, fs, OP_SYNCFS, 0, true);
+	bool saw_job = false;
+	for (int n = 1;; n++) {
+		while (gate_count() < n && !atomic_load(&r.done))
+			sched_yield();
+		if (gate_count() < n)
+			break;
+		lfs_lock(fs);
+		uint64_t committed = fs->ckpt_seq;
+		saw_job |= fs->ckpt_job.active && lfs_hist_get(&fs->hist, fs->ckpt_job.h.ckpt_seq);
+		pthread_mutex_unlock(&fs->lock);
+		struct lfs_ckpt_info *ci;
+		size_t k;
+		uint64_t held;
+		ck_assert_int_eq(lfs_snapshot_list(fs, &ci, &k, &held), 0);
+		ck_assert_uint_ge(k, 1);
+		for (size_t i = 0; i < k; i++) {
+			ck_assert_uint_le(ci[i].seq, committed);
+			ck_assert(i == 0 || ci[i].seq > ci[i - 1].seq);
+		}
+		ck_assert_uint_eq(ci[k - 1].seq, committed);
+		free(ci);
+		gate_open_one();
+	}
+	ck_assert_int_eq(req_join(&r), 0);
+	gate_remove();
+	ck_assert(saw_job);
+	testfs_finish(fs);
+}
+END_TEST
+
 CHECK_MAIN("retain", "retain", 120, snapshot_reads_old_tree, delete_frees_what_it_held, cleaned_under_and_remounted,
 	   protection_period_keeps_plain_ones, held_overwrite_read_error_is_eio,
-	   kept_checkpoints_give_way_when_full)
+	   kept_checkpoints_give_way_when_full, list_while_a_checkpoint_waits)
