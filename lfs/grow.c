@@ -144,11 +144,11 @@ newest_region(struct lfs_bdev *dev, const struct lfs_super *sb, struct lfs_ckpt_
 	int e[2];
 	for (int i = 0; i < 2; i++)
 		e[i] = lfs_ckpt_read_region(dev, sb, i, &h[i], &a[i]);
-	int best = e[0] ? 1 : e[1] ? 0 : h[1].ckpt_seq > h[0].ckpt_seq;
-	if (e[best]) {
+	int best = lfs_ckpt_newest(e, h);
+	if (best < 0) {
 		free(a[0]);
 		free(a[1]);
-		return e[best];
+		return e[1] < 0 ? e[1] : -EIO; /* neither is valid: both are errors */
 	}
 	*hdr = h[best];
 	*addrs = a[best];
