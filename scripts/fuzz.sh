@@ -11,24 +11,30 @@
 # that make check replays it (fuzz_replay) from then on.
 #
 # -m: merge what earlier runs found into tests/fuzz/corpus (only inputs
-# that add coverage), instead of fuzzing.
+# that add coverage), instead of fuzzing.  -b: only build the fuzzer;
+# -B: fuzz with the one -b built, without building it again
+# (scripts/test.sh builds it beside the test passes).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-merge=0
-if [ "${1:-}" = -m ]; then
-	merge=1
-	shift
-fi
+merge=0 build=1 run=1
+case "${1:-}" in
+-m) merge=1; shift ;;
+-b) run=0; shift ;;
+-B) build=0; shift ;;
+esac
 secs=${1:-60}
 command -v clang >/dev/null || { echo "fuzz.sh: clang is missing (apt-get install clang libclang-rt-14-dev)"; exit 2; }
 out=${FUZZ_BUILD:-$top/build-fuzz}
 mkdir -p "$out/corpus"
-# the core library's sources, as Makefile.am lists them (liblfs_a_SOURCES)
-srcs=$(python3 "$top/scripts/layers.py" --sources "$top" | sed "s|^|$top/|")
-[ -n "$srcs" ] || { echo "fuzz.sh: no liblfs_a_SOURCES in $top/Makefile.am"; exit 2; }
-clang -std=c11 -D_GNU_SOURCE -DPACKAGE_VERSION='"fuzz"' -g -O1 -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=undefined -I"$top/lfs" -I"$top/ckpt" -I"$top/tests/lib" \
-	$srcs "$top/tests/lib/imgedit.c" "$top/ckpt/salvage.c" "$top/tests/fuzz/fuzz_mount.c" -lz -lpthread -o "$out/fuzz_mount"
+if [ $build = 1 ]; then
+	# the core library's sources, as Makefile.am lists them (liblfs_a_SOURCES)
+	srcs=$(python3 "$top/scripts/layers.py" --sources "$top" | sed "s|^|$top/|")
+	[ -n "$srcs" ] || { echo "fuzz.sh: no liblfs_a_SOURCES in $top/Makefile.am"; exit 2; }
+	clang -std=c11 -D_GNU_SOURCE -DPACKAGE_VERSION='"fuzz"' -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -I"$top/lfs" -I"$top/ckpt" -I"$top/tests/lib" \
+		$srcs "$top/tests/lib/imgedit.c" "$top/ckpt/salvage.c" "$top/tests/fuzz/fuzz_mount.c" -lz -lpthread -o "$out/fuzz_mount"
+fi
+[ $run = 1 ] || exit 0
 cd "$out"
 if [ $merge = 1 ]; then
 	./fuzz_mount -merge=1 "$top/tests/fuzz/corpus" "$out/corpus" 2>&1 | grep -v '^lfs: '

@@ -68,7 +68,6 @@ run_suite() { # build dir, configure args...
 # (image, mount point, sockets), takes its ports from the kernel, and one
 # that needs the machine's rpcbind (nfs_export.sh) holds a lock for it.
 distcheck_pass() {
-	local t=$SECONDS
 	rm -rf "$top/build-test"
 	mkdir -p "$top/build-test"
 	(cd "$top/build-test" && "$top/configure" -q &&
@@ -80,37 +79,62 @@ distcheck_pass() {
 	 fi
 	 check_log distcheck.out "make distcheck"
 	 suite_times "$top/build-test/times")
-	local rc=$?
-	echo "== the plain pass took $((SECONDS - t)) s"
-	return $rc
 }
 # crash.sh: half the seeds of the plain pass (the sanitizers make each
 # state three times as slow); every other suite runs whole
 san_pass() {
-	local t=$SECONDS
 	CRASH_SEEDS=${SAN_CRASH_SEEDS:-5} ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		run_suite "$top/build-san" --enable-sanitizers
-	local rc=$?
-	echo "== the sanitizer pass took $((SECONDS - t)) s"
+}
+# timed NAME CMD...: CMD, then how long it took; CMD runs as a job of
+# its own, so that set -e holds in it (a "||" would switch it off there)
+timed() {
+	local t=$SECONDS rc=0
+	"${@:2}" &
+	wait $! || rc=$?
+	echo "== $1 took $((SECONDS - t)) s"
 	return $rc
 }
-stage "side by side: make distcheck (the tarball builds, every suite passes in its build, it installs and uninstalls), and every suite again under AddressSanitizer + UndefinedBehaviorSanitizer"
-mkdir -p "$top/build-logs"
-distcheck_pass >"$top/build-logs/plain.out" 2>&1 &
+# Everything that needs nothing from another runs at once: the two passes,
+# and the builds of the fuzzer and of the Debian package.  The fuzzer runs
+# its minute when the first pass is done (one CPU is freer from then on);
+# the package is installed, mounted and purged once both are done, since
+# install.sh and mount_flags.sh lay their own helpers over /usr/sbin.
+stage "side by side: make distcheck (the tarball builds, every suite passes in its build, it installs and uninstalls), every suite again under AddressSanitizer + UndefinedBehaviorSanitizer, the fuzzer's build and the Debian package's (build, lintian); then ${FUZZ_SECONDS:-60} s of fuzzing (libFuzzer, ASan + UBSan) once a pass is done"
+logs=$top/build-logs
+rm -rf "$logs" "$top/build-deb"
+mkdir -p "$logs"
+timed "the plain pass" distcheck_pass >"$logs/plain.out" 2>&1 &
 plain_pid=$!
-san_pass >"$top/build-logs/san.out" 2>&1 &
+timed "the sanitizer pass" san_pass >"$logs/san.out" 2>&1 &
 san_pid=$!
-plain_rc=0 san_rc=0
-wait $plain_pid || plain_rc=$?
-wait $san_pid || san_rc=$?
-echo "== the plain pass (make distcheck)"
-cat "$top/build-logs/plain.out"
-echo "== the sanitizer pass"
-cat "$top/build-logs/san.out"
-[ $plain_rc = 0 ] && [ $san_rc = 0 ] || { echo "test.sh: FAILED (plain pass: $plain_rc, sanitizer pass: $san_rc)"; exit 1; }
-stage "fuzz the mount path for ${FUZZ_SECONDS:-60} s (libFuzzer, ASan + UBSan)"
-FUZZ_BUILD="$top/build-fuzz" "$top/scripts/fuzz.sh" "${FUZZ_SECONDS:-60}" || { echo "test.sh: FAILED in fuzzing"; exit 1; }
-stage "the Debian package: build, lintian, install, mount, purge"
-"$top/scripts/deb.sh" || { echo "test.sh: FAILED in the Debian package"; exit 1; }
+FUZZ_BUILD="$top/build-fuzz" timed "the fuzzer's build" "$top/scripts/fuzz.sh" -b >"$logs/fuzz.out" 2>&1 &
+fuzz_pid=$!
+timed "the package's build and lintian" "$top/scripts/deb.sh" -b "$top/build-deb" >"$logs/deb.out" 2>&1 &
+deb_pid=$!
+plain_rc=0 san_rc=0 fuzz_rc=0 deb_rc=0 first=
+rc=0
+wait -n -p first $plain_pid $san_pid || rc=$?
+if [ "$first" = $plain_pid ]; then plain_rc=$rc; else san_rc=$rc; fi
+wait $fuzz_pid || fuzz_rc=$?
+if [ $fuzz_rc = 0 ]; then
+	FUZZ_BUILD="$top/build-fuzz" timed "fuzzing" "$top/scripts/fuzz.sh" -B "${FUZZ_SECONDS:-60}" >>"$logs/fuzz.out" 2>&1 &
+	fuzz_pid=$!
+fi
+if [ "$first" = $plain_pid ]; then
+	wait $san_pid || san_rc=$?
+else
+	wait $plain_pid || plain_rc=$?
+fi
+[ $fuzz_rc != 0 ] || wait $fuzz_pid || fuzz_rc=$?
+wait $deb_pid || deb_rc=$?
+for part in "the plain pass (make distcheck):plain" "the sanitizer pass:san" "fuzzing the mount path:fuzz" "the Debian package:deb"; do
+	echo "== ${part%:*}"
+	cat "$logs/${part##*:}.out"
+done
+[ $plain_rc = 0 ] && [ $san_rc = 0 ] && [ $fuzz_rc = 0 ] && [ $deb_rc = 0 ] ||
+	{ echo "test.sh: FAILED (plain pass: $plain_rc, sanitizer pass: $san_rc, fuzzing: $fuzz_rc, the package's build: $deb_rc)"; exit 1; }
+stage "the Debian package: install, mount, purge"
+"$top/scripts/deb.sh" -i "$top/build-deb" || { echo "test.sh: FAILED in the Debian package"; exit 1; }
 stage ""
 echo "test.sh: all passed in $((SECONDS - t0)) s"
