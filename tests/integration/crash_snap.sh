@@ -8,7 +8,7 @@
 # committed by the next checkpoint) must mount whole as well.
 . "$(dirname "$0")/crash_lib.sh"
 
-sim $(( (seeds + 1) / 2 )) -S -n 1500 -t 3
-sim $(( (seeds + 9) / 10 )) -F -S -n 500 -t 2
-sim $(( (seeds + 4) / 5 )) -F -S -P -n 300 -t 2
+sim 2 -S -n 1500 -t 3
+sim 10 -F -S -n 500 -t 2
+sim 5 -F -S -P -n 300 -t 2
 echo "crashsim -S: $total crash states with snapshots checked, $views snapshot trees read back, all whole or absent as they must be"
