@@ -14,6 +14,9 @@
 #include <linux/falloc.h>
 #include <string.h>
 
+/* what is tested is the log read back, not the host's disk flushing it */
+TESTFS_IN_MEMORY
+
 
 #define BIG (256ull << 20)     /* 65,536 blocks: 128 leaves, 4 levels deep at most */
 #define CHUNK (4u << 20)

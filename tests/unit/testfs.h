@@ -28,6 +28,11 @@ testfs_in_memory(void)
 		testfs_dir = "/dev/shm";
 }
 
+/* Every image of the suite on a tmpfs, at file scope: for a suite that
+ * would spend most of its time waiting for the host's disk to flush. */
+#define TESTFS_IN_MEMORY \
+	__attribute__((constructor)) static void testfs_in_memory_at_start(void) { testfs_in_memory(); }
+
 /* the caller of the suites' operations: a plain user */
 static const struct lfs_cred testfs_me = { 1000, 1000, 0 };
 
