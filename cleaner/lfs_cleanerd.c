@@ -378,10 +378,12 @@ scrub_tick(struct cleaner *c)
 	}
 	if (err < 0)
 		say(LOG_WARNING, "scrub: %s", strerror(-err));
-	if (s->complete)
-		scrub_report(c, s);
+	/* saved before the report: whoever reads the log's "complete" finds
+	 * the state file saying so, until the next scrub begins */
 	if ((err = lfs_scrub_save(s, c->scrub_path)))
 		say(LOG_WARNING, "scrub: %s: %s", c->scrub_path, strerror(-err));
+	if (s->complete)
+		scrub_report(c, s);
 }
 
 /* Tell the daemon what this cleaner is doing; *cmd gets what it asks

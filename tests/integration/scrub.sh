@@ -252,6 +252,9 @@ grep -q "scrub: block $f2_blk5 is damaged: bytes 20480-24575 of inode $f2\$" "$W
 grep -q "scrub: block $gone_blk is damaged: bytes 12288-16383 of inode $gone_ino, as a snapshot or kept checkpoint holds it" \
 	"$WORK/sched.log" || fail "the scheduled scrub did not log the snapshot's damaged block"
 grep -q "scrub: complete, .* damage found" "$WORK/sched.log" || fail "no summary line"
+# the state file says a scrub ended, between the end of one and the
+# start of the next (a second after it, scrub_interval 1)
+for _ in $(seq 1 600); do grep -qE '^complete 1$' "$WORK/sched.state" && break; sleep 0.1; done
 grep -qE '^complete 1$' "$WORK/sched.state" || fail "the cleaner's scrub state: $(head -12 "$WORK/sched.state")"
 lfs_umount
 grep -m 20 "lfs_cleanerd: scrub:" "$WORK/sched.log"
