@@ -28,7 +28,7 @@
  *              'S' sync_file_range
  *   u8  pad[3]
  *
- * Which calls: lfs uses pread/pwrite/fdatasync (lfs/bdev.c), lfs_cleanerd
+ * Which calls: lfs uses pread/pwrite/fdatasync (lfs/dev/bdev.c), lfs_cleanerd
  * pread; Debian's fuse2fs (e2fsprogs unix_io) pread64/pwrite64/fsync, as
  * strace shows; libext2fs, built with _FORTIFY_SOURCE, opens the device
  * through __open64_2, so the fortified open entry points are wrapped too.  The vectored and sync_file_range variants are covered so a

@@ -20,7 +20,7 @@
  *
  * Failures are classified, as nilfs2 does, so the log line says why the
  * log ended where it did; the walk and its rules are the one log
- * reader's (lfs/logwalk.h), shared with the cleaner, fsck and dumplfs.
+ * reader's (lfs/log/logwalk.h), shared with the cleaner, fsck and dumplfs.
  */
 #include "lfs_int.h"
 #include "logwalk.h"

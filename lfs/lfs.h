@@ -369,7 +369,7 @@ void lfs_get_stats(struct lfs_fs *fs, struct lfs_stats *st);
 /* Drop the in-memory state without writing anything: a simulated crash,
  * or the end of a read-only look (fsck.lfs). */
 void lfs_abandon(struct lfs_fs *fs);
-/* ckpt/fsck_core.c: check everything; problems are printed. */
+/* lfs/fs/fsck_core.c: check everything; problems are printed. */
 int lfs_fsck(struct lfs_fs *fs, uint64_t *problems);
 /* Both superblock copies must be the one in use: the blocks of those
  * that are not go in bad[] with why in errs[] (-EFSCORRUPTED: it

@@ -5,71 +5,84 @@
  * checkpoint regions, the log reader).
  *
  * Layers, lowest first: a module calls only modules on the lines above
- * its own or beside it, and its top comment names its layer's number
- * (tests/integration/layering.sh reads this list and checks the
- * library's objects and sources against it).  The FUSE daemon and the
- * tools are layer 7, on lfs.h and image.h.
- * Layer 1, bytes and blocks:
- *   fault.c                injected faults; the core's allocators
- *   text.c                 labels and names: which may be set, and how
+ * its own or beside it, and its top comment names its layer's number.
+ * The folders are the layers: each heading names its folders, and a
+ * source includes headers only from its own layer's folders or lower
+ * ones.  At the top of lfs/, outside the layers: the library's two
+ * interfaces, lfs.h (the filesystem) and image.h (an unmounted image),
+ * and this header.
+ * tests/integration/layering.sh checks the library's objects, its
+ * sources and every program's includes against this list.  The FUSE
+ * daemon and the tools are layer 7, on lfs.h and image.h.
+ * Layer 1, bytes and blocks (lfs/base, lfs/format, lfs/dev):
+ *   base/fault.c           injected faults; the core's allocators
+ *   base/text.c            labels and names: which may be set, and how
  *                          each output escapes them (text.h)
- *   format.c, u64map.c     on-disk encoding (format.h); a hash map
- *   log.c, parse.c         where messages go, the clock; sizes as users
- *                          write them
- *   bdev.c                 block I/O
- *   lock.c                 fs->lock taken by requests, yielded to them
+ *   format/format.c, base/u64map.c  on-disk encoding (format.h; the
+ *                          control socket's, ctl_proto.h); a hash map
+ *   base/log.c, base/parse.c  where messages go, the clock; sizes as
+ *                          users write them
+ *   dev/bdev.c             block I/O
+ *   base/lock.c            fs->lock taken by requests, yielded to them
  *                          between a long job's batches
- *   fail.c, group_commit.c the failed state after a write error;
- *                          waiting for the disk with the lock released
- *   super.c                finding and checking the superblock (image.h)
- * Layer 2, the log:
- *   logwalk.c              the one reader of the log (logwalk.h), beside
+ *   dev/fail.c, dev/group_commit.c  the failed state after a write
+ *                          error; waiting for the disk with the lock
+ *                          released
+ *   format/super.c         finding and checking the superblock (image.h)
+ * Layer 2, the log (lfs/log):
+ *   log/logwalk.c          the one reader of the log (logwalk.h), beside
  *                          the writer; needs no mounted filesystem
- *   verify.c               every block read checked against its summary
- *   seg.c, writeout.c      segment writer, segment usage table; psegs
- *                          on their way to the disk
- *   space_reserve.c        the reserve's floors, read from the usage table
- * Layer 3, the inode map and the tables beside it:
- *   imap.c                 inode map, inode number allocation
- *   ptable.c               paged tables in the log (snapshots' records)
- *   held.c, hist.c         blocks held for retained checkpoints; the
- *                          checkpoint history that says which are
- *   retain.c               what the live tree lets go of: counted free
+ *   log/verify.c           every block read checked against its summary
+ *   log/seg.c, log/writeout.c  segment writer, segment usage table;
+ *                          psegs on their way to the disk
+ *   log/space_reserve.c    the reserve's floors, read from the usage table
+ * Layer 3, the inode map and the tables beside it (lfs/table):
+ *   table/imap.c           inode map, inode number allocation
+ *   table/ptable.c         paged tables in the log (snapshots' records)
+ *   table/held.c, table/hist.c  blocks held for retained checkpoints;
+ *                          the checkpoint history that says which are
+ *   table/retain.c         what the live tree lets go of: counted free
  *                          or held; the tables' part in checkpoints
- * Layer 4, inodes and their content:
- *   repl.c                 the blocks an inode let go of since its last
+ * Layer 4, inodes and their content (lfs/inode):
+ *   inode/repl.c           the blocks an inode let go of since its last
  *                          record, logged with its next one
- *   relink.c               the leaves roll-forward's relink records put
+ *   inode/relink.c         the leaves roll-forward's relink records put
  *                          in place of those their maps name
- *   inode.c, bmap.c, unwritten.c  inode cache, block maps, the
- *                          unwritten blocks fallocate reserves in them
- *   file.c, dir.c, xattr.c content, directories, extended attributes
- *   seek.c                 SEEK_DATA and SEEK_HOLE over a map and its pages
- *   acl.c                  POSIX ACLs, on top of xattr.c
- *   inode_drop.c           an inode leaves memory, its content state too
- * Layer 5, writing back, checkpoints, cleaning, admission:
- *   flush.c                turn dirty state into one log group
+ *   inode/inode.c, inode/bmap.c, inode/unwritten.c  inode cache, block
+ *                          maps and their unwritten blocks' counts, the
+ *                          holes fallocate marks unwritten
+ *   inode/file.c, inode/dir.c, inode/xattr.c  content, directories,
+ *                          extended attributes
+ *   inode/seek.c           SEEK_DATA and SEEK_HOLE over a map and its pages
+ *   inode/acl.c            POSIX ACLs, on top of xattr.c
+ *   inode/inode_drop.c     an inode leaves memory, its content state too
+ * Layer 5, writeback, checkpoints, cleaning, admission (lfs/write, ckpt):
+ *   write/flush.c          turn dirty state into one log group
  *   ckpt/region.c          the checkpoint regions, written by changed block
- *   ckpt/rf_account.c, rf_repl.c  roll-forward's usage accounting: map
- *                          to map, or from the addresses records replaced
- *   ckpt/ckpt.c, recover.c checkpoints and roll-forward
- *   cache.c                the inode cache's budget (LRU eviction)
- *   clean.c                the cleaner's mechanism (lfs_clean_*)
- *   space.c                admission: flushes, checkpoints and cleans to
+ *   ckpt/rf_account.c, ckpt/rf_repl.c  roll-forward's usage accounting:
+ *                          map to map, or from the addresses records
+ *                          replaced
+ *   ckpt/ckpt.c, ckpt/recover.c  checkpoints and roll-forward
+ *   write/cache.c          the inode cache's budget (LRU eviction)
+ *   write/clean.c          the cleaner's mechanism (lfs_clean_*)
+ *   write/space.c          admission: flushes, checkpoints and cleans to
  *                          make room
- *   trim.c                 clean segments given back to the storage
- * Layer 6, the filesystem and its image:
- *   snapshot.c             the snapshots of lfs.h
- *   mount.c, grow.c        bringing a filesystem up and down, mkfs's
+ *   write/trim.c           clean segments given back to the storage
+ * Layer 6, the filesystem and its image (lfs/fs):
+ *   fs/snapshot.c          the snapshots of lfs.h
+ *   fs/mount.c, fs/grow.c  bringing a filesystem up and down, mkfs's
  *                          format; growing an unmounted image
- *   resize.c               growing and shrinking a mounted one
- *   fs.c, ctl_ops.c        the API of lfs.h; the control operations
- *   reclaim.c              the reclaimer: room made for refused requests
- *   mounted.c              whether a device or image is mounted (any
+ *   fs/resize.c            growing and shrinking a mounted one
+ *   fs/fs.c, fs/ctl_ops.c  the API of lfs.h; the control operations
+ *   fs/reclaim.c           the reclaimer: room made for refused requests
+ *   fs/fsck_core.c         the read-only checks of fsck.lfs
+ * Layer 7, programs (lfs/daemon, lfs/tools, ckpt/tools, cleaner); these
+ * parts they share are in the library for their unit suites:
+ *   daemon/ctl_server.c    the control socket
+ *   tools/mounted.c        whether a device or image is mounted (any
  *                          filesystem), for the tools that write one
- *   ctl_server.c, tool.c, out.c  the control socket; the tools' shared
- *                          options, and their text and JSON output
- *   ckpt/fsck_core.c       the read-only checks of fsck.lfs
+ *   tools/tool.c, tools/out.c  the tools' shared options, and their text
+ *                          and JSON output
  *
  * No module calls up, and no modules call each other round a circle,
  * beside or not: what a lower layer needs done above it (room for a

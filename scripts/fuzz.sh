@@ -31,8 +31,8 @@ if [ $build = 1 ]; then
 	srcs=$(python3 "$top/scripts/layers.py" --sources "$top" | sed "s|^|$top/|")
 	[ -n "$srcs" ] || { echo "fuzz.sh: no liblfs_a_SOURCES in $top/Makefile.am"; exit 2; }
 	clang -std=c11 -D_GNU_SOURCE -DPACKAGE_VERSION='"fuzz"' -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined -I"$top/lfs" -I"$top/ckpt" -I"$top/tests/lib" \
-		$srcs "$top/tests/lib/imgedit.c" "$top/ckpt/salvage.c" "$top/tests/fuzz/fuzz_mount.c" -lz -lpthread -o "$out/fuzz_mount"
+		-fno-sanitize-recover=undefined $(python3 "$top/scripts/layers.py" --cflags "$top") -I"$top/tests/lib" \
+		$srcs "$top/tests/lib/imgedit.c" "$top/ckpt/tools/salvage.c" "$top/tests/fuzz/fuzz_mount.c" -lz -lpthread -o "$out/fuzz_mount"
 fi
 [ $run = 1 ] || exit 0
 cd "$out"

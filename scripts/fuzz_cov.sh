@@ -27,14 +27,14 @@ mkdir -p "$out"
 srcs=$(python3 "$here/scripts/layers.py" --sources "$top" | sed "s|^|$top/|")
 [ -n "$srcs" ] || { echo "fuzz_cov.sh: no liblfs_a_SOURCES in $top/Makefile.am"; exit 2; }
 clang -std=c11 -D_GNU_SOURCE -DPACKAGE_VERSION='"fuzz"' -g -O0 -fprofile-instr-generate -fcoverage-mapping \
-	-I"$top/lfs" -I"$top/ckpt" -I"$top/tests/lib" $srcs "$top/tests/lib/imgedit.c" "$top/ckpt/salvage.c" \
+	$(python3 "$top/scripts/layers.py" --cflags "$top") -I"$top/tests/lib" $srcs "$top/tests/lib/imgedit.c" "$top/ckpt/tools/salvage.c" \
 	"$top/tests/fuzz/fuzz_mount.c" "$top/tests/fuzz/fuzz_replay.c" -lz -lpthread -o "$out/fuzz_replay"
 rm -f "$out"/*.profraw
 (cd "$top" && LLVM_PROFILE_FILE="$out/replay.profraw" top_srcdir="$top" "$out/fuzz_replay" -n "$mut" 2>&1 |
 	grep '^fuzz_replay:')
 llvm-profdata merge -sparse "$out/replay.profraw" -o "$out/replay.profdata"
-decoders="lfs/ptable.c lfs/held.c lfs/hist.c lfs/retain.c lfs/snapshot.c lfs/repl.c ckpt/rf_repl.c
-	lfs/relink.c lfs/xattr.c ckpt/recover.c ckpt/ckpt.c"
+decoders="lfs/table/ptable.c lfs/table/held.c lfs/table/hist.c lfs/table/retain.c lfs/fs/snapshot.c lfs/inode/repl.c ckpt/rf_repl.c
+	lfs/inode/relink.c lfs/inode/xattr.c ckpt/recover.c ckpt/ckpt.c"
 files=()
 for f in $decoders; do files+=("$top/$f"); done
 echo "== per file (functions run, lines run)"
@@ -47,7 +47,7 @@ entries="lfs_ptable_load load_page_addrs lfs_held_load lfs_hist_load lfs_retain_
 echo "== entry points (lines run)"
 for fn in $entries; do
 	llvm-cov report "$out/fuzz_replay" -instr-profile="$out/replay.profdata" -show-functions \
-		"${files[@]}" "$top/lfs/mount.c" 2>/dev/null |
+		"${files[@]}" "$top/lfs/fs/mount.c" 2>/dev/null |
 		awk -v fn="$fn" '$1 == fn || $1 ~ ":" fn "$" { printf "%-24s lines %5s of %s\n", fn, $5 - $6, $5; found = 1 }
 			END { if (!found) printf "%-24s not in the build\n", fn }' | head -1
 done

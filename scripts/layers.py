@@ -1,21 +1,27 @@
 #!/usr/bin/env python3
-"""layers.py — hold the core library to the layer list in lfs_int.h.
+"""layers.py — hold the sources to the layer list in lfs_int.h.
 
-The list names every module of liblfs once, lowest layer first, and the
-few calls that go upward on purpose.  Read from the built objects (nm),
-every call from one module into another must go to a module listed on
-an earlier line or the same line, or be one of the listed upward calls;
-a listed upward call that the code no longer makes is stale and fails
-too, as does a module missing from the list or a list entry with no
-source.  No modules may call each other round a circle, and no headers
-include each other round one.  Each library source's top comment must name its file and its
-layer's number, and each module must have a unit suite in tests/unit.
+The list names every module of liblfs once, by its path under lfs/ (or
+ckpt/), lowest layer first, and the folders of each layer.  Read from
+the built objects (nm), every call from one module into another must go
+to a module listed on an earlier line or the same line; a module missing
+from the list, a list entry with no source, or a module outside its
+layer's folders fails too.  No modules may call each other round a
+circle, and no headers include each other round one.  Every source under
+lfs/, ckpt/ and cleaner/ (programs too) lies in a listed folder and
+includes headers only from folders of its own layer or lower (lfs.h,
+image.h and lfs_int.h, at the top of lfs/, excepted).  Each library
+source's top comment must name its file and its layer's number, and
+each module must have a unit suite in tests/unit.
 
-usage: layers.py SRCDIR LIBLFS.A [--inject FROM.c->TO.c]
+usage: layers.py SRCDIR LIBLFS.A [--inject FROM.c->TO.c] [--inject-include FROM.c->TO.h]
        layers.py --sources SRCDIR
-  --inject adds a call the objects do not make, to show the check fails;
-  --sources prints the library's sources (liblfs_a_SOURCES in Makefile.am)
-  for the scripts that build it by hand.
+       layers.py --cflags SRCDIR
+  --inject adds a call the objects do not make, --inject-include an
+  include the sources do not make, to show the checks fail; --sources
+  prints the library's sources (liblfs_a_SOURCES in Makefile.am) and
+  --cflags the -I options of its folders, for the scripts that build it
+  by hand.
 """
 import os
 import re
@@ -36,10 +42,14 @@ def base(name):
     return os.path.basename(name)[:-2]
 
 
+TOP_HEADERS = {"lfs/lfs.h", "lfs/lfs_int.h", "lfs/image.h"}
+
+
 def parse_list(path):
-    """rows: [(layer, [module, ...])] in order; upward: {(from, to)}"""
+    """rows: [(layer, [module path, ...])] in order; upward: {(from, to)};
+    folders: {folder: layer}"""
     text = open(path).read().split("*/", 1)[0]
-    rows, upward, layer, part = [], set(), None, None
+    rows, upward, folders, layer, part = [], set(), {}, None, None
     for line in text.splitlines():
         if "Layers, lowest first" in line:
             part = "layers"
@@ -48,21 +58,70 @@ def parse_list(path):
         elif part and line.strip() == "*":
             if part == "upward":
                 break
-        m = re.match(r"^ \* Layer (\d+),", line)
+        m = re.match(r"^ \* Layer (\d+),[^(]*\(([^)]*)\)", line)
         if part == "layers" and m:
             layer = int(m.group(1))
+            for f in m.group(2).split(", "):
+                folders[f] = layer
             continue
         m = re.match(rf"^ \*   ({MODS})(?: -> ({MODS}))?(?:\s|$)", line)
         if not m or not part:
             continue
-        names = [base(n) for n in m.group(1).split(", ")]
+        names = m.group(1).split(", ")
         if part == "layers" and not m.group(2):
             if layer is None:
-                die(f"{path}: a module line before the first 'Layer N,' heading")
+                die(f"{path}: a module line before the first 'Layer N,' heading (with its folders)")
             rows.append((layer, names))
         elif part == "upward" and m.group(2):
-            upward |= {(a, base(b)) for a in names for b in m.group(2).split(", ")}
-    return rows, upward
+            upward |= {(base(a), base(b)) for a in names for b in m.group(2).split(", ")}
+    return rows, upward, folders
+
+
+def source_path(srcdir, entry):
+    """a list entry's source: under lfs/, or from the top (ckpt/...)"""
+    return entry if os.path.exists(os.path.join(srcdir, entry)) and not \
+        os.path.exists(os.path.join(srcdir, "lfs", entry)) else "lfs/" + entry
+
+
+def all_sources(srcdir):
+    out = []
+    for top in ("lfs", "ckpt", "cleaner"):
+        for d, _, files in os.walk(os.path.join(srcdir, top)):
+            out += [os.path.relpath(os.path.join(d, f), srcdir) for f in files if f.endswith((".c", ".h"))]
+    return sorted(out)
+
+
+def folder_layer(folders, path):
+    d = os.path.dirname(path)
+    return folders.get(d)
+
+
+def include_problems(srcdir, folders, upward, inject):
+    """sources outside the listed folders, and includes that go up"""
+    problems, srcs = [], all_sources(srcdir)
+    by_name = {}
+    for p in srcs:
+        by_name.setdefault(os.path.basename(p), []).append(p)
+    for name, paths in sorted(by_name.items()):
+        if len(paths) > 1:
+            problems.append(f"{' and '.join(paths)} share a name: includes and objects go by name")
+    for p in srcs:
+        if p not in TOP_HEADERS and folder_layer(folders, p) is None:
+            problems.append(f"{p} is in no folder lfs_int.h's layer list names")
+    for p in srcs:
+        if p in TOP_HEADERS or folder_layer(folders, p) is None:
+            continue
+        incs = re.findall(r'^#include "([^"]+)"', open(os.path.join(srcdir, p)).read(), re.M)
+        if inject and inject[0] == os.path.basename(p):
+            incs.append(inject[1])
+        for h in incs:
+            found = by_name.get(os.path.basename(h))
+            if not found or found[0] in TOP_HEADERS:
+                continue
+            lh, lp = folder_layer(folders, found[0]), folder_layer(folders, p)
+            if lh is not None and lh > lp and (base(p), base(h[:-2] + ".c")) not in upward:
+                problems.append(f"{p} (layer {lp}) includes {found[0]} (layer {lh}): an upward include")
+    return problems
 
 
 def library_sources(makefile):
@@ -159,24 +218,38 @@ def main():
     if args[:1] == ["--sources"] and len(args) == 2:
         print("\n".join(library_sources(os.path.join(args[1], "Makefile.am"))))
         return
-    inject = None
+    if args[:1] == ["--cflags"] and len(args) == 2:
+        _, _, folders = parse_list(os.path.join(args[1], "lfs", "lfs_int.h"))
+        print(" ".join(f"-I{os.path.join(args[1], f)}" for f in ["lfs"] + sorted(folders)))
+        return
+    inject = inject_include = None
     if "--inject" in args:
         i = args.index("--inject")
         inject = tuple(base(x) for x in args[i + 1].split("->"))
         del args[i:i + 2]
+    if "--inject-include" in args:
+        i = args.index("--inject-include")
+        inject_include = tuple(args[i + 1].split("->"))
+        del args[i:i + 2]
     if len(args) != 2:
         die(__doc__.split("usage: ", 1)[1])
     srcdir, archive = args
-    rows, upward = parse_list(os.path.join(srcdir, "lfs", "lfs_int.h"))
-    row_of, layer_of = {}, {}
+    rows, upward, folders = parse_list(os.path.join(srcdir, "lfs", "lfs_int.h"))
+    row_of, layer_of, listed = {}, {}, {}
     for i, (layer, names) in enumerate(rows):
-        for n in names:
+        for entry in names:
+            n = base(entry)
             if n in row_of:
                 die(f"lfs_int.h lists {n}.c twice")
-            row_of[n], layer_of[n] = i, layer
+            row_of[n], layer_of[n], listed[n] = i, layer, source_path(srcdir, entry)
     sources = library_sources(os.path.join(srcdir, "Makefile.am"))
     in_lib = {base(s): s for s in sources}
-    problems = []
+    problems = include_problems(srcdir, folders, upward, inject_include)
+    for n in sorted(set(in_lib) & set(listed)):
+        if listed[n] != in_lib[n]:
+            problems.append(f"lfs_int.h's layer list names {listed[n]}, the library {in_lib[n]}")
+        elif folder_layer(folders, in_lib[n]) != layer_of[n]:
+            problems.append(f"{in_lib[n]} is listed in layer {layer_of[n]}, outside that layer's folders")
     for n in sorted(set(in_lib) - set(row_of)):
         problems.append(f"{in_lib[n]} is in the library but not in lfs_int.h's layer list")
     for n in sorted(set(row_of) - set(in_lib)):
@@ -229,7 +302,8 @@ def main():
         sys.exit(1)
     between = sum(1 for a, b in edges if a in row_of and b in row_of)
     but = f" but the {len(upward)} listed upward calls" if upward else ""
-    print(f"ok {len(row_of)} modules in {len(rows)} lines of {len(set(layer_of.values()))} layers; "
+    print(f"ok {len(row_of)} modules in {len(rows)} lines of {len(set(layer_of.values()))} layers, "
+          f"{len(folders)} folders, no upward include; "
           f"{between} module pairs call each other, all downward or beside{but}; "
           f"no circle of calls or includes; every module has a unit suite")
 

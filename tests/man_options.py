@@ -29,7 +29,7 @@ PROGRAMS = {  # page -> program, relative to the build directory
     "lfs-tune.8": "lfs/lfs-tune",
     "lfs-resize.8": "lfs/lfs-resize",
     "lfs-probe.8": "lfs/lfs-probe",
-    "mount.fuse.lfs.8": "lfs/mount.fuse.lfs",
+    "mount.fuse.lfs.8": "lfs/daemon/mount.fuse.lfs",
     "lfs.8": "lfs/lfs",
 }
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# cli.sh — what every program answers alike (lfs/tool.h): -h/--help print
+# cli.sh — what every program answers alike (lfs/tools/tool.h): -h/--help print
 # the usage on stdout with status 0, -V/--version the version, a bad
 # option the usage on stderr with a non-zero status; every failure gives
 # a message.  mkfs.lfs states the minimum size, removes an image it
@@ -12,7 +12,7 @@ FSCK="$top_builddir/ckpt/fsck.lfs"
 DUMPLFS="$top_builddir/ckpt/dumplfs"
 # PROGRAMS is the list of every installed program (tool path, name)
 PROGRAMS="lfs/mkfs.lfs ckpt/fsck.lfs ckpt/dumplfs ckpt/lfs-ckpt cleaner/lfs_cleanerd"
-for extra in lfs/lfs-tune lfs/lfs-resize cleaner/lfs-clean lfs/lfs-probe lfs/mount.fuse.lfs; do
+for extra in lfs/lfs-tune lfs/lfs-resize cleaner/lfs-clean lfs/lfs-probe lfs/daemon/mount.fuse.lfs; do
 	[ -x "$top_builddir/$extra" ] && PROGRAMS="$PROGRAMS $extra"
 done
 

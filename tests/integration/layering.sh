@@ -4,7 +4,9 @@
 # header lfs_int.h: only the library's own sources, liblfs_a_SOURCES in
 # Makefile.am, include it.  Inside the library, modules call only
 # downward, as the layer list in lfs_int.h says, and never round a
-# circle (scripts/layers.py, on the built objects).  No function of lfs/,
+# circle (scripts/layers.py, on the built objects), and the folders are
+# the layers: every source lies in its layer's folder and includes
+# nothing from a higher one.  No function of lfs/,
 # ckpt/ or cleaner/ is longer than 120 lines (scripts/funclen.py).  Each
 # check must also catch what it forbids.
 set -euo pipefail
@@ -16,7 +18,7 @@ lib=$(python3 "$top_srcdir/scripts/layers.py" --sources "$top_srcdir")
 shopt -s nullglob
 offenders() {
 	local f
-	for f in "$1"/lfs/*.c "$1"/ckpt/*.c "$1"/cleaner/*.c; do
+	for f in "$1"/lfs/*.c "$1"/lfs/*/*.c "$1"/ckpt/*.c "$1"/ckpt/*/*.c "$1"/cleaner/*.c; do
 		grep -q '^#include "lfs_int.h"' "$f" || continue
 		grep -qxF "${f#"$1"/}" <<<"$lib" || echo "${f#"$1"/}"
 	done
@@ -36,6 +38,18 @@ if python3 "$top_srcdir/scripts/layers.py" "$top_srcdir" "$top_builddir/liblfs.a
 	exit 1
 fi
 echo "ok the layer check catches an upward call"
+if python3 "$top_srcdir/scripts/layers.py" "$top_srcdir" "$top_builddir/liblfs.a" --inject-include 'seg.c->ctl_ops.h' >/dev/null; then
+	echo "FAIL: the folder check missed log/seg.c including fs/ctl_ops.h"
+	exit 1
+fi
+echo "ok the folder check catches an upward include"
+# a source left outside the layers' folders
+cp -r "$top_srcdir/lfs" "$top_srcdir/ckpt" "$top_srcdir/cleaner" "$top_srcdir/Makefile.am" "$tmp/"
+rm -rf "$tmp/tests" && mkdir -p "$tmp/tests" && cp -r "$top_srcdir/tests/unit" "$tmp/tests/"
+printf '/* stray.c */\n' >"$tmp/lfs/stray.c"
+out=$(python3 "$top_srcdir/scripts/layers.py" "$tmp" "$top_builddir/liblfs.a" || true)
+grep -q 'lfs/stray.c is in no folder' <<<"$out" || { echo "FAIL: the folder check missed lfs/stray.c: $out"; exit 1; }
+echo "ok the folder check catches a source outside the folders"
 # dir.c calls file.c, beside it on the same line: a call back is a circle
 if python3 "$top_srcdir/scripts/layers.py" "$top_srcdir" "$top_builddir/liblfs.a" --inject 'file.c->dir.c' >/dev/null; then
 	echo "FAIL: the layer check missed a circle: file.c -> dir.c -> file.c"
@@ -63,8 +77,8 @@ echo "ok the length check catches a function over 120 lines"
 # lock_inode_for_change, not with its own copy of the lock and the iget
 prologue='\tlock\(fs\);\n\tstruct lfs_inode \*\w+;\n\t(int err|ssize_t r) = (writable\(fs\)|lfs_iget)'
 copies() { python3 -c 'import re, sys; print(len(re.findall(sys.argv[1], open(sys.argv[2]).read())))' "$prologue" "$1"; }
-n=$(copies "$top_srcdir/lfs/fs.c")
-[ "$n" = 0 ] || { echo "FAIL: lfs/fs.c has $n copies of the lock/iget prologue: use lock_inode"; exit 1; }
+n=$(copies "$top_srcdir/lfs/fs/fs.c")
+[ "$n" = 0 ] || { echo "FAIL: lfs/fs/fs.c has $n copies of the lock/iget prologue: use lock_inode"; exit 1; }
 printf 'int\nf(struct lfs_fs *fs)\n{\n\tlock(fs);\n\tstruct lfs_inode *ip;\n\tint err = lfs_iget(fs, 2, &ip);\n' >"$tmp/fs.c"
 [ "$(copies "$tmp/fs.c")" = 1 ] || { echo "FAIL: the prologue check missed a copy"; exit 1; }
-echo "ok lfs/fs.c opens its inode operations with lock_inode, and the check catches a copy"
+echo "ok lfs/fs/fs.c opens its inode operations with lock_inode, and the check catches a copy"

@@ -144,7 +144,7 @@ mkfs_img() { "$MKFS" -s "${1:-256M}" ${2:-} "$IMG" >/dev/null; }
 
 # ctl_ops TRACE: the control requests in TRACE (strace -xx -s 8 -e
 # trace=sendmsg of a cleaner), one op number a line, in order (the
-# request's bytes 6-7: lfs/ctl_proto.h; 10 CLEANER_STATE begins each of
+# request's bytes 6-7: lfs/format/ctl_proto.h; 10 CLEANER_STATE begins each of
 # the cleaner's wake-ups, 7 STATS follows it)
 ctl_ops() {
 	[ -e "$1" ] || return 0 # strace has not begun it yet

@@ -45,11 +45,12 @@ mkdir "$WORK/untarred"
 tar -C "$WORK/untarred" -xzf "$WORK/src.tar.gz"
 diff -r "$WORK/untarred" "$MNT/tarbuild" || fail "unpacked tree differs"
 (cd "$MNT/tarbuild" &&
- for f in lfs/*.c ckpt/*.c; do
-	case $f in lfs/fuse_*.c | lfs/mkfs.c | lfs/lfs_*.c | ckpt/dumplfs.c | ckpt/fsck.c | ckpt/lfs_ckpt.c) continue ;; esac
-	cc -std=c11 -D_GNU_SOURCE -DPACKAGE_VERSION='"test"' -Ilfs -Ickpt -c "$f" -o "${f%.c}.o" || exit 1
+ inc=$(for d in $(find lfs ckpt -type d); do printf ' -I%s' "$d"; done) &&
+ for f in $(find lfs ckpt -name '*.c'); do
+	case $f in lfs/daemon/* | lfs/tools/lfs_*.c | lfs/tools/mkfs.c | ckpt/tools/*) continue ;; esac
+	cc -std=c11 -D_GNU_SOURCE -DPACKAGE_VERSION='"test"' $inc -c "$f" -o "${f%.c}.o" || exit 1
  done &&
- cc -std=c11 -D_GNU_SOURCE -DPACKAGE_VERSION='"test"' -Ilfs -Ickpt -pthread -o mkfs.lfs lfs/mkfs.c lfs/*.o ckpt/*.o \
+ cc -std=c11 -D_GNU_SOURCE -DPACKAGE_VERSION='"test"' $inc -pthread -o mkfs.lfs lfs/tools/mkfs.c $(find lfs ckpt -name '*.o') \
 	$(pkg-config --cflags --libs blkid) -lz) ||
 	fail "building mkfs.lfs from the unpacked sources in lfs"
 "$MNT/tarbuild/mkfs.lfs" -s 16M "$WORK/built.img" >/dev/null || fail "mkfs.lfs built in lfs does not run"

@@ -19,7 +19,7 @@ command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 (e2fsprogs) is missing"
 
 mkdir "$WORK/helpers" "$WORK/ext4"
 sed -e "s|^LFS=.*|LFS='$LFS'|" -e "s|^LFS_CLEAN=.*|LFS_CLEAN='$top_builddir/cleaner/lfs-clean'|" \
-	"$top_builddir/lfs/mount.fuse.lfs" >"$WORK/helpers/mount.fuse.lfs"
+	"$top_builddir/lfs/daemon/mount.fuse.lfs" >"$WORK/helpers/mount.fuse.lfs"
 chmod +x "$WORK/helpers/mount.fuse.lfs"
 ln -s mount.fuse.lfs "$WORK/helpers/mount.fuseblk.lfs"
 mkfs_img 64M

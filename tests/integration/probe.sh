@@ -39,7 +39,7 @@ echo "ok lfs-probe: blkid line, udev variables, -t UUID=/LABEL=, $loop found by 
 # the helper, as mount(8) runs it, with lfs:LABEL= (lfs-probe from the
 # build tree: the helper names the installed one, so a copy of it is
 # pointed here)
-sed -e "s|^LFS=.*|LFS='$LFS'|" -e "s|^LFS_PROBE=.*|LFS_PROBE='$PROBE'|" "$top_builddir/lfs/mount.fuse.lfs" \
+sed -e "s|^LFS=.*|LFS='$LFS'|" -e "s|^LFS_PROBE=.*|LFS_PROBE='$PROBE'|" "$top_builddir/lfs/daemon/mount.fuse.lfs" \
 	>"$WORK/helper"
 chmod +x "$WORK/helper"
 env -i "$WORK/helper" "lfs:UUID=$u" "$MNT" -f -v -o nocleaner >"$WORK/out" 2>&1 || rc=$?

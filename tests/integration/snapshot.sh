@@ -115,7 +115,7 @@ for o in snapshot=s1,rw "cp=$s1,rw" rw,cp=s1 cp=0; do
 	matches -E "read-only|not a checkpoint number" <"$WORK/err" || fail "lfs -o $o: $(cat "$WORK/err")"
 	echo "ok lfs -o $o refused: $(cat "$WORK/err")"
 done
-sed -e "s|^LFS=.*|LFS='$LFS'|" "$top_builddir/lfs/mount.fuse.lfs" >"$WORK/helper"
+sed -e "s|^LFS=.*|LFS='$LFS'|" "$top_builddir/lfs/daemon/mount.fuse.lfs" >"$WORK/helper"
 chmod +x "$WORK/helper"
 "$WORK/helper" "$IMG" "$SNAP" -f -v -o rw,snapshot=s1 >"$WORK/err" 2>&1 && fail "the helper passed rw,snapshot=s1"
 matches "read-only" <"$WORK/err" || fail "the helper: $(cat "$WORK/err")"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# supervise.sh — the daemon supervises its cleaner (lfs/supervise.c):
+# supervise.sh — the daemon supervises its cleaner (lfs/daemon/supervise.c):
 # --status names the real cleaner and its state; a second cleaner is
 # refused; SIGHUP reloads its file; a killed cleaner is restarted, after
 # 1 s and then after 2 s when it dies again at once; lfs-clean suspends,
@@ -156,7 +156,7 @@ echo "ok lfs-clean: a pass now cleaned $(field segments_cleaned) segments"
 "$CLEAN" --stop "$MNT" || fail "lfs-clean --stop"
 wait_state stopped
 # stopped is the supervisor's "not enabled", in which it starts none
-# (lfs/supervise.c): once the cleaner it stopped has exited, none comes
+# (lfs/daemon/supervise.c): once the cleaner it stopped has exited, none comes
 for _ in $(seq 1200); do [ "$(cleaners)" = 0 ] && break; sleep 0.05; done
 [ "$(cleaners)" = 0 ] || fail "a cleaner runs after --stop"
 [ "$(field cleaner_state)" = stopped ] || fail "restarted after --stop"

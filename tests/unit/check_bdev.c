@@ -1,5 +1,5 @@
 /*
- * check_bdev.c — mirrors lfs/bdev.c, the block I/O layer under everything:
+ * check_bdev.c — mirrors lfs/dev/bdev.c, the block I/O layer under everything:
  * holds it to its bounds (a write past the end of the image is refused, a
  * read past it fails rather than returning zeros), to whole transfers, to
  * read-only opens, to the sticky failure after a failed write or flush

@@ -1,5 +1,5 @@
 /*
- * check_clean.c — the cleaner's mechanism (lfs/clean.c): the scan of a
+ * check_clean.c — the cleaner's mechanism (lfs/write/clean.c): the scan of a
  * segment yields only blocks that verify, liveness is judged against the
  * current state alone (a stale request never moves a dead block), a move
  * re-dirties the block's owner so that the next flush writes it anew, a

@@ -1,5 +1,5 @@
 /*
- * check_fsck.c — the checks of fsck.lfs (ckpt/fsck_core.c, lfs_fsck):
+ * check_fsck.c — the checks of fsck.lfs (lfs/fs/fsck_core.c, lfs_fsck):
  * each kind of inconsistency it claims to find is found, on an image
  * damaged behind the checksums (tests/lib/imgedit.h re-seals them, so
  * only the check under test can notice), with a message naming what is

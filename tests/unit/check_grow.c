@@ -1,5 +1,5 @@
 /*
- * check_grow.c — growing an unmounted image (lfs/grow.c, lfs_grow_plan
+ * check_grow.c — growing an unmounted image (lfs/fs/grow.c, lfs_grow_plan
  * and lfs_grow of image.h): the plan refuses a size that adds no segment
  * and one whose usage table the checkpoint regions cannot describe, and
  * lays out exactly the geometry a mount will accept; the grow keeps every

@@ -1,5 +1,5 @@
 /*
- * check_inode.c — mirrors lfs/inode.c and inode_drop.c, the in-memory
+ * check_inode.c — mirrors lfs/inode/inode.c and inode_drop.c, the in-memory
  * inode: lfs_iget's
  * cache and its refusals, new inodes (numbers, versions, the attributes
  * they inherit), dirty tracking and what it charges to admission

@@ -1,5 +1,5 @@
 /*
- * check_logwalk.c — mirrors lfs/logwalk.c, the one reader of the log
+ * check_logwalk.c — mirrors lfs/log/logwalk.c, the one reader of the log
  * (roll-forward, the cleaner, the read verifier, fsck.lfs and dumplfs all
  * walk through it).  Holds it to where a walk ends and why (logwalk.h):
  * the end of a segment, a summary that does not verify or overruns, a

@@ -1,5 +1,5 @@
 /*
- * check_mount.c — mirrors lfs/mount.c and lfs/super.c: opening an image.
+ * check_mount.c — mirrors lfs/fs/mount.c and lfs/format/super.c: opening an image.
  * Holds them to mkfs's geometry, to one way of finding and refusing a
  * superblock (block 0, else the backup; a newer format or an unknown
  * incompatible feature refused and not "repaired" from the backup; a

@@ -1,5 +1,5 @@
 /*
- * check_parse.c — mirrors lfs/parse.c, lfs_parse_size: the sizes users
+ * check_parse.c — mirrors lfs/base/parse.c, lfs_parse_size: the sizes users
  * give mkfs.lfs (-s, -S, -b, -N), lfs-resize and the daemon's cache=
  * option.  Holds it to the grammar lfs.h states (digits, then one of
  * K, M, G, T in either case, then an optional i and an optional B), to

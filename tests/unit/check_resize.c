@@ -1,5 +1,5 @@
 /*
- * check_resize.c — resizing a mounted filesystem (lfs/resize.c,
+ * check_resize.c — resizing a mounted filesystem (lfs/fs/resize.c,
  * lfs_resize of lfs.h): a shrink moves the live blocks of the segments
  * past the new end, keeps every file, leaves nothing past the end and
  * commits a geometry the next mount takes; the writer never takes a

@@ -1,5 +1,5 @@
 /*
- * check_trim.c — mirrors lfs/trim.c, clean segments given back to the
+ * check_trim.c — mirrors lfs/write/trim.c, clean segments given back to the
  * storage (FITRIM, -o discard): what was freed goes back as holes in the
  * image, and never a segment the newest durable checkpoint, a snapshot
  * or the log written since may still read; the segment writer never

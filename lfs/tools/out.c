@@ -1,5 +1,5 @@
 /*
- * out.c — layer 6: the tools' text and JSON output (out.h).
+ * out.c — layer 7: the tools' text and JSON output (out.h).
  */
 #include "out.h"
 

@@ -1,5 +1,5 @@
 /*
- * tool.c — layer 6: the options every lfs program shares (tool.h).
+ * tool.c — layer 7: the options every lfs program shares (tool.h).
  */
 #include "tool.h"
 #include "lfs_int.h"

@@ -1,5 +1,5 @@
 /*
- * ctl_server.c — layer 6: the daemon's end of the control socket (ctl_proto.h):
+ * ctl_server.c — layer 7: the daemon's end of the control socket (ctl_proto.h):
  * a listening thread that turns away peers other than root and the
  * daemon's own user before they take a slot, and a thread per allowed
  * client that reads one request at a time, checks its length and
@@ -11,7 +11,7 @@
  * What lfs-clean asks of the cleaner (suspend, a pass now) waits here
  * until the cleaner next reports its state, and the cleaner is woken
  * with SIGUSR1 so that it reports at once.  Starting and stopping is
- * the supervisor's (the daemon's, lfs/supervise.c), reached through the
+ * the supervisor's (the daemon's, lfs/daemon/supervise.c), reached through the
  * hooks it registers.
  */
 #include "ctl_server.h"

@@ -1,5 +1,5 @@
 /*
- * mounted.c — layer 6: whether a device or image is in use by a mount
+ * mounted.c — layer 7: whether a device or image is in use by a mount
  * of any filesystem, or as swap, so that the tools that write one
  * (mkfs.lfs, lfs-tune, lfs-resize) refuse it even when told to force,
  * as e2fsprogs' check_mount does (tool.h).
