@@ -10,7 +10,7 @@
 # in the tail moved too, the oldest giving way when writes need it).
 . "$(dirname "$0")/crash_lib.sh"
 
-sim $(( (seeds + 1) / 2 )) -Z -n 1500 -t 2
-sim $(( (seeds + 4) / 5 )) -Z -S -n 1500 -t 1
-sim $(( (seeds + 9) / 10 )) -Z -P -n 800 -t 1
+sim 2 -Z -n 1500 -t 2
+sim 5 -Z -S -n 1500 -t 1
+sim 10 -Z -P -n 800 -t 1
 echo "crashsim -Z: $total crash states around a shrink and a grow checked, each the old size or the new, none lost; $views snapshot trees read back"
