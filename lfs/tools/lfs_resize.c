@@ -193,6 +193,22 @@ shrink_unmounted(const char *path, struct lfs_bdev *dev, uint64_t size, bool dry
 	return status;
 }
 
+/* path opened with `flags`, never through a symbolic link, and *st: the
+ * descriptor, or -1 after a message. */
+static int
+open_nofollow(const char *path, int flags, struct stat *st)
+{
+	int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, st) < 0) {
+		fprintf(stderr, "lfs-resize: %s: %s\n", path,
+			errno == ELOOP ? "a symbolic link: name the image file or device itself" : strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -220,15 +236,10 @@ main(int argc, char **argv)
 	}
 	/* never through a link (one swapped in after a look at it would
 	 * be followed): the file or device itself, then only this descriptor */
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		fprintf(stderr, "lfs-resize: %s: %s\n", path,
-			errno == ELOOP ? "a symbolic link: name the image file or device itself" : strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	int fd = open_nofollow(path, O_RDONLY, &st);
+	if (fd < 0)
 		return 1;
-	}
 	close(fd);
 	/* mounted: its daemon resizes it */
 	char where[4096];
@@ -236,14 +247,9 @@ main(int argc, char **argv)
 		return resize_mounted(path, path, size, dry_run);
 	if (lfs_image_mounted_at(path, where, sizeof(where)) == 1)
 		return resize_mounted(path, where, size, dry_run);
-	fd = open(path, (dry_run ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		fprintf(stderr, "lfs-resize: %s: %s\n", path,
-			errno == ELOOP ? "a symbolic link: name the image file or device itself" : strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	fd = open_nofollow(path, dry_run ? O_RDONLY : O_RDWR, &st);
+	if (fd < 0)
 		return 1;
-	}
 	struct lfs_bdev dev;
 	struct lfs_super old, grown;
 	if (lfs_tool_open("lfs-resize", path, &(struct lfs_tool_open){ .flags = dry_run ? 0 : LFS_OPEN_WRITE, .fd = fd },
