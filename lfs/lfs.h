@@ -330,6 +330,10 @@ struct lfs_view_source {
  * while another daemon has it mounted: only its superblock is read
  * here, everything else comes from src. */
 int lfs_view_open_remote(const char *path, uint64_t seq, const struct lfs_view_source *src, struct lfs_fs **out);
+/* Send the tree of view fs (a kept checkpoint, lfs_view_open*) as a
+ * full send stream (stream.h; lfs(5), SEND STREAMS) called name, to
+ * write(ctx, buf, len), which returns 0 or -errno.  0 or -errno. */
+int lfs_send(struct lfs_fs *fs, const char *name, int (*write)(void *ctx, const void *buf, size_t len), void *ctx);
 /* Keep plain checkpoints `seconds` (0: none), from the next checkpoint;
  * and the period in force. */
 int lfs_set_protection(struct lfs_fs *fs, uint32_t seconds);

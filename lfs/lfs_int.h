@@ -20,6 +20,7 @@
  *                          each output escapes them (text.h)
  *   format/format.c, base/u64map.c  on-disk encoding (format.h; the
  *                          control socket's, ctl_proto.h); a hash map
+ *   format/stream.c        the send stream's records (stream.h)
  *   base/log.c, base/parse.c  where messages go, the clock; sizes as
  *                          users write them
  *   dev/bdev.c             block I/O
@@ -74,6 +75,7 @@
  *                          format; growing an unmounted image
  *   fs/resize.c            growing and shrinking a mounted one
  *   fs/fs.c, fs/ctl_ops.c  the API of lfs.h; the control operations
+ *   fs/send.c              a kept checkpoint's tree as a send stream
  *   fs/reclaim.c           the reclaimer: room made for refused requests
  *   fs/fsck_core.c         the read-only checks of fsck.lfs
  * Layer 7, programs (lfs/daemon, lfs/tools, ckpt/tools, cleaner); these

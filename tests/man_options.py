@@ -28,6 +28,8 @@ PROGRAMS = {  # page -> program, relative to the build directory
     "lfs-scrub.8": "cleaner/lfs-scrub",
     "lfs-tune.8": "lfs/lfs-tune",
     "lfs-resize.8": "lfs/lfs-resize",
+    "lfs-send.8": "lfs/lfs-send",
+    "lfs-receive.8": "lfs/lfs-receive",
     "lfs-probe.8": "lfs/lfs-probe",
     "mount.fuse.lfs.8": "lfs/daemon/mount.fuse.lfs",
     "lfs.8": "lfs/lfs",
