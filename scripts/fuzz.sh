@@ -1,5 +1,6 @@
 #!/bin/bash
-# fuzz.sh [-m] [SECONDS] — fuzz the mount path with libFuzzer (Debian's
+# fuzz.sh [-m] [SECONDS] — fuzz the mount path, then the send stream's
+# decoder (tests/fuzz/fuzz_stream.c, a quarter of the time), with libFuzzer (Debian's
 # clang and libclang-rt-14-dev) under ASan and UBSan for SECONDS (default
 # 60): tests/fuzz/fuzz_mount.c edits decoded fields of an image and
 # re-seals its checksums, so the inputs reach the decoders behind them.
@@ -33,6 +34,10 @@ if [ $build = 1 ]; then
 	clang -std=c11 -D_GNU_SOURCE -DPACKAGE_VERSION='"fuzz"' -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined $(python3 "$top/scripts/layers.py" --cflags "$top") -I"$top/tests/lib" \
 		$srcs "$top/tests/lib/imgedit.c" "$top/ckpt/tools/salvage.c" "$top/tests/fuzz/fuzz_mount.c" -lz -lpthread -o "$out/fuzz_mount"
+	# the send stream's decoder (lfs/format/stream.c), a target of its own
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-I"$top/lfs/format" -I"$top/lfs/base" "$top/lfs/format/stream.c" "$top/lfs/format/format.c" "$top/lfs/base/text.c" \
+		"$top/tests/fuzz/fuzz_stream.c" -lz -o "$out/fuzz_stream"
 fi
 [ $run = 1 ] || exit 0
 cd "$out"
@@ -51,6 +56,14 @@ if ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-p
 	status=0
 else
 	status=1
+fi
+# then the stream decoder, for a quarter of the time (at least 10 s)
+mkdir -p "$out/stream-corpus"
+if [ $status = 0 ] && ! ./fuzz_stream -max_total_time=$(( secs / 4 > 10 ? secs / 4 : 10 )) -timeout=20 -max_len=8192 \
+	-malloc_limit_mb=128 -artifact_prefix="$out/stream-" "$out/stream-corpus" "$top/tests/fuzz/stream" \
+	> "$out/fuzz_stream.log" 2>&1; then
+	status=1
+	log=$out/fuzz_stream.log
 fi
 grep -E '^#[0-9]+.*(INITED|DONE)' "$log" | tail -2 || true
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
