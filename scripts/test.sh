@@ -71,7 +71,7 @@ distcheck_pass() {
 	rm -rf "$top/build-test"
 	mkdir -p "$top/build-test"
 	(cd "$top/build-test" && "$top/configure" -q &&
-	 if ! CRASH_SEEDS_ELSEWHERE=${SAN_CRASH_SEEDS:-5} LFS_TEST_TIMES="$top/build-test/times" \
+	 if ! CRASH_SEEDS_ELSEWHERE=${SAN_CRASH_SEEDS:-3} FUZZ_MUTATIONS_ELSEWHERE=10 LFS_TEST_TIMES="$top/build-test/times" \
 		 make -j"$(nproc)" distcheck >distcheck.out 2>&1; then
 		 tail -60 distcheck.out
 		 find . -path '*_build*' -name test-suite.log -exec cat {} +
@@ -83,11 +83,16 @@ distcheck_pass() {
 }
 # The crash suites: crashsim makes the same states from a seed in either
 # build and checks them alike, so each state is checked once: the
-# sanitizer pass checks the first SAN_CRASH_SEEDS (5) of the 10 seeds,
+# sanitizer pass checks the first SAN_CRASH_SEEDS (3) of the 10 seeds,
 # under the sanitizers, and the plain pass the rest
-# (CRASH_SEEDS_ELSEWHERE); every other suite runs whole in both
+# (CRASH_SEEDS_ELSEWHERE); so with fuzz_replay's mutations of each input
+# (the first 10 of 20 here).  The soaks (fsx's operations, the volume
+# the cleaner and snapshot suites overwrite, coherence's steps) run
+# whole in the plain pass, and their first SAN_SOAK_PERCENT (30) percent
+# under the sanitizers, where each step costs about three times as
+# much (lib.sh's soak); every other suite runs whole in both
 san_pass() {
-	CRASH_SEEDS=${SAN_CRASH_SEEDS:-5} ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	CRASH_SEEDS=${SAN_CRASH_SEEDS:-3} FUZZ_MUTATIONS=10 LFS_SOAK_PERCENT=${SAN_SOAK_PERCENT:-30} ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		run_suite "$top/build-san" --enable-sanitizers
 }
 # timed NAME CMD...: CMD, then how long it took; CMD runs as a job of

@@ -9,6 +9,9 @@
  *   fuzz_replay [-n MUTATIONS_PER_SEED] [FILE|DIR]...
  *
  * Without FILE or DIR, $top_srcdir/tests/fuzz/corpus and .../regress.
+ * FUZZ_MUTATIONS sets what -n does; FUZZ_MUTATIONS_ELSEWHERE=M leaves
+ * the first M mutations of each input to another run: scripts/test.sh's
+ * sanitizer pass runs the first half, its plain pass the rest.
  *
  * First it checks that the image the inputs edit holds every structure
  * the decoders read, through the library (a decoder with nothing to read
@@ -39,6 +42,9 @@ const struct img *fuzz_base_index(void);
 
 static unsigned long long executions;
 static unsigned mutations = 20;
+/* mutations below this one are made (each builds on the one before) but
+ * run elsewhere: FUZZ_MUTATIONS_ELSEWHERE, as crash_lib.sh's seeds */
+static unsigned first_run;
 static unsigned rng_state = 1;
 
 /* libFuzzer's byte-level mutator, which the custom one falls back to:
@@ -161,6 +167,8 @@ run_file(const char *path)
 	for (unsigned i = 0; i < mutations; i++) {
 		rng_state = seed + i;
 		len = LLVMFuzzerCustomMutator(buf, len, sizeof(buf), seed + i);
+		if (i < first_run)
+			continue;
 		LLVMFuzzerTestOneInput(buf, len);
 		executions++;
 	}
@@ -192,10 +200,20 @@ run_path(const char *path, unsigned *files)
 	return n < 0 ? -1 : err;
 }
 
+/* env NAME as a count, or DEF */
+static unsigned
+env_count(const char *name, unsigned def)
+{
+	const char *v = getenv(name);
+	return v && *v ? (unsigned)strtoul(v, NULL, 10) : def;
+}
+
 int
 main(int argc, char **argv)
 {
 	int c;
+	mutations = env_count("FUZZ_MUTATIONS", mutations);
+	first_run = env_count("FUZZ_MUTATIONS_ELSEWHERE", 0);
 	while ((c = getopt(argc, argv, "n:")) != -1) {
 		if (c == 'n') {
 			mutations = (unsigned)strtoul(optarg, NULL, 10);
@@ -203,6 +221,11 @@ main(int argc, char **argv)
 			fprintf(stderr, "usage: fuzz_replay [-n MUTATIONS_PER_SEED] [FILE|DIR]...\n");
 			return 2;
 		}
+	}
+	if (first_run && first_run >= mutations) {
+		fprintf(stderr, "fuzz_replay: FUZZ_MUTATIONS_ELSEWHERE=%u leaves none of %u mutations here\n",
+			first_run, mutations);
+		return 2;
 	}
 	LLVMFuzzerInitialize(&argc, &argv);
 	check_base();
@@ -225,9 +248,9 @@ main(int argc, char **argv)
 		err |= run_path(p, &files);
 	}
 	fprintf(stderr,
-		"fuzz_replay: %u inputs and %u mutations of each: %llu executions (%llu mounted read-write, "
+		"fuzz_replay: %u inputs and mutations %u to %u of each: %llu executions (%llu mounted read-write, "
 		"%llu of them unmounted cleanly), no crash\n",
-		files, mutations, executions, fuzz_mounted, fuzz_unmounted);
+		files, first_run + 1, mutations, executions, fuzz_mounted, fuzz_unmounted);
 	if (files == 0) {
 		fprintf(stderr, "fuzz_replay: no inputs found\n");
 		return 1;

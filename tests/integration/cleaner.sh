@@ -11,7 +11,7 @@
 OW="$top_builddir/tests/cleaner/overwrite"
 CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
 FSCK="$top_builddir/ckpt/fsck.lfs"
-times=${CLEANER_TIMES:-3}
+times=$(soak "${CLEANER_TIMES:-3}")
 cat > "$WORK/cleaner.conf" <<CONF
 min_clean_segments 4
 max_clean_segments 8

@@ -11,7 +11,7 @@ COHERENCE="$top_builddir/tests/integration/coherence"
 [ -x "$COHERENCE" ] || fail "$COHERENCE is missing (make check builds it)"
 command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 (package e2fsprogs) is missing"
 SEEDS=${COHERENCE_SEEDS:-2}
-STEPS=${COHERENCE_STEPS:-300}
+STEPS=$(soak "${COHERENCE_STEPS:-300}")
 
 # run_seeds DIR WHAT: every seed on a new file in DIR
 run_seeds() {

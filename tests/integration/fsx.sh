@@ -38,6 +38,8 @@ SH
 fsx_run "with a 64 KiB inode cache" -s 79 -n "$ops" -R 5000
 lfs_umount
 evicted=$(log_sum '.*inode cache: \([0-9]*\) inodes evicted.*')
-[ "$evicted" -gt 1000 ] || { tail "$WORK/daemon.log"; fail "cache=64K: only $evicted inodes evicted: the budget was not exercised"; }
+# the budget was exercised: an eviction in twenty operations at least
+# (its soak scales the operations; 1,091 evictions in 6,000 seen)
+[ "$evicted" -gt $((ops / 20)) ] || { tail "$WORK/daemon.log"; fail "cache=64K: only $evicted inodes evicted in $ops operations: the budget was not exercised"; }
 echo "cache=64K: $evicted inodes evicted across the remounts"
 fsck_after "with a small cache"

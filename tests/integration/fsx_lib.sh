@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 
 FSX="$top_builddir/tests/fsx/lfs_fsx"
-ops=${FSX_OPS:-20000}
+ops=$(soak "${FSX_OPS:-20000}")
 # fsx_dirs MIB: the images and the model on a tmpfs with MIB MiB free
 # (mem_dir): the fsyncs of both sides (one operation in twenty, and
 # every remount) waited for the host's disk; the model only if it takes

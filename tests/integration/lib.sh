@@ -26,6 +26,16 @@ fail() {
 # match while the writer still has output: the writer dies of SIGPIPE.
 matches() { local in; in=$(cat); grep -q "$@" <<<"$in"; }
 
+# soak FULL: how much of a suite's soak (operations, overwrite volume,
+# seeds) this run does: FULL, or LFS_SOAK_PERCENT percent of it, at least
+# 1.  scripts/test.sh's sanitizer pass runs a part: the plain pass checks
+# every state, and the sanitizers check the first ones again, where each
+# costs them three times as much.
+soak() {
+	local n=$(($1 * ${LFS_SOAK_PERCENT:-100} / 100))
+	echo $((n < 1 ? 1 : n))
+}
+
 [ -e /dev/fuse ] || skip "/dev/fuse is missing"
 [ "$(id -u)" = 0 ] || skip "needs root for FUSE mounts"
 command -v fusermount3 >/dev/null || skip "fusermount3 (package fuse3) is missing"

@@ -83,22 +83,24 @@ rss=$(rss_kib)
 [ "$rss" -lt $((256 * 1024)) ] || fail "daemon RSS $rss KiB after recovery on a 1 TiB image"
 # a burst of writes: what it freed goes back once the filesystem is quiet
 # (one malloc heap, trimmed a second after the last flush: 430-560 MB
-# stayed resident after 1 GiB, in a heap per FUSE thread).
-dd if=/dev/zero of="$MNT/burst" bs=4M count=256 conv=fsync status=none
-burst=$(rss_kib)
-# until the trim has come (a minute is only the bound on a hang); with
-# AddressSanitizer, whose quarantine keeps what was freed, it never
-# shows, and the wait would only run out its minute
-rss=$(rss_kib)
-if ! $asan; then
+# stayed resident after 1 GiB, in a heap per FUSE thread).  With
+# AddressSanitizer, whose quarantine keeps what was freed, the trim never
+# shows: the burst would only be written for a bound not checked.
+if $asan; then
+	echo "1 TiB: the RSS after a burst of 1 GiB is not checked: this daemon is built with AddressSanitizer"
+else
+	dd if=/dev/zero of="$MNT/burst" bs=4M count=256 conv=fsync status=none
+	burst=$(rss_kib)
+	# until the trim has come (a minute is only the bound on a hang)
+	rss=$(rss_kib)
 	for _ in $(seq 600); do
 		[ "$rss" -ge $((128 * 1024)) ] || break
 		sleep 0.1
 		rss=$(rss_kib)
 	done
+	echo "1 TiB: daemon RSS $burst KiB after 1 GiB written, $rss KiB once the daemon was quiet"
+	rss_below $((128 * 1024)) "once the daemon was quiet after 1 GiB was written (right after: $burst KiB)"
 fi
-echo "1 TiB: daemon RSS $burst KiB after 1 GiB written, $rss KiB once the daemon was quiet"
-rss_below $((128 * 1024)) "once the daemon was quiet after 1 GiB was written (right after: $burst KiB)"
 lfs_umount
 "$FSCK" "$IMG" >"$WORK/fsck.out" || { cat "$WORK/fsck.out"; fail "fsck of the 1 TiB image"; }
 echo "1 TiB: remount, crash and roll-forward of 200 fsynced writes, RSS $rss KiB; $(tail -1 "$WORK/fsck.out")"

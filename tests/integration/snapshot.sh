@@ -15,7 +15,7 @@ CKPT="$top_builddir/ckpt/lfs-ckpt"
 FSCK="$top_builddir/ckpt/fsck.lfs"
 DUMP="$top_builddir/ckpt/dumplfs"
 CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
-times=${SNAPSHOT_TIMES:-10}
+times=$(soak "${SNAPSHOT_TIMES:-10}")
 snap_setup
 
 cat > "$WORK/cleaner.conf" <<CONF
