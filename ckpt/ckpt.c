@@ -350,6 +350,17 @@ lfs_ckpt_snapshot(struct lfs_fs *fs, const char *name, uint64_t *seq)
 	return ckpt_write(fs, false, true, name ? name : "", seq);
 }
 
+int
+lfs_ckpt_receive(struct lfs_fs *fs, const char *name, const struct lfs_recv_origin *o, uint64_t *seq)
+{
+	if (!name || !*name)
+		return -EINVAL;
+	fs->recv_commit = o;
+	int err = lfs_ckpt_snapshot(fs, name, seq);
+	fs->recv_commit = NULL;
+	return err;
+}
+
 /* Region `which` judged, as lfs_ckpt_judge_region; a valid one is
  * handed to the caller in *keep. */
 static int
@@ -551,7 +562,7 @@ lfs_ckpt_view_imap(struct lfs_fs *src, uint64_t seq, uint64_t *addrs)
 }
 
 int
-lfs_ckpt_load_view_at(struct lfs_fs *fs, uint64_t seq, const uint64_t *addrs)
+lfs_ckpt_load_view_at(struct lfs_fs *fs, uint64_t seq, const uint64_t *addrs, uint32_t root)
 {
 	lfs_inode_evict_all(fs);
 	lfs_imap_forget(fs);
@@ -562,6 +573,14 @@ lfs_ckpt_load_view_at(struct lfs_fs *fs, uint64_t seq, const uint64_t *addrs)
 		lfs_log("checkpoint %llu: the root directory is missing from its inode map", (unsigned long long)seq);
 		err = -EFSCORRUPTED;
 	}
+	/* a received snapshot: its tree, a directory of this inode map */
+	if (!err && root && (root <= LFS_ROOT_INO || root >= fs->sb.max_inodes ||
+			     !(lfs_imap_get(fs, root)->flags & LFS_IMAP_INUSE))) {
+		lfs_log("checkpoint %llu: its received tree %u is not in its inode map", (unsigned long long)seq, root);
+		err = -EFSCORRUPTED;
+	}
+	if (!err)
+		fs->view_root = root;
 	return err;
 }
 
@@ -572,10 +591,12 @@ lfs_ckpt_load_view(struct lfs_fs *fs, struct lfs_fs *src, uint64_t seq)
 	if (!addrs)
 		return -ENOMEM;
 	int err = lfs_ckpt_view_imap(src, seq, addrs);
+	const struct lfs_hist_entry *e = lfs_hist_get(&src->hist, seq);
+	uint32_t root = e ? e->root : 0;
 	if (!err) {
 		if (src != fs)
 			fs->view_src = src;
-		err = lfs_ckpt_load_view_at(fs, seq, addrs);
+		err = lfs_ckpt_load_view_at(fs, seq, addrs, root);
 	}
 	free(addrs);
 	return err;

@@ -212,7 +212,8 @@ apply_record(struct lfs_rf *rf, const struct pending *g, size_t n, uint64_t addr
 		return lfs_imap_release(fs, di->ino, di->version);
 	}
 	lfs_seg_use(fs, addr, charge);
-	return lfs_imap_set(fs, di->ino, addr, (uint16_t)(off / LFS_INODE_ALIGN), di->version, di->nlink == 0);
+	return lfs_imap_set(fs, di->ino, addr, (uint16_t)(off / LFS_INODE_ALIGN), di->version,
+			     di->nlink == 0 || (di->flags & LFS_DI_STAGED));
 }
 
 static int

@@ -297,8 +297,9 @@ snapshot_page(struct lfs_ctl_client *cl, struct lfs_ctl_ckpt *rec, uint64_t *fro
 			return -EPROTO;
 		struct lfs_ckpt_info *c = &g[(*k)++];
 		*c = (struct lfs_ckpt_info){ .seq = rec[i].seq, .time_ns = rec[i].time_ns, .flags = rec[i].flags,
-					     .own_bytes = rec[i].own_bytes };
+					     .own_bytes = rec[i].own_bytes, .src_seq = rec[i].src_seq };
 		memcpy(c->name, rec[i].name, sizeof(c->name));
+		memcpy(c->src_uuid, rec[i].src_uuid, sizeof(c->src_uuid));
 		c->name[sizeof(c->name) - 1] = '\0';
 		*from = rec[i].seq + 1;
 	}

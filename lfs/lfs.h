@@ -283,10 +283,14 @@ struct lfs_ckpt_info {
 	uint32_t flags;             /* LFS_CKPT_INFO_* */
 	char name[40];              /* a snapshot's, or "" */
 	uint64_t own_bytes;         /* held for it alone: what deleting it frees */
+	/* LFS_CKPT_INFO_RECEIVED: the source's uuid and checkpoint */
+	uint8_t src_uuid[16];
+	uint64_t src_seq;
 };
 #define LFS_CKPT_INFO_SNAPSHOT 1u
 #define LFS_CKPT_INFO_CURRENT 2u    /* the newest checkpoint (kept or not) */
 #define LFS_CKPT_INFO_KEPT 4u       /* in the history: a snapshot, or a plain one kept */
+#define LFS_CKPT_INFO_RECEIVED 8u   /* a snapshot received from a stream (lfs-receive(8)) */
 /* The checkpoints kept, oldest first, and the newest; *held_bytes: what
  * all of them hold that the live tree does not.  *out is the caller's
  * to free. */
@@ -301,6 +305,24 @@ int lfs_snapshot_keep(struct lfs_fs *fs, uint64_t seq, bool on, const char *name
 /* Forget kept checkpoint seq, freeing what it alone held (a checkpoint
  * commits it); -EBUSY while a view holds it. */
 int lfs_snapshot_delete(struct lfs_fs *fs, uint64_t seq);
+/* Receiving a stream as a snapshot (lfs-receive(8)): a directory no
+ * name leads to, that the receiver fills through its file handle (*ino,
+ * *gen); then one checkpoint makes it the snapshot called name, recording
+ * where it came from (the source's uuid and checkpoint src_seq), and the
+ * live tree lets it go.  lfs_recv_abort lets an unfinished one go; one a
+ * crash leaves is freed at the next mount.  -EOPNOTSUPP without
+ * snapshots; commit: -EEXIST (the name is taken), -EINVAL (not a staged
+ * tree, a name not allowed). */
+int lfs_recv_begin(struct lfs_fs *fs, uint64_t *ino, uint32_t *gen);
+int lfs_recv_commit(struct lfs_fs *fs, uint64_t ino, const char *name, const uint8_t uuid[16], uint64_t src_seq,
+		    uint64_t *seq);
+int lfs_recv_abort(struct lfs_fs *fs, uint64_t ino);
+/* The receiver reaches a staged directory by a name in the root that no
+ * directory lists: this prefix, then "INO.GEN" (lfs_lookup; a file
+ * handle of a directory no name leads to does not open, the kernel
+ * reconnects every directory's handle to the root by name). */
+#define LFS_STAGED_PREFIX ".lfs-staged."
+#define LFS_STAGED_NAME_MAX 48
 /* A view in another process (a snapshot's mount) reads kept checkpoint
  * seq: until as many releases it is not deleted, let go or dropped by
  * the protection period.  -ENOENT if it is not kept. */
@@ -320,10 +342,11 @@ uint64_t lfs_view_seq(const struct lfs_fs *v);
  * kept checkpoint seq's blocks (the daemon's control socket): .read
  * fills buf with the block seq reads as addr (found through the held
  * table, verified); .imap fills addrs[0..n) with the inode-map block
- * addresses seq read.  0 or -errno each. */
+ * addresses seq read, *root its tree's root (0: the
+ * root; a received snapshot's, another).  0 or -errno each. */
 struct lfs_view_source {
 	int (*read)(void *ctx, uint64_t seq, uint64_t addr, void *buf);
-	int (*imap)(void *ctx, uint64_t seq, uint64_t *addrs, uint32_t n);
+	int (*imap)(void *ctx, uint64_t seq, uint64_t *addrs, uint32_t n, uint32_t *root);
 	void *ctx;
 };
 /* A read-only view of kept checkpoint seq of the image at path, served

@@ -57,6 +57,8 @@
  *   inode/seek.c           SEEK_DATA and SEEK_HOLE over a map and its pages
  *   inode/acl.c            POSIX ACLs, on top of xattr.c
  *   inode/inode_drop.c     an inode leaves memory, its content state too
+ *   inode/staged.c         a tree staged for a receive (fs/receive.c):
+ *                          found by its hidden name, let go whole
  * Layer 5, writeback, checkpoints, cleaning, admission (lfs/write, ckpt):
  *   write/flush.c          turn dirty state into one log group
  *   ckpt/region.c          the checkpoint regions, written by changed block
@@ -76,6 +78,8 @@
  *   fs/resize.c            growing and shrinking a mounted one
  *   fs/fs.c, fs/ctl_ops.c  the API of lfs.h; the control operations
  *   fs/send.c              a kept checkpoint's tree as a send stream
+ *   fs/receive.c           a stream's tree staged, then committed as a
+ *                          snapshot
  *   fs/reclaim.c           the reclaimer: room made for refused requests
  *   fs/fsck_core.c         the read-only checks of fsck.lfs
  * Layer 7, programs (lfs/daemon, lfs/tools, ckpt/tools, cleaner); these
@@ -496,9 +500,13 @@ struct lfs_fs {
 		uint64_t bytes;
 	} giveable;
 	uint64_t given_way;         /* kept checkpoints that gave way since mount */
+	/* receive.c: what the checkpoint being written makes of the snapshot
+	 * it takes, a received tree (NULL: an ordinary one) */
+	const struct lfs_recv_origin *recv_commit;
 	/* A snapshot's view: the tree checkpoint view_seq read, through the
 	 * held table of view_src (NULL: this one); read-only. */
 	uint64_t view_seq;
+	uint32_t view_root;         /* a received snapshot's tree: read as LFS_ROOT_INO (0: none) */
 	struct lfs_fs *view_src;
 	bool view_lock_src;         /* reads take view_src's lock */
 	struct lfs_view_source view_remote; /* or reads come from another
@@ -989,6 +997,22 @@ bool lfs_ckpt_current(struct lfs_fs *fs);
  * -EOPNOTSUPP without the SNAPSHOTS feature, -EEXIST for a name taken,
  * -EINVAL for one not allowed. */
 int lfs_ckpt_snapshot(struct lfs_fs *fs, const char *name, uint64_t *seq);
+/* A received snapshot (lfs-receive(8)): checkpoint *seq, a snapshot
+ * called name whose tree is o->root (receive.c). */
+struct lfs_recv_origin {
+	uint32_t root;
+	uint8_t uuid[16];
+	uint64_t src_seq;
+};
+/* snapshot.c: whether the history may change now (0 or -errno) */
+int lfs_snapshot_changeable(const struct lfs_fs *fs);
+/* staged.c (lock held): the staged directory "INO.GEN" names (-ENOENT
+ * if none); the tree under staged directory ino let go, the receiver's
+ * reference with it when `held`; one a crash left, at mount. */
+int lfs_staged_lookup(struct lfs_fs *fs, const char *spec, struct lfs_inode **ipp);
+int lfs_staged_drop(struct lfs_fs *fs, uint32_t ino, bool held);
+int lfs_staged_drop_orphan(struct lfs_fs *fs, uint32_t ino);
+int lfs_ckpt_receive(struct lfs_fs *fs, const char *name, const struct lfs_recv_origin *o, uint64_t *seq);
 /* Commit the checkpoint that waits for the disk, if one does (before
  * anything is written to the log); `unlocked` as above. */
 int lfs_ckpt_settle(struct lfs_fs *fs, bool unlocked);
@@ -1001,7 +1025,7 @@ int lfs_ckpt_load_view(struct lfs_fs *fs, struct lfs_fs *src, uint64_t seq);
  * checkpoint seq of src read; and fs made its view from those, its
  * blocks read as fs->view_src or fs->view_remote says. */
 int lfs_ckpt_view_imap(struct lfs_fs *src, uint64_t seq, uint64_t *addrs);
-int lfs_ckpt_load_view_at(struct lfs_fs *fs, uint64_t seq, const uint64_t *addrs);
+int lfs_ckpt_load_view_at(struct lfs_fs *fs, uint64_t seq, const uint64_t *addrs, uint32_t root);
 /* ckpt/region.c: write checkpoint region w (header h) by the blocks that
  * changed since it was last written; mark table address i changed. */
 int lfs_region_write(struct lfs_fs *fs, int w, struct lfs_ckpt_hdr *h);

@@ -179,6 +179,8 @@ kept_list(const char *path, const char *mnt, struct lfs_ckpt_info **ci, size_t *
 static const char *
 kind_of(const struct lfs_ckpt_info *c)
 {
+	if (c->flags & LFS_CKPT_INFO_RECEIVED)
+		return "received";
 	return c->flags & LFS_CKPT_INFO_SNAPSHOT ? "snapshot" : c->flags & LFS_CKPT_INFO_KEPT ? "kept" : "current";
 }
 
@@ -223,6 +225,12 @@ print_json(const char *path, const char *mnt, const struct lfs_super *sb, const 
 		lfs_out_bool(&o, "current", ci[i].flags & LFS_CKPT_INFO_CURRENT);
 		lfs_out_str(&o, "name", ci[i].name);
 		lfs_out_u64(&o, "own_bytes", ci[i].own_bytes);
+		if (ci[i].flags & LFS_CKPT_INFO_RECEIVED) {
+			char u[LFS_UUID_STR];
+			lfs_uuid_format(ci[i].src_uuid, u);
+			lfs_out_str(&o, "source_uuid", u);
+			lfs_out_u64(&o, "source_seq", ci[i].src_seq);
+		}
 		lfs_out_end(&o);
 	}
 	lfs_out_end(&o);
@@ -292,8 +300,14 @@ lfs_ckpt_list(const char *path, const char *mnt, bool json)
 			for (size_t i = 0; i < n; i++) {
 				char t[64], name[LFS_ESC_LEN(sizeof(ci[i].name))];
 				fmt_time(t, sizeof(t), ci[i].time_ns);
-				printf("  %-10" PRIu64 " %-24s %-8s %-14" PRIu64 " %s\n", ci[i].seq, t, kind_of(&ci[i]),
-				       ci[i].own_bytes, lfs_escape(ci[i].name, LFS_ESC_SHOW, name, sizeof(name)));
+				char from[LFS_UUID_STR + 48] = "";
+				if (ci[i].flags & LFS_CKPT_INFO_RECEIVED) {
+					char u[LFS_UUID_STR];
+					lfs_uuid_format(ci[i].src_uuid, u);
+					snprintf(from, sizeof(from), "  from %s checkpoint %" PRIu64, u, ci[i].src_seq);
+				}
+				printf("  %-10" PRIu64 " %-24s %-8s %-14" PRIu64 " %s%s\n", ci[i].seq, t, kind_of(&ci[i]),
+				       ci[i].own_bytes, lfs_escape(ci[i].name, LFS_ESC_SHOW, name, sizeof(name)), from);
 			}
 		}
 	}

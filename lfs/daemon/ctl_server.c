@@ -46,6 +46,9 @@ struct client {
 	 * and where it is mounted; 0 and NULL: none; protected by srv->lock */
 	uint64_t view_seq;
 	char *view_mnt;
+	/* the staged tree this connection fills (LFS_CTL_RECV_BEGIN), 0:
+	 * none; only its own thread touches it */
+	uint64_t recv_ino;
 };
 
 struct lfs_ctl_server {
@@ -154,7 +157,11 @@ payload_len(uint16_t op, uint32_t count)
 		return count == 1 ? sizeof(struct lfs_ctl_path) : SIZE_MAX - 1;
 	case LFS_CTL_VIEW_WHO:
 	case LFS_CTL_RESIZE:
+	case LFS_CTL_RECV_BEGIN:
+	case LFS_CTL_RECV_ABORT:
 		return 0;
+	case LFS_CTL_RECV_COMMIT:
+		return count == 1 ? sizeof(struct lfs_ctl_recv) : SIZE_MAX - 1;
 	default:
 		return SIZE_MAX;
 	}
@@ -391,6 +398,36 @@ struct request {
 	uint8_t *rout;              /* the answer's records, after resp */
 };
 
+/* LFS_CTL_RECV_*: a stream received as a snapshot, by `c`. */
+static void
+answer_receive(struct lfs_ctl_server *srv, struct client *c, struct request *q)
+{
+	uint32_t gen = 0;
+	struct lfs_ctl_recv r;
+	switch (q->req.op) {
+	case LFS_CTL_RECV_BEGIN:
+		q->resp->err = c->recv_ino ? -EALREADY : lfs_recv_begin(srv->fs, &q->resp->val[0], &gen);
+		if (!q->resp->err)
+			c->recv_ino = q->resp->val[0];
+		q->resp->val[1] = gen;
+		break;
+	case LFS_CTL_RECV_COMMIT:
+		memcpy(&r, q->payload, sizeof(r));
+		if (!c->recv_ino || q->req.arg[0] != c->recv_ino || !memchr(r.name, '\0', sizeof(r.name)))
+			q->resp->err = -EINVAL;
+		else
+			q->resp->err = lfs_recv_commit(srv->fs, c->recv_ino, r.name, r.uuid, q->req.arg[1],
+						       &q->resp->val[0]);
+		if (!q->resp->err)
+			c->recv_ino = 0;
+		break;
+	case LFS_CTL_RECV_ABORT:
+		q->resp->err = !c->recv_ino || q->req.arg[0] != c->recv_ino ? -EINVAL : lfs_recv_abort(srv->fs, c->recv_ino);
+		c->recv_ino = 0;
+		break;
+	}
+}
+
 /* The answer to a snapshot, view or scrub request; returns the bytes
  * of records after the reply's header. */
 static size_t
@@ -428,11 +465,14 @@ answer_snapshots(struct lfs_ctl_server *srv, struct client *c, struct request *q
 		q->resp->err = q->req.arg[0] > UINT32_MAX ? -EINVAL :
 							    lfs_set_protection(srv->fs, (uint32_t)q->req.arg[0]);
 		break;
-	case LFS_CTL_VIEW_IMAP:
+	case LFS_CTL_VIEW_IMAP: {
+		uint32_t root;
 		q->resp->err = lfs_ctl_view_imap(srv->fs, q->req.arg[0], q->req.arg[1],
 						 reply_room(q->req.count, sizeof(uint64_t)), (uint64_t *)q->rout,
-						 &q->resp->count, &q->resp->val[0]);
+						 &q->resp->count, &q->resp->val[0], &root);
+		q->resp->val[1] = root;
 		return q->resp->count * sizeof(uint64_t);
+	}
 	case LFS_CTL_VIEW_READ:
 		q->resp->err = lfs_ctl_view_read(srv->fs, q->req.arg[0], q->req.arg[1], q->rout, &v);
 		q->resp->count = !q->resp->err;
@@ -457,6 +497,11 @@ answer_snapshots(struct lfs_ctl_server *srv, struct client *c, struct request *q
 				     reply_room(q->req.count, sizeof(uint32_t)), (uint32_t *)q->rout, &q->resp->count,
 				     &q->resp->val[0]);
 		return q->resp->count * sizeof(uint32_t);
+	case LFS_CTL_RECV_BEGIN:
+	case LFS_CTL_RECV_COMMIT:
+	case LFS_CTL_RECV_ABORT:
+		answer_receive(srv, c, q);
+		return 0;
 	}
 	return 0;
 }
@@ -605,6 +650,10 @@ client_main(void *arg)
 	free(in);
 	free(out);
 	struct lfs_ctl_server *srv = c->srv;
+	/* a receive that never committed: its tree goes */
+	if (c->recv_ino && lfs_recv_abort(srv->fs, c->recv_ino))
+		lfs_log("receive: the staged tree %llu is freed at the next mount", (unsigned long long)c->recv_ino);
+	c->recv_ino = 0;
 	pthread_mutex_lock(&srv->lock);
 	c->done = true;
 	drop_view(srv, c);

@@ -149,7 +149,10 @@ static void
 op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct stat st;
-	int err = lfs_lookup(FS(req), parent, name, &st);
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	/* a staged tree (lfs-receive) is for root and the daemon's user */
+	bool staged = parent == FUSE_ROOT_ID && !strncmp(name, LFS_STAGED_PREFIX, strlen(LFS_STAGED_PREFIX));
+	int err = staged && ctx->uid && ctx->uid != getuid() ? -ENOENT : lfs_lookup(FS(req), parent, name, &st);
 	if (err == -ENOENT) {
 		/* a negative entry the kernel may cache: only we change the tree */
 		struct fuse_entry_param e;

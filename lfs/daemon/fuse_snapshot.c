@@ -41,7 +41,7 @@ remote_read(void *ctx, uint64_t seq, uint64_t addr, void *buf)
 }
 
 static int
-remote_imap(void *ctx, uint64_t seq, uint64_t *addrs, uint32_t n)
+remote_imap(void *ctx, uint64_t seq, uint64_t *addrs, uint32_t n, uint32_t *root)
 {
 	struct lfs_remote *r = ctx;
 	uint32_t have = 0;
@@ -55,6 +55,9 @@ remote_imap(void *ctx, uint64_t seq, uint64_t *addrs, uint32_t n)
 			err = -EPROTO; /* another geometry, or a malformed answer */
 		if (err)
 			return err;
+		if (resp.val[1] > UINT32_MAX)
+			return -EPROTO;
+		*root = (uint32_t)resp.val[1];
 		have += resp.count;
 	}
 	return 0;

@@ -46,12 +46,13 @@
 #include <sys/ioctl.h>
 
 #define LFS_CTL_MAGIC   0x4c544331u /* "1CTL" */
-#define LFS_CTL_VERSION 9         /* 4: one registered cleaner, its state, lfs-clean's verbs;
+#define LFS_CTL_VERSION 10        /* 4: one registered cleaner, its state, lfs-clean's verbs;
 				   * 5: LFS_CTL_REQUESTS; 6: snapshots; 7: SNAP_LIST pages by
 				   * checkpoint number, views held, CLEANER_STATS without
-				   * victims; 8: SCRUB_WHO, SCRUB_INODES; 9: RESIZE */
-#define LFS_CTL_VERSION_STR "9"   /* in messages: keep equal */
-_Static_assert(LFS_CTL_VERSION == 9, "LFS_CTL_VERSION_STR");
+				   * victims; 8: SCRUB_WHO, SCRUB_INODES; 9: RESIZE;
+				   * 10: RECV_*, SNAP_LIST's origins, VIEW_IMAP's root */
+#define LFS_CTL_VERSION_STR "10"  /* in messages: keep equal */
+_Static_assert(LFS_CTL_VERSION == 10, "LFS_CTL_VERSION_STR");
 #define LFS_CTL_PREFIX  "lfs-ctl:"
 #define LFS_CTL_NAME_MAX 48         /* the abstract name, NUL included */
 /* Set by the daemon for the cleaner it starts: the abstract name of its
@@ -148,6 +149,15 @@ enum lfs_ctl_op {
 				 * val2 blocks moved, val3 (-ENOSPC) the smallest size the data
 				 * fits; -EALREADY: the size it has; a message saying why when
 				 * refused (count 1, a NUL-terminated string) */
+	/* lfs-receive into a mounted filesystem (lfs_recv_* of lfs.h) */
+	LFS_CTL_RECV_BEGIN = 25, /* -> val0 the inode of an unnamed directory to build the tree in
+				  * (open_by_handle_at), val1 its generation; the connection holds
+				  * it: closed before RECV_COMMIT, the tree goes.  -EALREADY if this
+				  * connection holds one already */
+	LFS_CTL_RECV_COMMIT = 26, /* arg0 that inode, arg1 the source's checkpoint, payload 1 struct
+				   * lfs_ctl_recv -> val0 the checkpoint, a snapshot of that name
+				   * whose tree it is; -EEXIST: the name is taken */
+	LFS_CTL_RECV_ABORT = 27, /* arg0 that inode: the tree goes now */
 };
 #define LFS_CTL_RESIZE_DRY 1u   /* check only, change nothing */
 #define LFS_CTL_RESIZE_WHY_MAX 512
@@ -175,6 +185,15 @@ struct lfs_ctl_ckpt {
 	uint32_t flags;             /* LFS_CKPT_INFO_* */
 	uint32_t pad;
 	char name[40];
+	uint64_t src_seq;           /* LFS_CKPT_INFO_RECEIVED: the source's checkpoint */
+	uint8_t src_uuid[16];       /* and its uuid */
+};
+
+/* LFS_CTL_RECV_COMMIT: the snapshot's name (NUL-terminated) and the
+ * source filesystem's uuid. */
+struct lfs_ctl_recv {
+	char name[40];
+	uint8_t uuid[16];
 };
 
 /* A snapshot's name, NUL-terminated ("": none). */
@@ -307,8 +326,9 @@ _Static_assert(sizeof(struct lfs_ctl_resp) == 48, "response size");
 _Static_assert(sizeof(struct lfs_ctl_seg) == 24, "segment record size");
 _Static_assert(sizeof(struct lfs_ctl_blk) == 32, "block record size");
 _Static_assert(sizeof(struct lfs_ctl_stats) == 33 * 8, "statistics size");
-_Static_assert(sizeof(struct lfs_ctl_ckpt) == 72, "checkpoint record size");
+_Static_assert(sizeof(struct lfs_ctl_ckpt) == 96, "checkpoint record size");
 _Static_assert(sizeof(struct lfs_ctl_name) == 40, "name size");
+_Static_assert(sizeof(struct lfs_ctl_recv) == 56, "receive record size");
 _Static_assert(sizeof(struct lfs_ctl_path) == LFS_CTL_PATH_MAX, "path size");
 _Static_assert(sizeof(struct lfs_ctl_damage) == 40, "damage record size");
 
@@ -329,6 +349,7 @@ _Static_assert(sizeof(struct lfs_ctl_damage) == 40, "damage record size");
 #define LFS_CTL_REPLY_SCRUB_WHO_MAX (LFS_CTL_MAX_RECORDS * sizeof(struct lfs_ctl_damage))
 #define LFS_CTL_REPLY_SCRUB_INODES_MAX (LFS_CTL_MAX_RECORDS * sizeof(uint32_t))
 #define LFS_CTL_REPLY_RESIZE_MAX LFS_CTL_RESIZE_WHY_MAX
+#define LFS_CTL_REQ_RECV_MAX sizeof(struct lfs_ctl_recv) /* RECV_* replies: the header only */
 #define LFS_CTL_PAYLOAD_MAX LFS_CTL_REPLY_SNAP_LIST_MAX /* the largest of them all */
 #define LFS_CTL_MSG_MAX (sizeof(struct lfs_ctl_resp) + LFS_CTL_PAYLOAD_MAX)
 _Static_assert(sizeof(struct lfs_ctl_req) == sizeof(struct lfs_ctl_resp), "one header size");
@@ -346,6 +367,7 @@ _Static_assert(LFS_CTL_REPLY_VIEW_WHO_MAX <= LFS_CTL_PAYLOAD_MAX, "VIEW_WHO repl
 _Static_assert(LFS_CTL_REPLY_SCRUB_WHO_MAX <= LFS_CTL_PAYLOAD_MAX, "SCRUB_WHO reply");
 _Static_assert(LFS_CTL_REPLY_SCRUB_INODES_MAX <= LFS_CTL_PAYLOAD_MAX, "SCRUB_INODES reply");
 _Static_assert(LFS_CTL_REPLY_RESIZE_MAX <= LFS_CTL_PAYLOAD_MAX, "RESIZE reply");
+_Static_assert(LFS_CTL_REQ_RECV_MAX <= LFS_CTL_PAYLOAD_MAX, "RECV_COMMIT request");
 /* a unix SOCK_SEQPACKET message must fit the default socket buffer
  * (net.core.wmem_default, 212,992 bytes) */
 _Static_assert(LFS_CTL_MSG_MAX <= 200000, "a message fits the socket buffer");

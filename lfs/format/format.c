@@ -452,6 +452,7 @@ lfs_hist_entry_encode(const struct lfs_hist_entry *e, uint8_t *p)
 	lfs_put64(p + LFS_HI_OFF_SEQ, e->seq);
 	lfs_put64(p + LFS_HI_OFF_TIME, e->time_ns);
 	lfs_put32(p + LFS_HI_OFF_FLAGS, e->flags);
+	lfs_put32(p + LFS_HI_OFF_ROOT, e->root);
 	memcpy(p + LFS_HI_OFF_NAME, e->name, strnlen(e->name, LFS_HIST_NAME_MAX));
 }
 
@@ -461,6 +462,7 @@ lfs_hist_entry_decode(struct lfs_hist_entry *e, const uint8_t *p)
 	e->seq = lfs_get64(p + LFS_HI_OFF_SEQ);
 	e->time_ns = lfs_get64(p + LFS_HI_OFF_TIME);
 	e->flags = lfs_get32(p + LFS_HI_OFF_FLAGS);
+	e->root = lfs_get32(p + LFS_HI_OFF_ROOT);
 	memset(e->name, 0, sizeof(e->name));
 	memcpy(e->name, p + LFS_HI_OFF_NAME, LFS_HIST_NAME_MAX);
 }
@@ -633,6 +635,8 @@ dinode_problem(const struct lfs_dinode *di, const struct lfs_super *sb)
 		return "unknown file type or mode bits";
 	if (di->flags & ~LFS_DI_KNOWN)
 		return "unknown flags";
+	if ((di->flags & LFS_DI_STAGED) && (!(sb->feature_incompat & LFS_FEATURE_RECEIVED) || !S_ISDIR(di->mode)))
+		return "a staged tree where none can be";
 	if ((di->flags & LFS_DI_RELINK) && (!(sb->feature_incompat & LFS_FEATURE_RELINK) || !S_ISREG(di->mode) ||
 					   (di->flags & LFS_DI_INLINE) || !di->nlink))
 		return "a relink record where none can be";

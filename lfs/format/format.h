@@ -154,9 +154,14 @@ static inline uint64_t lfs_get64(const uint8_t *p) { return (uint64_t)lfs_get32(
 				     * blocks fallocate reserved and nobody wrote
 				     * ("Unwritten blocks" below).  Set by
 				     * mkfs.lfs; images without it have none */
+#define LFS_FEATURE_RECEIVED 64u   /* the history may hold received snapshots (a tree
+				    * other than the root, LFS_HIST_RECEIVED, and
+				    * their LFS_HIST_ORIGIN records) and an inode may
+				    * be LFS_DI_STAGED: set by the daemon when it
+				    * first takes a stream (lfs-receive(8)) */
 #define LFS_FEATURE_INCOMPAT_KNOWN                                                                  \
 	(LFS_FEATURE_CSUM_SEED | LFS_FEATURE_XATTR_BLOCKS | LFS_FEATURE_RECORD_CHARGE | LFS_FEATURE_SNAPSHOTS | \
-	 LFS_FEATURE_RELINK | LFS_FEATURE_UNWRITTEN)
+	 LFS_FEATURE_RELINK | LFS_FEATURE_UNWRITTEN | LFS_FEATURE_RECEIVED)
 
 struct lfs_super {
 	uint32_t magic;
@@ -460,13 +465,22 @@ _Static_assert(LFS_HE_OFF_SLOT + 2 == LFS_HELD_ENTRY_SIZE, "held entry size");
 
 struct lfs_hist_entry {
 	uint64_t seq;               /* the checkpoint; 0: free slot */
-	uint64_t time_ns;
-	uint32_t flags;             /* LFS_HIST_SNAPSHOT */
-	char name[LFS_HIST_NAME_MAX + 1];
+	uint64_t time_ns;           /* ORIGIN: the source's checkpoint */
+	uint32_t flags;             /* LFS_HIST_* */
+	uint32_t root;              /* RECEIVED: the inode that is its tree's root; else 0 */
+	char name[LFS_HIST_NAME_MAX + 1]; /* ORIGIN: the source's uuid, 32 hex digits */
 };
 #define LFS_HIST_SNAPSHOT 1u        /* kept until deleted, whatever its age */
+/* LFS_FEATURE_RECEIVED: a snapshot received from a stream.  Its tree is
+ * the directory `root` of that checkpoint's inode map (the live tree had
+ * it only unnamed, LFS_DI_STAGED); a second record, in a slot of its
+ * own, flags ORIGIN and seq the same checkpoint, says where it came from. */
+#define LFS_HIST_RECEIVED 2u
+#define LFS_HIST_ORIGIN 4u
+#define LFS_HIST_UUID_HEX 32
 enum {
-	LFS_HI_OFF_SEQ = 0, LFS_HI_OFF_TIME = 8, LFS_HI_OFF_FLAGS = 16, LFS_HI_OFF_NAME = 24,
+	LFS_HI_OFF_SEQ = 0, LFS_HI_OFF_TIME = 8, LFS_HI_OFF_FLAGS = 16, LFS_HI_OFF_ROOT = 20,
+	LFS_HI_OFF_NAME = 24,
 };
 _Static_assert(LFS_HI_OFF_NAME + LFS_HIST_NAME_MAX + 1 == LFS_HIST_ENTRY_SIZE, "history entry size");
 
@@ -565,7 +579,11 @@ struct lfs_dinode {
  * leaves as well (4 blocks for a random write to a 4 GiB file, not 6).
  * The flag belongs to the record; in memory it is never set. */
 #define LFS_DI_RELINK 16u
-#define LFS_DI_KNOWN (LFS_DI_INLINE | LFS_DI_PREALLOC | LFS_DI_USER | LFS_DI_RELINK)
+/* LFS_FEATURE_RECEIVED: the unnamed root of a tree a stream is being
+ * received into.  Its record is an orphan's: a mount frees the whole
+ * tree under it, as the daemon does once the tree is a snapshot. */
+#define LFS_DI_STAGED 32u
+#define LFS_DI_KNOWN (LFS_DI_INLINE | LFS_DI_PREALLOC | LFS_DI_USER | LFS_DI_RELINK | LFS_DI_STAGED)
 
 enum {
 	LFS_DI_OFF_INO = 0, LFS_DI_OFF_VERSION = 4, LFS_DI_OFF_MODE = 8, LFS_DI_OFF_UID = 12,

@@ -280,8 +280,10 @@ lfs_ctl_snap_list(struct lfs_fs *fs, uint64_t from, uint32_t n, struct lfs_ctl_c
 	size_t i = first_from(ci, total, from);
 	for (; i < total && k < n; i++, k++) {
 		out[k] = (struct lfs_ctl_ckpt){ .seq = ci[i].seq, .time_ns = ci[i].time_ns,
-						.own_bytes = ci[i].own_bytes, .flags = ci[i].flags };
+						.own_bytes = ci[i].own_bytes, .flags = ci[i].flags,
+						.src_seq = ci[i].src_seq };
 		memcpy(out[k].name, ci[i].name, sizeof(out[k].name));
+		memcpy(out[k].src_uuid, ci[i].src_uuid, sizeof(out[k].src_uuid));
 	}
 	free(ci);
 	resp->count = k;
@@ -296,15 +298,18 @@ lfs_ctl_snap_list(struct lfs_fs *fs, uint64_t from, uint32_t n, struct lfs_ctl_c
 
 int
 lfs_ctl_view_imap(struct lfs_fs *fs, uint64_t seq, uint64_t first, uint32_t n, uint64_t *out, uint32_t *got,
-		  uint64_t *total)
+		  uint64_t *total, uint32_t *root)
 {
 	*got = 0;
+	*root = 0;
 	lfs_lock(fs);
 	*total = fs->n_imap_blocks;
 	uint64_t *all = lfs_calloc(fs->n_imap_blocks, sizeof(*all));
 	int err = !all ? -ENOMEM : !fs->snapshots ? -EOPNOTSUPP : !lfs_hist_get(&fs->hist, seq) ? -ENOENT : 0;
 	if (!err)
 		err = lfs_ckpt_view_imap(fs, seq, all);
+	if (!err)
+		*root = lfs_hist_get(&fs->hist, seq)->root;
 	for (uint64_t i = first; !err && i < fs->n_imap_blocks && *got < n; i++)
 		out[(*got)++] = all[i];
 	pthread_mutex_unlock(&fs->lock);

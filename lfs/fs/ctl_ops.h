@@ -27,9 +27,10 @@ int lfs_ctl_segclean(struct lfs_fs *fs, const uint64_t *segs, uint32_t n, uint64
 void lfs_ctl_cleaner_report(struct lfs_fs *fs, uint64_t passes);
 void lfs_ctl_stats(struct lfs_fs *fs, struct lfs_ctl_stats *out);
 /* LFS_CTL_VIEW_IMAP: up to n of kept checkpoint seq's inode-map block
- * addresses from the first-th into out (*got of them; *total in all). */
+ * addresses from the first-th into out (*got of them; *total in all);
+ * *root its tree's root (0: the filesystem's). */
 int lfs_ctl_view_imap(struct lfs_fs *fs, uint64_t seq, uint64_t first, uint32_t n, uint64_t *out, uint32_t *got,
-		      uint64_t *total);
+		      uint64_t *total, uint32_t *root);
 /* LFS_CTL_VIEW_READ: the block seq reads as addr into out (*len bytes). */
 int lfs_ctl_view_read(struct lfs_fs *fs, uint64_t seq, uint64_t addr, uint8_t *out, uint64_t *len);
 /* Up to n kept checkpoints from number `from` up (LFS_CTL_SNAP_LIST): the

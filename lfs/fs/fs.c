@@ -198,6 +198,8 @@ lfs_lookup(struct lfs_fs *fs, uint64_t dir, const char *name, struct stat *st)
 	int err = check_name(name);
 	if (!err && strcmp(name, ".") == 0) {
 		err = lookup_self(fs, dir, &ip);
+	} else if (!err && dir == LFS_ROOT_INO && !strncmp(name, LFS_STAGED_PREFIX, strlen(LFS_STAGED_PREFIX))) {
+		err = lfs_staged_lookup(fs, name + strlen(LFS_STAGED_PREFIX), &ip);
 	} else {
 		if (!err)
 			err = get_dir(fs, dir, &dp);

@@ -108,6 +108,13 @@ struct owner_ctx {
 	uint32_t xattr_blocks;      /* XATTR blocks the walk found */
 };
 
+/* The inode whose record ino reads: a received snapshot's root is read as /. */
+static uint32_t
+record_ino(const struct lfs_fs *fs, uint32_t ino)
+{
+	return fs->view_root && ino == LFS_ROOT_INO ? fs->view_root : ino;
+}
+
 static int
 claim(struct fsck *f, uint64_t addr, uint8_t kind, uint32_t ino, uint32_t bytes)
 {
@@ -133,7 +140,7 @@ claim(struct fsck *f, uint64_t addr, uint8_t kind, uint32_t ino, uint32_t bytes)
 				"summary", ino, path_of(f, ino, where, sizeof(where)), (unsigned long long)addr, kind,
 				(unsigned long long)at);
 		else if (!(he && (st & 0xff) == LFS_BK_HELD) &&
-			 ((st & 0xff) != kind || (kind != LFS_BK_INODE && (st >> 8) != ino)))
+			 ((st & 0xff) != kind || (kind != LFS_BK_INODE && (st >> 8) != record_ino(fs, ino))))
 			problem(f, "block %llu (now at %llu): summary says inode %llu kind %u, but inode %u%s "
 				"references it as kind %u", (unsigned long long)addr, (unsigned long long)at,
 				(unsigned long long)(st >> 8), (unsigned)(st & 0xff), ino,
@@ -611,8 +618,10 @@ fsck_run(struct fsck *f)
 	int err = walk_tree(f);
 	if (err)
 		return err;
+	/* a received snapshot's tree is its root's: the rest of its inode
+	 * map is the live tree of its time, and its root is read as / */
 	for (uint32_t ino = LFS_ROOT_INO; ino < n; ino++)
-		if (lfs_imap_valid_ino(fs, ino))
+		if (lfs_imap_valid_ino(fs, ino) && (!fs->view_root || (f->seen[ino] && ino != fs->view_root)))
 			check_inode(f, ino);
 	/* a kept checkpoint's space is the live pass's */
 	if (!f->kept_of)

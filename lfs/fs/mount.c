@@ -151,6 +151,10 @@ free_orphans(struct lfs_fs *fs)
 				    (LFS_IMAP_INUSE | LFS_IMAP_ORPHAN))
 				continue;
 			struct lfs_inode *ip;
+			if (lfs_iget(fs, ino, &ip) == 0 && (ip->di.flags & LFS_DI_STAGED)) {
+				(void)lfs_staged_drop_orphan(fs, (uint32_t)ino); /* logs why not */
+				continue;
+			}
 			if (lfs_iget(fs, ino, &ip) == 0 && ip->di.nlink == 0) {
 				lfs_inode_maybe_free(fs, ip);
 				lfs_log("freed orphan inode %llu (unlinked while open)", (unsigned long long)ino);
@@ -559,9 +563,10 @@ lfs_view_open_remote(const char *path, uint64_t seq, const struct lfs_view_sourc
 	v->dev.block_size = sb.block_size;
 	v->view_remote = *src;
 	uint64_t *addrs = lfs_calloc(v->n_imap_blocks, sizeof(*addrs));
-	err = addrs ? src->imap(src->ctx, seq, addrs, v->n_imap_blocks) : -ENOMEM;
+	uint32_t root = 0;
+	err = addrs ? src->imap(src->ctx, seq, addrs, v->n_imap_blocks, &root) : -ENOMEM;
 	if (!err)
-		err = lfs_ckpt_load_view_at(v, seq, addrs);
+		err = lfs_ckpt_load_view_at(v, seq, addrs, root);
 	free(addrs);
 	if (err) {
 		fs_free(v);

@@ -23,9 +23,8 @@ unlock(struct lfs_fs *fs, int err)
 	return err;
 }
 
-/* Whether the history may change now. */
-static int
-changeable(const struct lfs_fs *fs)
+int
+lfs_snapshot_changeable(const struct lfs_fs *fs)
 {
 	if (!fs->snapshots)
 		return -EOPNOTSUPP;
@@ -38,7 +37,7 @@ int
 lfs_snapshot_make(struct lfs_fs *fs, const char *name, uint64_t *seq)
 {
 	lfs_lock(fs);
-	int err = changeable(fs);
+	int err = lfs_snapshot_changeable(fs);
 	if (!err)
 		err = lfs_ckpt_snapshot(fs, name, seq);
 	return unlock(fs, err);
@@ -70,6 +69,8 @@ lfs_snapshot_list(struct lfs_fs *fs, struct lfs_ckpt_info **out, size_t *n, uint
 						.flags = LFS_CKPT_INFO_KEPT };
 		if (e->flags & LFS_HIST_SNAPSHOT)
 			ci[k].flags |= LFS_CKPT_INFO_SNAPSHOT;
+		if (lfs_hist_origin(h, e->seq, ci[k].src_uuid, &ci[k].src_seq))
+			ci[k].flags |= LFS_CKPT_INFO_RECEIVED;
 		memcpy(ci[k].name, e->name, sizeof(ci[k].name));
 		k++;
 	}
@@ -105,7 +106,7 @@ int
 lfs_snapshot_keep(struct lfs_fs *fs, uint64_t seq, bool on, const char *name)
 {
 	lfs_lock(fs);
-	int err = changeable(fs);
+	int err = lfs_snapshot_changeable(fs);
 	if (!err && !on)
 		err = in_view(fs, seq, false);
 	if (!err)
@@ -120,7 +121,7 @@ int
 lfs_snapshot_delete(struct lfs_fs *fs, uint64_t seq)
 {
 	lfs_lock(fs);
-	int err = changeable(fs);
+	int err = lfs_snapshot_changeable(fs);
 	if (!err)
 		err = in_view(fs, seq, true);
 	if (!err)
@@ -169,7 +170,7 @@ int
 lfs_set_protection(struct lfs_fs *fs, uint32_t seconds)
 {
 	lfs_lock(fs);
-	int err = changeable(fs);
+	int err = lfs_snapshot_changeable(fs);
 	if (!err && fs->protect_s != seconds) {
 		fs->protect_s = seconds;
 		fs->changed_since_ckpt = true; /* recorded by the next checkpoint */

@@ -126,9 +126,11 @@ lfs_iget(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **out)
 		*out = ip;
 		return 0;
 	}
-	if (!lfs_imap_valid_ino(fs, ino))
+	/* a received snapshot's view: its tree's root is the root */
+	uint64_t rec = fs->view_root && ino == LFS_ROOT_INO ? fs->view_root : ino;
+	if (!lfs_imap_valid_ino(fs, rec) || (fs->view_root && ino == fs->view_root))
 		return -ESTALE;
-	const struct lfs_imap_entry *e = lfs_imap_get(fs, ino);
+	const struct lfs_imap_entry *e = lfs_imap_get(fs, rec);
 	if (!e->daddr) {
 		lfs_log("inode %llu is in use but has no record", (unsigned long long)ino);
 		return -EFSCORRUPTED;
@@ -137,10 +139,15 @@ lfs_iget(struct lfs_fs *fs, uint64_t ino, struct lfs_inode **out)
 	if (!ip)
 		return -ENOMEM;
 	int err = lfs_inode_read_record(fs, e->daddr, e->slot, &ip->di, &ip->inl, NULL);
-	if (!err && (ip->di.ino != ino || ip->di.mode == 0)) {
-		lfs_log("inode map entry %llu points at a record of inode %u", (unsigned long long)ino,
+	if (!err && (ip->di.ino != rec || ip->di.mode == 0 || (rec != ino && !S_ISDIR(ip->di.mode)))) {
+		lfs_log("inode map entry %llu points at a record of inode %u", (unsigned long long)rec,
 			ip->di.ino);
 		err = -EFSCORRUPTED;
+	}
+	if (!err && fs->view_root) {
+		ip->di.ino = (uint32_t)ino;
+		if (ip->di.parent == fs->view_root || rec != ino)
+			ip->di.parent = LFS_ROOT_INO;
 	}
 	if (err) {
 		u64map_del(&fs->icache, ino);

@@ -14,6 +14,7 @@
 #include "lfs_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,9 @@ lfs_hist_init(struct lfs_hist *h, const struct lfs_fs *fs)
 {
 	memset(h, 0, sizeof(*h));
 	u64map_init(&h->pins);
+	u64map_init(&h->origins);
+	h->received_ok = fs->sb.feature_incompat & LFS_FEATURE_RECEIVED;
+	h->max_ino = fs->sb.max_inodes;
 	return lfs_ptable_init(&h->tab, fs, LFS_TABLE_HIST, LFS_HIST_ENTRY_SIZE);
 }
 
@@ -31,6 +35,7 @@ lfs_hist_free(struct lfs_fs *fs, struct lfs_hist *h)
 	lfs_ptable_free(fs, &h->tab);
 	free(h->ent);
 	u64map_free(&h->pins);
+	u64map_free(&h->origins);
 	free(h->by_seq);
 	free(h->by_name);
 	free(h->free);
@@ -131,16 +136,36 @@ name_remove(struct lfs_hist *h, uint64_t slot)
 	}
 }
 
+static bool
+uuid_hex_ok(const char *s)
+{
+	for (int i = 0; i < LFS_HIST_UUID_HEX; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return s[LFS_HIST_UUID_HEX] == '\0';
+}
+
 /* The record in slot i, checked alone: why it cannot be, or NULL. */
 static const char *
-record_wrong(const struct lfs_hist_entry *e, const uint8_t *p)
+record_wrong(const struct lfs_hist *h, const struct lfs_hist_entry *e, const uint8_t *p)
 {
-	if (e->flags & ~LFS_HIST_SNAPSHOT)
+	if (p[LFS_HI_OFF_NAME + LFS_HIST_NAME_MAX])
+		return "a name not ended";
+	if ((e->flags & (LFS_HIST_RECEIVED | LFS_HIST_ORIGIN)) && !h->received_ok)
+		return "a received snapshot's flags without the feature";
+	if (e->flags == LFS_HIST_ORIGIN)
+		return e->root || !uuid_hex_ok(e->name) ? "an origin that is not a uuid" : NULL;
+	if (e->flags & ~(LFS_HIST_SNAPSHOT | LFS_HIST_RECEIVED))
 		return "unknown flags";
-	if (p[LFS_HI_OFF_NAME + LFS_HIST_NAME_MAX] || (e->name[0] && !lfs_hist_name_ok(e->name)))
+	if (e->name[0] && !lfs_hist_name_ok(e->name))
 		return "a name that is not allowed";
 	if (e->name[0] && !(e->flags & LFS_HIST_SNAPSHOT))
 		return "a name on a plain checkpoint";
+	if ((e->flags & LFS_HIST_RECEIVED) &&
+	    (!(e->flags & LFS_HIST_SNAPSHOT) || e->root <= LFS_ROOT_INO || e->root >= h->max_ino))
+		return "a received tree that cannot be";
+	if (e->root && !(e->flags & LFS_HIST_RECEIVED))
+		return "a root on a checkpoint not received";
 	return NULL;
 }
 
@@ -180,7 +205,7 @@ index_records(struct lfs_hist *h)
 	int err = s && named ? 0 : -ENOMEM;
 	uint64_t n = 0, k = 0;
 	for (uint64_t i = 0; i < h->tab.nslots && !err; i++) {
-		if (!h->ent[i].seq)
+		if (!h->ent[i].seq || h->ent[i].flags == LFS_HIST_ORIGIN)
 			continue;
 		s[n++] = (struct seq_slot){ h->ent[i].seq, i };
 		if (h->ent[i].name[0])
@@ -206,6 +231,28 @@ index_records(struct lfs_hist *h)
 	return err;
 }
 
+/* Every received snapshot has one origin record and every origin record
+ * one received snapshot (the records are indexed: linear). */
+static int
+origins_match(const struct lfs_hist *h)
+{
+	uint64_t received = 0;
+	for (uint64_t p = 0; p < h->count; p++) {
+		const struct lfs_hist_entry *e = &h->ent[h->by_seq[p]];
+		if (!(e->flags & LFS_HIST_RECEIVED))
+			continue;
+		received++;
+		if (!u64map_get(&h->origins, e->seq))
+			return record_refused(h->by_seq[p], e->seq, "no origin");
+	}
+	if (received != h->origins.count) {
+		lfs_log("checkpoint history: %llu origin records for %llu received snapshots",
+			(unsigned long long)h->origins.count, (unsigned long long)received);
+		return -EFSCORRUPTED;
+	}
+	return 0;
+}
+
 int
 lfs_hist_load(struct lfs_fs *fs, struct lfs_hist *h, uint64_t root, uint64_t nslots)
 {
@@ -226,14 +273,23 @@ lfs_hist_load(struct lfs_fs *fs, struct lfs_hist *h, uint64_t root, uint64_t nsl
 			h->free[h->nfree++] = i;
 			continue;
 		}
-		const char *why = record_wrong(e, p);
+		const char *why = record_wrong(h, e, p);
 		if (why)
 			err = record_refused(i, e->seq, why);
+		if (!err && e->flags == LFS_HIST_ORIGIN) {
+			if (u64map_get(&h->origins, e->seq))
+				err = record_refused(i, e->seq, "a second origin");
+			else
+				err = u64map_put(&h->origins, e->seq, (void *)(uintptr_t)(i + 1));
+			continue;
+		}
 		h->count++;
 		h->nnamed += e->name[0] != 0;
 	}
 	if (!err)
 		err = index_records(h);
+	if (!err)
+		err = origins_match(h);
 	return err;
 }
 
@@ -265,6 +321,8 @@ lfs_hist_add(struct lfs_fs *fs, struct lfs_hist *h, uint64_t seq, uint64_t time_
 	if (h->count >= LFS_HIST_MAX)
 		return -ENOSPC;
 	uint64_t i = h->nfree ? h->free[h->nfree - 1] : h->tab.nslots;
+	if (i >= LFS_HIST_MAX)
+		return -ENOSPC; /* origin records take slots too */
 	int err = grow(h, i + 1);
 	if (err)
 		return err;
@@ -293,8 +351,10 @@ lfs_hist_snapshot(struct lfs_fs *fs, struct lfs_hist *h, uint64_t seq, bool on, 
 	const struct lfs_hist_entry *other = lfs_hist_named(h, name);
 	if (other && other->seq != seq)
 		return -EEXIST;
+	if (!on && (cur->flags & LFS_HIST_RECEIVED))
+		return -EINVAL; /* a received tree is a snapshot until deleted */
 	struct lfs_hist_entry was = h->ent[i], now = was;
-	now.flags = on ? LFS_HIST_SNAPSHOT : 0;
+	now.flags = on ? LFS_HIST_SNAPSHOT | (was.flags & LFS_HIST_RECEIVED) : 0;
 	memset(now.name, 0, sizeof(now.name));
 	memcpy(now.name, name, strlen(name));
 	h->ent[i] = now;
@@ -338,10 +398,74 @@ lfs_hist_delete(struct lfs_fs *fs, struct lfs_hist *h, uint64_t seq)
 	const struct lfs_hist_entry *e = lfs_hist_get(h, seq);
 	if (!e)
 		return -ENOENT;
-	int err = store_free(fs, h, slot_of(h, e));
+	uint64_t o = (uintptr_t)u64map_get(&h->origins, seq);
+	int err = o ? store_free(fs, h, o - 1) : 0;
+	if (!err && o) {
+		memset(&h->ent[o - 1], 0, sizeof(h->ent[o - 1]));
+		h->free[h->nfree++] = o - 1;
+		u64map_del(&h->origins, seq);
+	}
+	if (!err)
+		err = store_free(fs, h, slot_of(h, e));
 	if (!err)
 		forget(h, seq_pos(h, seq));
 	return err;
+}
+
+int
+lfs_hist_receive(struct lfs_fs *fs, struct lfs_hist *h, uint64_t seq, uint32_t root, const uint8_t uuid[16],
+		 uint64_t src_seq)
+{
+	const struct lfs_hist_entry *cur = lfs_hist_get(h, seq);
+	if (!cur || !(cur->flags & LFS_HIST_SNAPSHOT) || (cur->flags & LFS_HIST_RECEIVED))
+		return -EINVAL;
+	if (root <= LFS_ROOT_INO || root >= h->max_ino || !h->received_ok)
+		return -EINVAL;
+	uint64_t main = slot_of(h, cur);
+	uint64_t o = h->nfree ? h->free[h->nfree - 1] : h->tab.nslots;
+	if (o >= LFS_HIST_MAX)
+		return -ENOSPC;
+	int err = grow(h, o + 1);
+	if (err)
+		return err;
+	struct lfs_hist_entry org = { .seq = seq, .time_ns = src_seq, .flags = LFS_HIST_ORIGIN };
+	for (int k = 0; k < 16; k++)
+		snprintf(org.name + 2 * k, 3, "%02x", uuid[k]);
+	h->ent[o] = org;
+	if (!(err = store(fs, h, o)) && !(err = u64map_put(&h->origins, seq, (void *)(uintptr_t)(o + 1)))) {
+		if (h->nfree && h->free[h->nfree - 1] == o)
+			h->nfree--;
+		h->ent[main].flags |= LFS_HIST_RECEIVED;
+		h->ent[main].root = root;
+		if (!(err = store(fs, h, main)))
+			return 0;
+		h->ent[main].flags &= ~LFS_HIST_RECEIVED;
+		h->ent[main].root = 0;
+		u64map_del(&h->origins, seq);
+		h->free[h->nfree++] = o;
+		(void)store_free(fs, h, o);
+	}
+	memset(&h->ent[o], 0, sizeof(h->ent[o]));
+	return err;
+}
+
+static unsigned
+hex_val(char c)
+{
+	return c <= '9' ? (unsigned)(c - '0') : (unsigned)(c - 'a' + 10);
+}
+
+bool
+lfs_hist_origin(const struct lfs_hist *h, uint64_t seq, uint8_t uuid[16], uint64_t *src_seq)
+{
+	uint64_t o = (uintptr_t)u64map_get(&h->origins, seq);
+	if (!o)
+		return false;
+	const struct lfs_hist_entry *e = &h->ent[o - 1]; /* checked hex when loaded or made */
+	for (int k = 0; k < 16; k++)
+		uuid[k] = (uint8_t)(hex_val(e->name[2 * k]) << 4 | hex_val(e->name[2 * k + 1]));
+	*src_seq = e->time_ns;
+	return true;
 }
 
 int

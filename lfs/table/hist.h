@@ -29,6 +29,11 @@ struct lfs_hist {
 	/* In memory only: the checkpoints mounted views read (seq -> how
 	 * many views), which are not pruned while they read them. */
 	struct u64map pins;
+	/* LFS_FEATURE_RECEIVED: each received snapshot's origin record
+	 * (checkpoint -> slot + 1), not counted or indexed with the others */
+	struct u64map origins;
+	bool received_ok;           /* the image has the feature */
+	uint32_t max_ino;
 };
 
 int lfs_hist_init(struct lfs_hist *h, const struct lfs_fs *fs);
@@ -51,7 +56,15 @@ const struct lfs_hist_entry *lfs_hist_named(const struct lfs_hist *h, const char
  * a plain checkpoint again (on false).  -ENOENT: not recorded; -EEXIST:
  * another snapshot has the name; -EINVAL: a name not allowed. */
 int lfs_hist_snapshot(struct lfs_fs *fs, struct lfs_hist *h, uint64_t seq, bool on, const char *name);
-/* Forget checkpoint seq.  -ENOENT if not recorded. */
+/* Make snapshot seq a received one: its tree is inode root, it came from
+ * checkpoint src_seq of the filesystem uuid (an origin record in a slot of
+ * its own).  -EINVAL: not a snapshot, received already, a root that
+ * cannot be or no LFS_FEATURE_RECEIVED; -ENOSPC: no slot left. */
+int lfs_hist_receive(struct lfs_fs *fs, struct lfs_hist *h, uint64_t seq, uint32_t root, const uint8_t uuid[16],
+		     uint64_t src_seq);
+/* Where received snapshot seq came from: false if it was not received. */
+bool lfs_hist_origin(const struct lfs_hist *h, uint64_t seq, uint8_t uuid[16], uint64_t *src_seq);
+/* Forget checkpoint seq (and its origin record).  -ENOENT if not recorded. */
 int lfs_hist_delete(struct lfs_fs *fs, struct lfs_hist *h, uint64_t seq);
 /* A view reads checkpoint seq: pinned until as many unpins (-ENOENT if
  * not recorded).  lfs_hist_pinned: whether any view reads it. */

@@ -193,6 +193,9 @@ lfs_retain_checkpoint(struct lfs_fs *fs, uint64_t seq, uint64_t time_ns, const c
 		err = record(fs, seq, time_ns, snapshot != NULL);
 	if (!err && snapshot)
 		err = lfs_hist_snapshot(fs, &fs->hist, seq, true, *snapshot ? snapshot : NULL);
+	if (!err && snapshot && fs->recv_commit)
+		err = lfs_hist_receive(fs, &fs->hist, seq, fs->recv_commit->root, fs->recv_commit->uuid,
+				       fs->recv_commit->src_seq);
 	uint64_t gone, freed;
 	if (!err)
 		err = lfs_hist_prune(fs, &fs->hist, time_ns, (uint64_t)fs->protect_s * 1000000000ull, &gone);

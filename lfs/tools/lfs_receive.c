@@ -4,6 +4,7 @@
  *
  *   lfs-receive -n            check the stream only
  *   lfs-receive -x DIR        make the tree as DIR/NAME (NAME: the snapshot's)
+ *   lfs-receive MNT           make it snapshot NAME of the lfs mounted at MNT
  *
  * The records come from the library's decoder (stream.h), each checked
  * alone there; here they are checked against each other (a name for an
@@ -11,11 +12,18 @@
  * file's size, every inode given all its names by the end).  The tree is
  * made under a hidden name beside DIR/NAME and renamed to it only once
  * the END record has vouched for the whole stream; a stream refused on
- * the way removes what was made.  Each inode is made at its first name:
+ * the way removes what was made.  Into a mounted lfs the tree is made
+ * in a directory the daemon stages with no name (reached by its file
+ * handle) and committed by the daemon as a snapshot in one checkpoint
+ * (receive.c); a refused stream, a kill or a crash leaves nothing.
+ * Each inode is made at its first name:
  * its size, owner and mode at once, then its data, then its extended
  * attributes (a write drops security.capability); flags and times at
  * the end, when nothing more changes them.
  */
+#include "cleaner.h"
+#include "lfs.h"
+#include "ctl_proto.h"
 #include "stream.h"
 #include "tool.h"
 #include "u64map.h"
@@ -38,7 +46,8 @@
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: lfs-receive -x DIR < STREAM   make the stream's snapshot as DIR/NAME\n"
+	fprintf(f, "usage: lfs-receive MNT < STREAM      make the stream's snapshot a snapshot of the lfs at MNT\n"
+		   "       lfs-receive -x DIR < STREAM   make the stream's snapshot as DIR/NAME\n"
 		   "       lfs-receive -n < STREAM       check the stream, make nothing\n"
 		   "  -x DIR  the directory to make the tree in (any filesystem)\n"
 		   "  -n      check only\n"
@@ -392,6 +401,86 @@ extract(const char *dir, bool verbose)
 	return err ? 1 : 0;
 }
 
+/* The directory the daemon staged, by the name only lookups find. */
+static int
+open_staged(const char *mnt, uint64_t ino, uint32_t gen)
+{
+	char path[LFS_CTL_PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/" LFS_STAGED_PREFIX "%" PRIu64 ".%" PRIu32, mnt, ino, gen);
+	return open(path, O_RDONLY | O_DIRECTORY);
+}
+
+static int
+ctl_simple(struct lfs_ctl_client *cl, uint16_t op, uint64_t a0, uint64_t a1, const void *payload, size_t plen,
+	   struct lfs_ctl_resp *resp)
+{
+	struct lfs_ctl_req req = { .op = op, .count = plen ? 1 : 0, .arg = { a0, a1 } };
+	return lfs_ctl_call(cl, &req, payload, plen, resp, NULL, 0, NULL);
+}
+
+/* Build the tree in the staged directory ino (cwd there), then commit. */
+static int
+fill_and_commit(struct lfs_ctl_client *cl, uint64_t ino, struct recv *rv, struct lfs_stream_begin *b,
+		uint64_t *seq)
+{
+	int err = receive(rv, b);
+	if (!err && !lfs_stream_name_ok(b->name, strlen(b->name)))
+		err = bad(rv, -EINVAL, "the stream's snapshot has no name a snapshot can have");
+	if (!err && b->parent_seq)
+		err = bad(rv, -EOPNOTSUPP, "an incremental stream: this lfs-receive takes full ones only");
+	if (chdir("/") < 0 && !err)
+		err = sys(rv, -1, "leaving", "the staged tree");
+	struct lfs_ctl_resp resp;
+	if (err) {
+		(void)ctl_simple(cl, LFS_CTL_RECV_ABORT, ino, 0, NULL, 0, &resp);
+		return err;
+	}
+	struct lfs_ctl_recv r = { .name = { 0 } };
+	snprintf(r.name, sizeof(r.name), "%s", b->name);
+	memcpy(r.uuid, b->uuid, sizeof(r.uuid));
+	err = ctl_simple(cl, LFS_CTL_RECV_COMMIT, ino, b->seq, &r, sizeof(r), &resp);
+	if (err)
+		bad(rv, err, "committing snapshot '%s': %s", b->name,
+		    err == -EEXIST ? "the target has a snapshot of that name" : lfs_ctl_strerror(err));
+	*seq = resp.val[0];
+	return err;
+}
+
+/* Make the stream's tree snapshot NAME of the lfs mounted at mnt. */
+static int
+into_mount(const char *mnt, bool verbose)
+{
+	struct lfs_ctl_client cl = { .fd = -1 };
+	struct lfs_ctl_resp resp;
+	struct recv rv = { .apply = true };
+	struct lfs_stream_begin b = { 0 };
+	uint64_t seq = 0;
+	int mnt_fd = open(mnt, O_RDONLY | O_DIRECTORY);
+	int err = mnt_fd < 0 ? sys(&rv, -1, "opening", mnt) : lfs_ctl_connect(&cl, mnt);
+	if (mnt_fd >= 0 && err)
+		bad(&rv, err, "%s: not a mounted lfs, or its daemon cannot be reached: %s", mnt, lfs_ctl_strerror(err));
+	if (!err && (err = ctl_simple(&cl, LFS_CTL_RECV_BEGIN, 0, 0, NULL, 0, &resp)))
+		bad(&rv, err, "%s: the daemon takes no stream: %s", mnt, lfs_ctl_strerror(err));
+	uint64_t ino = err ? 0 : resp.val[0];
+	int dir = err ? -1 : open_staged(mnt, ino, (uint32_t)resp.val[1]);
+	if (!err && (dir < 0 || fchdir(dir) < 0))
+		err = sys(&rv, -1, "opening the staged tree in", mnt);
+	if (dir >= 0)
+		close(dir);
+	if (!err)
+		err = fill_and_commit(&cl, ino, &rv, &b, &seq);
+	lfs_ctl_close(&cl); /* a receive not committed: the daemon lets the tree go */
+	if (mnt_fd >= 0)
+		close(mnt_fd);
+	if (err)
+		fprintf(stderr, "lfs-receive: nothing received: %s\n", rv.why[0] ? rv.why : strerror(-err));
+	else if (verbose)
+		printf("received snapshot '%s' (checkpoint %" PRIu64 " of the source): %zu inodes, %" PRIu64
+		       " bytes of data, as checkpoint %" PRIu64 " of %s\n", b.name, b.seq, rv.n, rv.data_bytes, seq, mnt);
+	recv_free(&rv);
+	return err ? 1 : 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -408,11 +497,12 @@ main(int argc, char **argv)
 		default: return lfs_tool_opt(&tool, c);
 		}
 	}
-	if (optind != argc || check == (dir != NULL))
+	const char *mnt = optind < argc ? argv[optind] : NULL;
+	if (argc - optind > 1 || (check + (dir != NULL) + (mnt != NULL)) != 1)
 		return lfs_tool_usage_error(&tool);
 	if (isatty(STDIN_FILENO)) {
 		fprintf(stderr, "lfs-receive: standard input is a terminal: give it a stream from lfs-send\n");
 		return 2;
 	}
-	return check ? check_only(verbose) : extract(dir, verbose);
+	return check ? check_only(verbose) : mnt ? into_mount(mnt, verbose) : extract(dir, verbose);
 }

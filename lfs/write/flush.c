@@ -59,7 +59,8 @@ write_record(struct lfs_fs *fs, struct lfs_inode *ip)
 	uint16_t old_slot = e->slot;
 	/* the entry exists (the inode was allocated or read through it), so
 	 * this cannot fail for want of memory */
-	if ((err = lfs_imap_set(fs, ip->ino, addr, slot, ip->di.version, ip->di.nlink == 0)))
+	if ((err = lfs_imap_set(fs, ip->ino, addr, slot, ip->di.version,
+				 ip->di.nlink == 0 || (ip->di.flags & LFS_DI_STAGED))))
 		return err;
 	uint32_t charge = lfs_inode_charge(&fs->sb, reclen);
 	if (old)

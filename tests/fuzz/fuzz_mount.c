@@ -406,11 +406,11 @@ remote_read(void *ctx, uint64_t seq, uint64_t addr, void *buf)
 }
 
 static int
-remote_imap(void *ctx, uint64_t seq, uint64_t *addrs, uint32_t n)
+remote_imap(void *ctx, uint64_t seq, uint64_t *addrs, uint32_t n, uint32_t *root)
 {
 	uint32_t got;
 	uint64_t total;
-	int err = lfs_ctl_view_imap(ctx, seq, 0, n, addrs, &got, &total);
+	int err = lfs_ctl_view_imap(ctx, seq, 0, n, addrs, &got, &total, root);
 	return err ? err : got == n ? 0 : -EIO;
 }
 
