@@ -150,6 +150,24 @@ snap_umount() {
 	SNAP_PID=
 }
 
+# send_setup: the tools of send.sh and receive.sh (PY, CKPT, SEND, RECV,
+# WALK: tree_walk.py), snap_setup, and a second image IMG2 for MNT2 (PID2
+# its daemon, once started)
+send_setup() {
+	command -v setfattr >/dev/null || skip "setfattr (package attr) is missing"
+	PY=/usr/bin/python3
+	[ -x "$PY" ] || skip "python3 (package python3) is missing"
+	CKPT="$top_builddir/ckpt/lfs-ckpt"
+	SEND="$top_builddir/lfs/lfs-send"
+	RECV="$top_builddir/lfs/lfs-receive"
+	WALK="$top_srcdir/tests/integration/tree_walk.py"
+	snap_setup
+	IMG2="$WORK/img2"
+	MNT2="$WORK/mnt2"
+	mkdir -p "$MNT2"
+	PID2=
+}
+
 mkfs_img() { "$MKFS" -s "${1:-256M}" ${2:-} "$IMG" >/dev/null; }
 
 # ctl_ops TRACE: the control requests in TRACE (strace -xx -s 8 -e

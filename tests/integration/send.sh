@@ -11,19 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 
 command -v setfacl >/dev/null || skip "setfacl (package acl) is missing"
-command -v setfattr >/dev/null || skip "setfattr (package attr) is missing"
-PY=/usr/bin/python3
-[ -x "$PY" ] || skip "python3 (package python3) is missing"
-CKPT="$top_builddir/ckpt/lfs-ckpt"
-SEND="$top_builddir/lfs/lfs-send"
-RECV="$top_builddir/lfs/lfs-receive"
-snap_setup
-
-# the target: a second lfs, mounted noatime so that the walk moves no atime
-IMG2="$WORK/img2"
-MNT2="$WORK/mnt2"
-mkdir -p "$MNT2"
-PID2=
+send_setup
 trap 'rc=$?; set +e; for m in "$SNAP:$SNAP_PID" "$MNT2:$PID2"; do [ -n "${m#*:}" ] || continue; fusermount3 -u "${m%%:*}" 2>/dev/null || umount -l "${m%%:*}"; wait "${m#*:}"; done; (exit $rc); cleanup' EXIT INT TERM
 
 mkfs_img 256M
@@ -68,50 +56,7 @@ echo changed > "$MNT/d/tiny"; echo new > "$MNT/newfile"; rm "$MNT/d/hard1"
 
 # walk DIR: one line per name, every attribute a receiver must keep
 walk() {
-	"$PY" - "$1" <<'PYEOF'
-import fcntl, hashlib, os, stat, struct, sys
-top = sys.argv[1]
-first = {}
-FS_IOC_GETFLAGS = 0x80086601
-def extents(p):
-	fd = os.open(p, os.O_RDONLY)
-	out, off = [], 0
-	try:
-		while True:
-			try:
-				d = os.lseek(fd, off, os.SEEK_DATA)
-			except OSError:
-				break
-			h = os.lseek(fd, d, os.SEEK_HOLE)
-			out.append((d, h)); off = h
-		flags = struct.unpack("l", fcntl.ioctl(fd, FS_IOC_GETFLAGS, b"\0" * 8))[0]
-	finally:
-		os.close(fd)
-	return out, flags
-def line(rel):
-	p = os.path.join(top, rel)
-	st = os.lstat(p)
-	f = [rel, oct(st.st_mode), st.st_uid, st.st_gid, st.st_atime_ns, st.st_mtime_ns]
-	if not stat.S_ISDIR(st.st_mode):
-		key = st.st_ino
-		f += [st.st_nlink, st.st_size, "same-as:" + first.setdefault(key, rel)]
-	if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
-		f.append(st.st_rdev)
-	if stat.S_ISLNK(st.st_mode):
-		f.append(os.readlink(p))
-	if stat.S_ISREG(st.st_mode):
-		f.append(hashlib.sha256(open(p, "rb").read()).hexdigest())
-		f += list(extents(p))
-	for x in sorted(os.listxattr(p, follow_symlinks=False)):
-		f.append((x, os.getxattr(p, x, follow_symlinks=False).hex()))
-	return repr(f)
-out = [line(".")]
-for dirpath, dirs, files in os.walk(top):
-	dirs.sort()
-	for n in sorted(dirs + files):
-		out.append(line(os.path.relpath(os.path.join(dirpath, n), top)))
-print("\n".join(out))
-PYEOF
+	"$PY" "$WALK" "$1"
 }
 
 snap_mount s1
