@@ -764,6 +764,18 @@ describe_cleaner(const struct lfs_ctl_stats *st, bool full, const struct holders
 	}
 }
 
+/* How the daemon takes the kernel's requests (lfs-requests(8) counts
+ * them): "io_uring", "/dev/fuse", or "unknown" where it does not say. */
+static const char *
+transport(struct cleaner *c)
+{
+	struct lfs_ctl_resp r;
+	uint64_t n[3 * LFS_CTL_REQ_SLOTS];
+	if (call(c, LFS_CTL_REQUESTS, 0, 0, NULL, 0, &r, n, sizeof(n)))
+		return "unknown";
+	return r.val[2] == LFS_CTL_TRANSPORT_URING ? "io_uring" : "/dev/fuse";
+}
+
 static int
 status(const char *mountpoint, bool json)
 {
@@ -838,7 +850,7 @@ status(const char *mountpoint, bool json)
 		printf("],\"cleaned_utilization_histogram\":[");
 		for (int i = 0; i < LFS_CTL_BINS; i++)
 			printf("%s%llu", i ? "," : "", (unsigned long long)st.victim_hist[i]);
-		printf("]}\n");
+		printf("],\"transport\":\"%s\"}\n", transport(&c));
 	} else {
 		/* the image's path is the daemon's word, shown escaped as names are */
 		printf("lfs on %s (image ", mountpoint);
@@ -855,6 +867,7 @@ status(const char *mountpoint, bool json)
 		char who[512];
 		describe_cleaner(&st, full, &h, who, sizeof(who));
 		printf("  cleaner         %s\n", who);
+		printf("  requests        over %s\n", transport(&c));
 		printf("  cleaning        %llu passes, %llu segments cleaned, %.1f MiB read, %llu blocks moved\n",
 		       (unsigned long long)st.cleaner_passes,
 		       (unsigned long long)st.segs_cleaned, (double)st.cleaner_bytes_read / 1048576.0,

@@ -75,6 +75,13 @@ json_string(const char *s)
 	}
 }
 
+/* How the daemon takes its requests (LFS_CTL_REQUESTS val2). */
+static const char *
+transport(const struct lfs_ctl_resp *r)
+{
+	return r->val[2] == LFS_CTL_TRANSPORT_URING ? "io_uring" : "/dev/fuse";
+}
+
 /* n: the counts, then the microseconds summed, then the longest */
 static void
 print_text(const char *mnt, const uint64_t *n, const struct lfs_ctl_resp *r, uint64_t total)
@@ -83,6 +90,7 @@ print_text(const char *mnt, const uint64_t *n, const struct lfs_ctl_resp *r, uin
 	const uint64_t *us = n + LFS_CTL_REQ_SLOTS, *max = n + 2 * LFS_CTL_REQ_SLOTS;
 	printf("%s: %llu requests in %.3f s; %llu notifications sent\n", mnt, (unsigned long long)total,
 	       (double)r->val[1] / 1000, (unsigned long long)r->val[0]);
+	printf("transport: %s; %llu of the requests came over io_uring\n", transport(r), (unsigned long long)r->val[3]);
 	printf("%-16s %12s %10s %10s\n", "request", "count", "mean ms", "max ms");
 	for (unsigned i = 0; i < LFS_CTL_REQ_SLOTS; i++)
 		if (n[i])
@@ -117,6 +125,7 @@ print_json(const char *mnt, const uint64_t *n, const struct lfs_ctl_resp *r, uin
 	json_string(mnt);
 	printf("\", \"seconds\": %.3f, \"total\": %llu, \"notifications\": %llu", (double)r->val[1] / 1000,
 	       (unsigned long long)total, (unsigned long long)r->val[0]);
+	printf(", \"transport\": \"%s\", \"over_uring\": %llu", transport(r), (unsigned long long)r->val[3]);
 	json_ops("requests", n, n, 1);
 	json_ops("service_ms", n, n + LFS_CTL_REQ_SLOTS, 0.001);
 	json_ops("max_ms", n, n + 2 * LFS_CTL_REQ_SLOTS, 0.001);

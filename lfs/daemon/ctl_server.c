@@ -574,8 +574,7 @@ answer(struct lfs_ctl_server *srv, struct client *c, struct request *q)
 			q->resp->err = rq.read ? -EINVAL : -EOPNOTSUPP;
 			break;
 		}
-		rq.read(rq.ctx, q->req.arg[0] & LFS_CTL_REQUESTS_RESET, (uint64_t *)q->rout, &q->resp->val[0],
-			&q->resp->val[1]);
+		rq.read(rq.ctx, q->req.arg[0] & LFS_CTL_REQUESTS_RESET, (uint64_t *)q->rout, q->resp->val);
 		q->resp->count = 3 * LFS_CTL_REQ_SLOTS;
 		return 3 * LFS_CTL_REQ_SLOTS * sizeof(uint64_t);
 	}

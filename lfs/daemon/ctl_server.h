@@ -36,12 +36,13 @@ struct lfs_ctl_supervisor {
 };
 void lfs_ctl_server_set_supervisor(struct lfs_ctl_server *srv, const struct lfs_ctl_supervisor *sup);
 /* The FUSE layer's request counters, as the server sees them
- * (LFS_CTL_REQUESTS): read fills LFS_CTL_REQ_SLOTS counts, the
- * notifications sent and the milliseconds counted over, and zeroes them
+ * (LFS_CTL_REQUESTS): read fills 3 x LFS_CTL_REQ_SLOTS counts and the
+ * reply's val[] (the notifications sent, the milliseconds counted over,
+ * the transport, the requests over io_uring), and zeroes the counters
  * if `reset`.  Called without the server's lock held. */
 struct lfs_ctl_requests {
 	void *ctx;
-	void (*read)(void *ctx, bool reset, uint64_t *counts, uint64_t *notifies, uint64_t *ms);
+	void (*read)(void *ctx, bool reset, uint64_t *counts, uint64_t val[4]);
 };
 void lfs_ctl_server_set_requests(struct lfs_ctl_server *srv, const struct lfs_ctl_requests *req);
 /* The registered cleaner's pid, 0 if none. */

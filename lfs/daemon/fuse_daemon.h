@@ -60,6 +60,6 @@ extern const struct fuse_lowlevel_ops lfs_fuse_ops;
 int lfs_daemon_syncfs(void *ctx);
 /* LFS_CTL_REQUESTS, from the control server's thread: ctx is the
  * daemon's struct lfs_fuse_io. */
-void lfs_daemon_requests(void *ctx, bool reset, uint64_t *counts, uint64_t *notifies, uint64_t *ms);
+void lfs_daemon_requests(void *ctx, bool reset, uint64_t *counts, uint64_t val[4]);
 
 #endif

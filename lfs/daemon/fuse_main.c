@@ -85,6 +85,7 @@ struct cmdline {
 	enum lfs_atime atime;
 	int nodiratime;
 	int sync, dirsync;
+	int uring;                  /* -o uring 1, -o nouring 0: the last counts; -1 neither */
 };
 
 #define OPT(t, p) { t, offsetof(struct cmdline, p), 1 }
@@ -110,6 +111,8 @@ static const struct fuse_opt lfs_fuse_opts[] = {
 	OPT("verbose", verbose),
 	OPT("snapshot=%s", snapshot),
 	OPT("cp=%s", cp),
+	{ "uring", offsetof(struct cmdline, uring), 1 },
+	{ "nouring", offsetof(struct cmdline, uring), 0 },
 	OPT("-f", foreground),
 	OPT("-h", show_help),
 	OPT("--help", show_help),
@@ -278,6 +281,9 @@ usage(FILE *f)
 	       "    -o nodiscard         do not (default): fstrim(8) gives them back\n"
 	       "    -o snapshot=NAME     mount a snapshot or kept checkpoint (lfs-ckpt), read-only\n"
 	       "    -o cp=N              mount kept checkpoint N, as snapshot=N (NILFS's name)\n"
+	       "    -o uring             take the kernel's requests over io_uring (default when the\n"
+	       "                         kernel offers it: the fuse module's enable_uring)\n"
+	       "    -o nouring           take them over /dev/fuse\n"
 	       "    -o trace=FILE        record every block write and flush (crash tests)\n"
 	       "    -o fault=OP:N:ERR    make the Nth pread/pwrite/fdatasync/alloc/discard fail\n"
 	       "    -o relatime, atime, strictatime, noatime, nodiratime, diratime, lazytime, nolazytime\n"
@@ -602,6 +608,7 @@ serve(struct lfs_daemon *d, struct cmdline *c, struct fuse_args *args, const cha
 		goto out_sig;
 	d->io.syncfs = lfs_daemon_syncfs;
 	d->io.ctx = d->fs;
+	d->io.uring = c->uring < 0 ? LFS_URING_AUTO : c->uring ? LFS_URING_ON : LFS_URING_OFF;
 	int err = lfs_fuse_io_attach(se, &d->io);
 	bool counted = !err;        /* the requests are counted where they are read */
 	if (err)
@@ -611,6 +618,9 @@ serve(struct lfs_daemon *d, struct cmdline *c, struct fuse_args *args, const cha
 	setup_cache(d, c);
 	lfs_log_release(false);
 	fuse_daemonize(c->foreground);
+	/* threads do not survive the fork that detaches */
+	if (counted)
+		lfs_fuse_io_start_ring(&d->io);
 	log_mounted(c, d->fs, opts_given, t0);
 	d->mounted_ns = lfs_daemon_now_ns();
 	/* the cleaner, started with -f, writes to our standard error */
@@ -621,6 +631,9 @@ serve(struct lfs_daemon *d, struct cmdline *c, struct fuse_args *args, const cha
 	 * requests while another holds the filesystem lock */
 	struct fuse_loop_config lc = { .clone_fd = 0, .max_idle_threads = 4 };
 	ret = fuse_session_loop_mt(se, &lc) ? 1 : 0;
+	/* the ring's threads serve requests too: they end before the
+	 * filesystem does */
+	lfs_fuse_io_detach(&d->io);
 	stop_helpers(d, reclaiming);
 	fuse_session_unmount(se);
 out_sig:
@@ -646,7 +659,7 @@ main(int argc, char *argv[])
 	given_options(argc, argv, opts_given, sizeof(opts_given));
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct cmdline c = { .timeout = 1.0, .ckpt_interval = UINT_MAX, .ckpt_segs = UINT_MAX,
-			   .flush_ms = UINT_MAX, .dirty_mb = UINT_MAX, .max_ratio = UINT_MAX };
+			   .flush_ms = UINT_MAX, .dirty_mb = UINT_MAX, .max_ratio = UINT_MAX, .uring = -1 };
 	char cleaner[PATH_MAX];
 	struct lfs_opts o;
 	int ret = read_cmdline(&c, &args, cleaner, sizeof(cleaner));

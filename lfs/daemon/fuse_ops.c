@@ -768,9 +768,9 @@ lfs_daemon_syncfs(void *ctx)
 
 /* LFS_CTL_REQUESTS, from the control server's thread */
 void
-lfs_daemon_requests(void *ctx, bool reset, uint64_t *counts, uint64_t *notifies, uint64_t *ms)
+lfs_daemon_requests(void *ctx, bool reset, uint64_t *counts, uint64_t val[4])
 {
-	lfs_fuse_io_requests(ctx, reset, counts, notifies, ms);
+	lfs_fuse_io_requests(ctx, reset, counts, val);
 }
 
 /* FS_IOC_SHUTDOWN or LFS_IOC_SHUTDOWN (ctl_proto.h): 0 or -errno.  A

@@ -107,8 +107,10 @@ enum lfs_ctl_op {
 				 * microseconds from their reads to their replies, summed,
 				 * then the longest of those; val0 the
 				 * notifications it sent the kernel, val1 the milliseconds
-				 * counted over (since the mount or the last reset);
-				 * -EOPNOTSUPP if the daemon cannot count them */
+				 * counted over (since the mount or the last reset), val2
+				 * the transport (LFS_CTL_TRANSPORT_*), val3 how many of the
+				 * requests came over io_uring; -EOPNOTSUPP if the daemon
+				 * cannot count them */
 	/* Snapshots (lfs-ckpt); -EOPNOTSUPP on an image without them */
 	LFS_CTL_SNAP_LIST = 13, /* arg0 a checkpoint number, count n -> up to n struct lfs_ctl_ckpt,
 				 * the kept checkpoints from arg0 up, oldest first; val0 records
@@ -212,6 +214,11 @@ struct lfs_ctl_name {
  * read: what is answered is what was counted up to then. */
 #define LFS_CTL_REQ_SLOTS 64
 #define LFS_CTL_REQUESTS_RESET 1u
+/* How the kernel's requests reach the daemon (LFS_CTL_REQUESTS val2):
+ * read from /dev/fuse, or from io_uring entries (FORGET, INTERRUPT and
+ * INIT still come over /dev/fuse then) */
+#define LFS_CTL_TRANSPORT_DEV 0u
+#define LFS_CTL_TRANSPORT_URING 1u
 
 /* What the cleaner says it is doing (LFS_CTL_CLEANER_STATE), and what
  * --status reports: the supervisor's states first, then the cleaner's. */

@@ -310,20 +310,23 @@ END_TEST
 static bool req_reset_seen;
 
 static void
-read_requests(void *ctx, bool reset, uint64_t *counts, uint64_t *notifies, uint64_t *ms)
+read_requests(void *ctx, bool reset, uint64_t *counts, uint64_t val[4])
 {
 	(void)ctx;
 	req_reset_seen = reset;
 	for (int i = 0; i < 3 * LFS_CTL_REQ_SLOTS; i++)
 		counts[i] = 100 + (uint64_t)i;
-	*notifies = 7;
-	*ms = 1234;
+	val[0] = 7;
+	val[1] = 1234;
+	val[2] = LFS_CTL_TRANSPORT_URING;
+	val[3] = 99;
 }
 
 /* REQUESTS: without the FUSE layer's hook -EOPNOTSUPP; flags other than
  * RESET -EINVAL; otherwise 3 x LFS_CTL_REQ_SLOTS counters as records
- * (counts, then times summed, then the longest), the notifications and
- * milliseconds in val[0..1], and RESET passed on. */
+ * (counts, then times summed, then the longest), the notifications,
+ * milliseconds, transport and requests over io_uring in val[0..3], and
+ * RESET passed on. */
 START_TEST(request_counters)
 {
 	struct lfs_fs *fs;
@@ -342,6 +345,8 @@ START_TEST(request_counters)
 	ck_assert_uint_eq(n, 48 + 3 * 64 * 8);
 	ck_assert_uint_eq(r.val[0], 7);
 	ck_assert_uint_eq(r.val[1], 1234);
+	ck_assert_uint_eq(r.val[2], LFS_CTL_TRANSPORT_URING);
+	ck_assert_uint_eq(r.val[3], 99);
 	uint64_t last;
 	memcpy(&last, reply + 48 + 63 * 8, 8);
 	ck_assert_uint_eq(last, 163);
