@@ -432,6 +432,23 @@ read_cmdline(struct cmdline *c, struct fuse_args *args, char *cleaner, size_t cl
 	return -1;
 }
 
+/* -o uring or -o nouring, else LFS_URING (on, off), else 0 and c->uring
+ * left at -1: io_uring where the kernel offers it.  -1 after a message. */
+static int
+uring_option(struct cmdline *c)
+{
+	const char *env = getenv("LFS_URING");
+	if (c->uring >= 0 || !env || !*env)
+		return 0;
+	if (strcmp(env, "on") != 0 && strcmp(env, "off") != 0) {
+		char shown[LFS_ESC_LEN(64)];
+		fprintf(stderr, "lfs: LFS_URING=%s: on or off\n", lfs_escape(env, LFS_ESC_SHOW, shown, sizeof(shown)));
+		return -1;
+	}
+	c->uring = env[1] == 'n';
+	return 0;
+}
+
 /* The library's options from the command line's; -1 after a message. */
 static int
 mount_options(const struct cmdline *c, struct lfs_opts *o)
@@ -663,7 +680,7 @@ main(int argc, char *argv[])
 	char cleaner[PATH_MAX];
 	struct lfs_opts o;
 	int ret = read_cmdline(&c, &args, cleaner, sizeof(cleaner));
-	if (ret < 0 && (mount_options(&c, &o) || !fuse_options_valid(&args)))
+	if (ret < 0 && (mount_options(&c, &o) || uring_option(&c) || !fuse_options_valid(&args)))
 		ret = 2;
 	/* a /dev/fd/N mount point was mounted by its opener: the table
 	 * shows that mount already */

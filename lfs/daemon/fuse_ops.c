@@ -445,7 +445,12 @@ launder_from(fuse_req_t req, fuse_ino_t ino, off_t off)
 	struct lfs_daemon *d = D(req);
 	if (!d->writeback)
 		return 0;
+	/* over io_uring, this thread holds an entry of its CPU's queue while
+	 * it waits, and the WRITEs it asks for come to that queue: idle
+	 * entries are added there first (fuse_ring.c) */
+	lfs_fuse_ring_spare(2);
 	pthread_mutex_lock(&d->flush_past_eof);
+	lfs_fuse_ring_spare(2);
 	int err = fuse_lowlevel_notify_inval_inode(d->se, ino, off, 0);
 	pthread_mutex_unlock(&d->flush_past_eof);
 	return err;

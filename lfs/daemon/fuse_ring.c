@@ -8,9 +8,13 @@
  * idle entry of the issuing CPU's queue, so the thread woken runs where
  * the caller just went to sleep, and answering (COMMIT_AND_FETCH) and
  * waiting for the next request are one io_uring_enter.  Several entries
- * per queue: a handler that waits for other requests (a notification
- * that has the kernel write back cached pages, whose WRITEs come on the
- * notifier's own CPU queue) must find another entry free.
+ * per queue, and more on demand (lfs_fuse_ring_spare): a handler that
+ * waits for other requests (a notification that has the kernel write
+ * back cached pages, whose WRITEs come to the notifier's own CPU queue)
+ * holds its entry meanwhile, and with every entry of a queue so held
+ * the WRITEs would wait for ever.  The kernel hands a queued request
+ * only to an entry that commits, not to one registered later, so the
+ * idle entries must be there before the wait begins.
  *
  * A request arrives split: its fuse_in_header in in_out, its first
  * argument in op_in, the rest in the payload buffer.  The entry's buffer
@@ -42,6 +46,9 @@
 #define LFS_RING_HEAD 4096u
 _Static_assert(sizeof(struct fuse_in_header) + LFS_FUSE_URING_OP_IN_SZ <= LFS_RING_HEAD, "head room");
 
+/* entries a queue may grow to (lfs_fuse_ring_spare) */
+#define LFS_RING_MAX_PER_QUEUE 32u
+
 enum { TAG_FUSE = 1, TAG_STOP = 2 };
 enum phase { PH_WAIT, PH_REGISTER, PH_STOP };
 
@@ -57,12 +64,15 @@ struct ring_ent {
 	struct iovec iov[2];        /* read by the kernel at REGISTER */
 	uint64_t unique;            /* the request in hand; 0: none */
 	bool answered;              /* its reply is in the entry, commit prepared */
+	int reg;                    /* protected by r->lock: 1 registered, -errno refused, 0 not yet */
 };
 
 struct lfs_fuse_ring {
 	int fd;                     /* /dev/fuse */
 	int stop_fd;                /* eventfd: readable once the threads are to end */
-	unsigned nq, per_queue, n;
+	unsigned nq, per_queue;
+	unsigned n, cap;            /* entries made (protected by lock), and room for */
+	_Atomic unsigned *idle;     /* by queue: registered entries waiting for a request */
 	lfs_fuse_ring_handler handle;
 	void *ctx;
 	pthread_mutex_t lock;
@@ -72,6 +82,7 @@ struct lfs_fuse_ring {
 	size_t payload;
 	unsigned made, registered;  /* threads that reported each step */
 	int err;                    /* the first failure of either */
+	bool stopping;
 	struct ring_ent ents[];
 };
 
@@ -241,7 +252,10 @@ serve_loop(struct ring_ent *e)
 		/* -ENOTCONN and the like: the mount is gone */
 		if (tag != TAG_FUSE || res < 0)
 			return;
+		atomic_fetch_sub(&e->r->idle[e->qid], 1);
 		serve_one(e);
+		/* free again with the commit, submitted as it waits */
+		atomic_fetch_add(&e->r->idle[e->qid], 1);
 	}
 }
 
@@ -270,11 +284,21 @@ ring_thread(void *arg)
 	(void)pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
 	int err = ring_init(e);
 	report(r, &r->made, err);
-	if (err)
+	if (err) {
+		pthread_mutex_lock(&r->lock);
+		e->reg = err;
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
 		return NULL;
+	}
 	size_t payload = wait_phase(r);
 	if (payload) {
 		err = ring_register(e, payload);
+		pthread_mutex_lock(&r->lock);
+		e->reg = err ? err : 1;
+		if (!err)
+			atomic_fetch_add(&r->idle[e->qid], 1);
+		pthread_mutex_unlock(&r->lock);
 		report(r, &r->registered, err);
 		if (!err)
 			serve_loop(e);
@@ -301,14 +325,18 @@ lfs_fuse_ring_start(int fuse_fd, unsigned per_queue, lfs_fuse_ring_handler handl
 {
 	*out = NULL;
 	int cpus = get_nprocs_conf();
-	if (cpus < 1 || cpus > 4096 || per_queue < 1 || per_queue > 64)
+	if (cpus < 1 || cpus > 4096 || per_queue < 1 || per_queue > LFS_RING_MAX_PER_QUEUE)
 		return -EINVAL;
-	unsigned n = (unsigned)cpus * per_queue;
-	struct lfs_fuse_ring *r = calloc(1, sizeof(*r) + n * sizeof(r->ents[0]));
-	if (!r)
+	unsigned n = (unsigned)cpus * per_queue, cap = (unsigned)cpus * LFS_RING_MAX_PER_QUEUE;
+	struct lfs_fuse_ring *r = calloc(1, sizeof(*r) + cap * sizeof(r->ents[0]));
+	_Atomic unsigned *idle = calloc((size_t)cpus, sizeof(*idle));
+	if (!r || !idle) {
+		free(r);
+		free(idle);
 		return -ENOMEM;
+	}
 	*r = (struct lfs_fuse_ring){ .fd = fuse_fd, .nq = (unsigned)cpus, .per_queue = per_queue, .n = n,
-				     .handle = handle, .ctx = ctx, .phase = PH_WAIT };
+				     .cap = cap, .idle = idle, .handle = handle, .ctx = ctx, .phase = PH_WAIT };
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
 	r->stop_fd = eventfd(0, EFD_CLOEXEC);
@@ -392,6 +420,45 @@ lfs_fuse_ring_reply(const struct iovec *iov, int count, ssize_t *n)
 	return true;
 }
 
+/* One more entry on queue q, registered before this returns: 0, or
+ * -errno (no room, stopping, refused). */
+static int
+add_entry(struct lfs_fuse_ring *r, unsigned q)
+{
+	pthread_mutex_lock(&r->lock);
+	if (r->stopping || r->phase != PH_REGISTER || r->n >= r->cap) {
+		pthread_mutex_unlock(&r->lock);
+		return -ENOSPC;
+	}
+	struct ring_ent *e = &r->ents[r->n];
+	*e = (struct ring_ent){ .r = r, .qid = q };
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int err = -pthread_create(&e->thread, NULL, ring_thread, e);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!err) {
+		e->started = true;
+		r->n++;
+		while (!e->reg)
+			pthread_cond_wait(&r->cond, &r->lock);
+		err = e->reg < 0 ? e->reg : 0;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return err;
+}
+
+void
+lfs_fuse_ring_spare(unsigned want)
+{
+	struct ring_ent *e = serving;
+	if (!e)
+		return;
+	while (atomic_load(&e->r->idle[e->qid]) < want)
+		if (add_entry(e->r, e->qid))
+			return;
+}
+
 unsigned
 lfs_fuse_ring_queues(const struct lfs_fuse_ring *r)
 {
@@ -411,6 +478,7 @@ lfs_fuse_ring_stop(struct lfs_fuse_ring *r)
 		return;
 	pthread_mutex_lock(&r->lock);
 	r->phase = r->phase == PH_WAIT ? PH_STOP : r->phase;
+	r->stopping = true; /* no more spares: r->n is final */
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
 	if (r->stop_fd >= 0 && eventfd_write(r->stop_fd, 1) != 0)
@@ -426,5 +494,6 @@ lfs_fuse_ring_stop(struct lfs_fuse_ring *r)
 		close(r->stop_fd);
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->cond);
+	free((void *)r->idle);
 	free(r);
 }

@@ -42,7 +42,13 @@ int lfs_fuse_ring_register(struct lfs_fuse_ring *r, size_t payload);
  * *n the bytes taken.  False for anything else (notifications, replies
  * to /dev/fuse requests). */
 bool lfs_fuse_ring_reply(const struct iovec *iov, int count, ssize_t *n);
-/* The queues and the entries of each. */
+/* For a handler about to wait for something only other requests bring
+ * about (the kernel's write-back a notification asks for, whose WRITEs
+ * come to the entries of the notifier's CPU queue): entries are added
+ * to the queue of the one this thread serves until `want` of them wait
+ * idle, as far as there is room.  Nothing off the ring. */
+void lfs_fuse_ring_spare(unsigned want);
+/* The queues and the entries of each (at the start). */
 unsigned lfs_fuse_ring_queues(const struct lfs_fuse_ring *r);
 unsigned lfs_fuse_ring_per_queue(const struct lfs_fuse_ring *r);
 /* Ends the threads (each finishes the request in hand) and frees r;

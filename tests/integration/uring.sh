@@ -16,6 +16,8 @@ CHECK="$top_builddir/tests/integration/posix_check"
 COHERENCE="$top_builddir/tests/integration/coherence"
 REQUESTS="$top_builddir/cleaner/lfs-requests"
 CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
+# the transport is this test's to choose (LFS_URING: scripts/test.sh)
+unset LFS_URING
 OLD=$(cat "$PARAM")
 trap 'rc=$?; echo "$OLD" >"$PARAM"; set +e; (exit $rc); cleanup' EXIT INT TERM
 
@@ -120,6 +122,17 @@ timeout 600 "$CHECK" "$MNT/run2" >"$WORK/run2.out" || { grep -v '^ok' "$WORK/run
 transport_is /dev/fuse "entries refused"
 [ "$(field over_uring)" = 0 ] || fail "entries refused: requests came over io_uring"
 lfs_umount
+
+# LFS_URING=off is -o nouring where no option is given; a bad value is refused
+LFS_URING=off "$LFS" -o nocleaner,log="$WORK/env.log" "$IMG" "$MNT" || fail "LFS_URING=off"
+transport_is /dev/fuse "LFS_URING=off"
+umount "$MNT"
+flock -w 60 "$IMG" true || fail "image still locked a minute after unmount"
+if LFS_URING=maybe "$LFS" -o nocleaner "$IMG" "$MNT" 2>"$WORK/err"; then
+	umount "$MNT"
+	fail "LFS_URING=maybe was taken"
+fi
+matches -F "LFS_URING=maybe: on or off" "$WORK/err" || fail "LFS_URING=maybe: $(cat "$WORK/err")"
 
 # enable_uring off: the default is /dev/fuse; -o uring says why not
 echo N >"$PARAM"
