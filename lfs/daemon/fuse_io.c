@@ -344,18 +344,6 @@ lfs_fuse_io_requests(struct lfs_fuse_io *io, bool reset, uint64_t *counts, uint6
 	val[1] = d > 0 ? (uint64_t)d : 0;
 }
 
-/* Whether the fuse module offers io_uring (its enable_uring parameter);
- * the kernel says so again in INIT, which decides. */
-static bool
-uring_enabled(void)
-{
-	FILE *f = fopen("/sys/module/fuse/parameters/enable_uring", "re");
-	int c = f ? fgetc(f) : EOF;
-	if (f)
-		fclose(f);
-	return c == 'Y' || c == '1';
-}
-
 /* entries per queue: a handler waiting for the kernel's write-back
  * (launder_from in fuse_ops.c) needs others free on its CPU's queue */
 #define LFS_RING_PER_QUEUE 4
@@ -364,7 +352,9 @@ void
 lfs_fuse_io_start_ring(struct lfs_fuse_io *io)
 {
 	io->ring = NULL;
-	if (!io->se || io->uring == LFS_URING_OFF || (io->uring == LFS_URING_AUTO && !uring_enabled()))
+	/* io_uring only when asked for: a direct read past the kernel's
+	 * cached end of file can still hang a queue (lfs(8), BUGS) */
+	if (!io->se || io->uring != LFS_URING_ON)
 		return;
 	int err = lfs_fuse_ring_start(fuse_session_fd(io->se), LFS_RING_PER_QUEUE, ring_request, io, &io->ring);
 	if (err)

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <time.h>
 
-/* -o uring, -o nouring, or neither: io_uring when the kernel offers it */
+/* -o uring, -o nouring, or neither: /dev/fuse for now (lfs(8), BUGS) */
 enum lfs_uring_mode { LFS_URING_AUTO, LFS_URING_ON, LFS_URING_OFF };
 
 struct lfs_fuse_io {

@@ -4,9 +4,10 @@
 # POSIX checks, the I/O coherence checks and interrupted fsyncs with every
 # request but INIT, FORGET and INTERRUPT taken from the ring, as
 # lfs-requests and lfs_cleanerd --status say, notifications still
-# reaching the kernel; -o nouring, a kernel that does not offer io_uring,
-# and entries the kernel refuses (LFS_URING_FAULT) each serve the mount
-# over /dev/fuse, saying so.
+# reaching the kernel; LFS_URING=on asks for it too, in a daemon that
+# detaches; no option (the default for now), -o nouring, a kernel that
+# does not offer io_uring, and entries the kernel refuses
+# (LFS_URING_FAULT) each serve the mount over /dev/fuse, saying so.
 . "$(dirname "$0")/lib.sh"
 
 PARAM=/sys/module/fuse/parameters/enable_uring
@@ -103,24 +104,28 @@ sum2=$(cd "$MNT" && find run1 c1 c2 intr -type f -print0 | sort -z | xargs -0 ca
 [ "$sum1" = "$sum2" ] || fail "the files written over io_uring read back otherwise over /dev/fuse"
 lfs_umount
 
-# a daemon that detaches (no -f) starts its ring's threads after the fork;
-# with enable_uring set, io_uring is the default
-"$LFS" -o nocleaner,log="$WORK/bg.log" "$IMG" "$MNT" || fail "lfs without -f"
+# a daemon that detaches (no -f) starts its ring's threads after the fork
+LFS_URING=on "$LFS" -o nocleaner,log="$WORK/bg.log" "$IMG" "$MNT" || fail "LFS_URING=on lfs without -f"
 echo data >"$MNT/bg" && [ "$(cat "$MNT/bg")" = data ] || fail "write over io_uring from a detached daemon"
-transport_is io_uring "a detached daemon, no -o uring"
+transport_is io_uring "a detached daemon, LFS_URING=on"
 umount "$MNT"
 flock -w 60 "$IMG" true || fail "image still locked a minute after unmount"
 matches -F "fuse: requests come over io_uring" "$WORK/bg.log" || fail "the detached daemon did not say io_uring"
 
 # the kernel refuses the entries: the mount goes on over /dev/fuse
 export LFS_URING_FAULT=register
-lfs_mount
+lfs_mount uring
 unset LFS_URING_FAULT
 matches -F "io_uring entries refused" "$WORK/daemon.log" || fail "no line says the entries were refused"
 mkdir "$MNT/run2"
 timeout 600 "$CHECK" "$MNT/run2" >"$WORK/run2.out" || { grep -v '^ok' "$WORK/run2.out"; fail "posix_check after the fallback"; }
 transport_is /dev/fuse "entries refused"
 [ "$(field over_uring)" = 0 ] || fail "entries refused: requests came over io_uring"
+lfs_umount
+
+# no option: /dev/fuse (lfs(8), BUGS), even with enable_uring set
+lfs_mount
+transport_is /dev/fuse "no -o uring"
 lfs_umount
 
 # LFS_URING=off is -o nouring where no option is given; a bad value is refused
