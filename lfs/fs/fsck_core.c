@@ -466,8 +466,27 @@ lfs_fsck(struct lfs_fs *fs, uint64_t *problems)
 	return err;
 }
 
-/* 2. the tree, breadth first from the root: which inodes are reachable,
- * by how many names, and the path of each */
+/* The roots of the trees staged for a receive (LFS_DI_STAGED, fs/receive.c)
+ * join the root in queue: no name leads to them, yet what they hold is
+ * in use until the receive ends or the next mount frees them as orphans. */
+static size_t
+add_staged_roots(struct fsck *f, uint32_t *queue, size_t qn)
+{
+	struct lfs_fs *fs = f->fs;
+	for (uint32_t ino = LFS_ROOT_INO + 1; ino < fs->sb.max_inodes && !fs->view_root; ino++) {
+		struct lfs_inode *ip;
+		if (!lfs_imap_valid_ino(fs, ino) || !(lfs_imap_get(fs, ino)->flags & LFS_IMAP_ORPHAN) ||
+		    lfs_iget(fs, ino, &ip) || !S_ISDIR(ip->di.mode) || !(ip->di.flags & LFS_DI_STAGED))
+			continue;
+		queue[qn++] = ino;
+		f->seen[ino] = 1;
+	}
+	return qn;
+}
+
+/* 2. the tree, breadth first from the root (and from trees staged for a
+ * receive): which inodes are reachable, by how many names, and the path
+ * of each */
 static int
 walk_tree(struct fsck *f)
 {
@@ -479,6 +498,7 @@ walk_tree(struct fsck *f)
 	queue[qn++] = LFS_ROOT_INO;
 	f->seen[LFS_ROOT_INO] = 1;
 	f->refs[LFS_ROOT_INO] = 1;
+	qn = add_staged_roots(f, queue, qn);
 	while (qi < qn) {
 		struct lfs_inode *ip;
 		uint32_t ino = queue[qi++];

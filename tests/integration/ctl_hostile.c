@@ -154,6 +154,9 @@ req_record(uint16_t op, uint32_t *exact)
 	case LFS_CTL_VIEW_HOLD:
 		*exact = 1;
 		return sizeof(struct lfs_ctl_path);
+	case LFS_CTL_RECV_COMMIT:
+		*exact = 1;
+		return sizeof(struct lfs_ctl_recv);
 	default:
 		return 0;
 	}
@@ -368,7 +371,7 @@ garbage(const char *mnt)
 	static const uint32_t counts[] = { 0, 1, LFS_CTL_MAX_RECORDS - 1, LFS_CTL_MAX_RECORDS,
 					   LFS_CTL_MAX_RECORDS + 1, 0xffffffffu };
 	static const uint64_t args[] = { 0, 1, UINT32_MAX, UINT64_MAX };
-	for (uint16_t op = LFS_CTL_INFO; op <= LFS_CTL_RESIZE + 1; op++) {
+	for (uint16_t op = LFS_CTL_INFO; op <= LFS_CTL_RECV_ABORT + 1; op++) {
 		uint32_t exact;
 		size_t rec = req_record(op, &exact);
 		for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {

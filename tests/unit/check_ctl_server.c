@@ -99,7 +99,7 @@ START_TEST(where_and_info)
 	struct lfs_ctl_where w;
 	lfs_ctl_server_where(srv, &w);
 	ck_assert_uint_eq(w.magic, LFS_CTL_MAGIC);
-	ck_assert_uint_eq(w.version, 9);
+	ck_assert_uint_eq(w.version, LFS_CTL_VERSION);
 	ck_assert_uint_eq(w.pid, (uint32_t)getpid());
 	ck_assert_uint_eq(w.uid, (uint32_t)getuid());
 	ck_assert_uint_eq(strlen(w.name), 8 + 32);
@@ -154,7 +154,7 @@ START_TEST(malformed_refused_exactly)
 	exchange(fd, big, sizeof(q) + q.count * 8, &r);
 	ck_assert_int_eq(r.err, -EPROTO);
 	q = ok;
-	q.op = LFS_CTL_RESIZE + 1;
+	q.op = LFS_CTL_RECV_ABORT + 1;
 	exchange(fd, &q, sizeof(q), &r);
 	ck_assert_int_eq(r.err, -EOPNOTSUPP);
 	q = ok; /* a name that does not end */
