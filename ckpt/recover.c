@@ -46,9 +46,6 @@ struct pending {                /* one verified pseg of an open group */
  * until it is applied: at most RF_WINDOW_BYTES, or one group. */
 #define RF_WINDOW_GROUPS 256
 #define RF_WINDOW_BYTES (8u << 20)
-/* its buffer's first size: it doubles as psegs come (a short log needs
- * little, and a buffer of a huge page's size would be faulted in whole) */
-#define RF_WINDOW_FIRST (256u << 10)
 
 struct account {
 	struct lfs_fs *fs;
@@ -353,7 +350,7 @@ window_keep(struct window *win, const struct lfs_logwalk *w, uint32_t bsize)
 	}
 	size_t bytes = (size_t)(1 + w->h.nblocks) * bsize;
 	if (win->bytes + bytes > win->buf_cap) {
-		size_t cap = win->buf_cap ? 2 * win->buf_cap : RF_WINDOW_FIRST;
+		size_t cap = win->buf_cap ? 2 * win->buf_cap : RF_WINDOW_BYTES;
 		while (cap < win->bytes + bytes)
 			cap *= 2;
 		uint8_t *nb = win->buf_cap ? lfs_realloc(win->buf, cap) : lfs_malloc(cap);

@@ -24,11 +24,8 @@
 #include <string.h>
 
 /* 4 MiB of 4 KiB blocks: the nodes above the leaves of every file a
- * group touches stay, and leaves touched again soon.  It starts at a
- * sixteenth and doubles as it fills: most roll-forwards are short, and
- * a mount (crashsim makes thousands) need not fault in 4 MiB for them. */
+ * group touches stay, and leaves touched again soon. */
 #define RF_CACHE_SLOTS 1024
-#define RF_CACHE_FIRST (RF_CACHE_SLOTS / 16)
 
 int
 lfs_rf_init(struct lfs_rf *rf, struct lfs_fs *fs)
@@ -41,7 +38,7 @@ lfs_rf_init(struct lfs_rf *rf, struct lfs_fs *fs)
 	u64map_init(&rf->asked);
 	u64map_init(&rf->lists);
 	u64map_init(&rf->tainted);
-	rf->cache_slots = RF_CACHE_FIRST;
+	rf->cache_slots = RF_CACHE_SLOTS;
 	rf->cache = lfs_malloc((size_t)rf->cache_slots * fs->bsize);
 	rf->cache_addr = lfs_calloc(rf->cache_slots, sizeof(uint64_t));
 	if (!rf->cache || !rf->cache_addr) {
@@ -77,27 +74,6 @@ lfs_rf_group_add(struct lfs_rf *rf, uint64_t addr, const uint8_t *blk)
 	return u64map_put(&rf->group, addr, (void *)blk);
 }
 
-/* The cache twice as large, up to RF_CACHE_SLOTS, before its next slot
- * would give a block up; it stays as it is if memory is short. */
-static void
-cache_grow(struct lfs_rf *rf)
-{
-	uint32_t n = rf->cache_slots;
-	if (rf->cache_next != 0 || !rf->cache_addr[0] || n >= RF_CACHE_SLOTS)
-		return;
-	uint8_t *c = lfs_realloc(rf->cache, (size_t)2 * n * rf->fs->bsize);
-	if (!c)
-		return;
-	rf->cache = c;
-	uint64_t *a = lfs_realloc(rf->cache_addr, (size_t)2 * n * sizeof(uint64_t));
-	if (!a)
-		return;
-	memset(a + n, 0, n * sizeof(uint64_t));
-	rf->cache_addr = a;
-	rf->cache_slots = 2 * n;
-	rf->cache_next = n;
-}
-
 /* Keep a copy of the block at addr; a cache that cannot grow its index
  * just keeps less. */
 static void
@@ -105,8 +81,6 @@ cache_put(struct lfs_rf *rf, uint64_t addr, const uint8_t *blk)
 {
 	uint32_t bs = rf->fs->bsize;
 	uintptr_t have = (uintptr_t)u64map_get(&rf->cached, addr);
-	if (!have)
-		cache_grow(rf);
 	uint32_t slot = have ? (uint32_t)(have - 1) : rf->cache_next;
 	if (!have) {
 		if (rf->cache_addr[slot])
