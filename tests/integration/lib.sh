@@ -74,6 +74,18 @@ wait_mounted() {
 	fail "the mount of $2 did not appear"
 }
 
+# wait_log FILE TEXT: until the daemon's log FILE has a line with TEXT;
+# fails if the daemon exits first or a minute passes (a hang).  What the
+# daemon logs after INIT (the transport) comes after the mount appears.
+wait_log() {
+	for _ in $(seq 1 600); do
+		grep -qF -- "$2" "$1" && return 0
+		[ -z "$LFS_PID" ] || kill -0 "$LFS_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -qF -- "$2" "$1" || fail "no line in $1 says: $2"
+}
+
 # lfs_umount [STATUS]: unmount and wait until the daemon has written its
 # final checkpoint and exited; its exit status must be STATUS (default 0).
 lfs_umount() {
