@@ -46,6 +46,9 @@ struct pending {                /* one verified pseg of an open group */
  * until it is applied: at most RF_WINDOW_BYTES, or one group. */
 #define RF_WINDOW_GROUPS 256
 #define RF_WINDOW_BYTES (8u << 20)
+/* its buffer's first size: it doubles as psegs come (a short log needs
+ * little); the psegs are found by offset, so the buffer may move */
+#define RF_WINDOW_FIRST (256u << 10)
 
 struct account {
 	struct lfs_fs *fs;
@@ -350,7 +353,7 @@ window_keep(struct window *win, const struct lfs_logwalk *w, uint32_t bsize)
 	}
 	size_t bytes = (size_t)(1 + w->h.nblocks) * bsize;
 	if (win->bytes + bytes > win->buf_cap) {
-		size_t cap = win->buf_cap ? 2 * win->buf_cap : RF_WINDOW_BYTES;
+		size_t cap = win->buf_cap ? 2 * win->buf_cap : RF_WINDOW_FIRST;
 		while (cap < win->bytes + bytes)
 			cap *= 2;
 		uint8_t *nb = win->buf_cap ? lfs_realloc(win->buf, cap) : lfs_malloc(cap);

@@ -24,8 +24,13 @@
 #include <string.h>
 
 /* 4 MiB of 4 KiB blocks: the nodes above the leaves of every file a
- * group touches stay, and leaves touched again soon. */
+ * group touches stay, and leaves touched again soon.  It is allocated a
+ * chunk at a time as it fills: most roll-forwards are short, and a mount
+ * (crashsim makes thousands) need not fault in 4 MiB for them. */
 #define RF_CACHE_SLOTS 1024
+#define RF_CHUNK_SLOTS (RF_CACHE_SLOTS / 16)
+_Static_assert(RF_CACHE_SLOTS / RF_CHUNK_SLOTS == sizeof(((struct lfs_rf *)0)->cache_chunk) / sizeof(uint8_t *),
+	       "one chunk pointer per chunk");
 
 int
 lfs_rf_init(struct lfs_rf *rf, struct lfs_fs *fs)
@@ -38,10 +43,10 @@ lfs_rf_init(struct lfs_rf *rf, struct lfs_fs *fs)
 	u64map_init(&rf->asked);
 	u64map_init(&rf->lists);
 	u64map_init(&rf->tainted);
-	rf->cache_slots = RF_CACHE_SLOTS;
-	rf->cache = lfs_malloc((size_t)rf->cache_slots * fs->bsize);
-	rf->cache_addr = lfs_calloc(rf->cache_slots, sizeof(uint64_t));
-	if (!rf->cache || !rf->cache_addr) {
+	rf->cache_slots = RF_CHUNK_SLOTS;
+	rf->cache_chunk[0] = lfs_malloc((size_t)RF_CHUNK_SLOTS * fs->bsize);
+	rf->cache_addr = lfs_calloc(RF_CACHE_SLOTS, sizeof(uint64_t));
+	if (!rf->cache_chunk[0] || !rf->cache_addr) {
 		lfs_rf_free(rf);
 		return -ENOMEM;
 	}
@@ -58,12 +63,14 @@ lfs_rf_free(struct lfs_rf *rf)
 	lfs_rf_lists_clear(rf);
 	u64map_free(&rf->lists);
 	u64map_free(&rf->tainted);
-	free(rf->cache);
+	for (size_t i = 0; i < RF_CACHE_SLOTS / RF_CHUNK_SLOTS; i++) {
+		free(rf->cache_chunk[i]);
+		rf->cache_chunk[i] = NULL;
+	}
 	free(rf->cache_addr);
 	free(rf->ops);
 	free(rf->wants);
 	rf->wants = NULL;
-	rf->cache = NULL;
 	rf->cache_addr = NULL;
 	rf->ops = NULL;
 }
@@ -74,6 +81,29 @@ lfs_rf_group_add(struct lfs_rf *rf, uint64_t addr, const uint8_t *blk)
 	return u64map_put(&rf->group, addr, (void *)blk);
 }
 
+/* Where slot's block is kept. */
+static uint8_t *
+cache_slot(const struct lfs_rf *rf, uint32_t slot)
+{
+	return rf->cache_chunk[slot / RF_CHUNK_SLOTS] + (size_t)(slot % RF_CHUNK_SLOTS) * rf->fs->bsize;
+}
+
+/* A chunk more, before the ring's next slot would give a block up; the
+ * cache stays as it is if memory is short. */
+static void
+cache_grow(struct lfs_rf *rf)
+{
+	uint32_t n = rf->cache_slots;
+	if (rf->cache_next != 0 || !rf->cache_addr[0] || n >= RF_CACHE_SLOTS)
+		return;
+	uint8_t *c = lfs_malloc((size_t)RF_CHUNK_SLOTS * rf->fs->bsize);
+	if (!c)
+		return;
+	rf->cache_chunk[n / RF_CHUNK_SLOTS] = c;
+	rf->cache_slots = n + RF_CHUNK_SLOTS;
+	rf->cache_next = n;
+}
+
 /* Keep a copy of the block at addr; a cache that cannot grow its index
  * just keeps less. */
 static void
@@ -81,6 +111,8 @@ cache_put(struct lfs_rf *rf, uint64_t addr, const uint8_t *blk)
 {
 	uint32_t bs = rf->fs->bsize;
 	uintptr_t have = (uintptr_t)u64map_get(&rf->cached, addr);
+	if (!have)
+		cache_grow(rf);
 	uint32_t slot = have ? (uint32_t)(have - 1) : rf->cache_next;
 	if (!have) {
 		if (rf->cache_addr[slot])
@@ -91,7 +123,7 @@ cache_put(struct lfs_rf *rf, uint64_t addr, const uint8_t *blk)
 			return;
 		rf->cache_addr[slot] = addr;
 	}
-	memcpy(rf->cache + (size_t)slot * bs, blk, bs);
+	memcpy(cache_slot(rf, slot), blk, bs);
 }
 
 static void
@@ -117,7 +149,7 @@ rf_peek(struct lfs_rf *rf, uint64_t addr)
 	if (!b) {
 		uintptr_t s = (uintptr_t)u64map_get(&rf->cached, addr);
 		if (s)
-			b = rf->cache + (size_t)(s - 1) * rf->fs->bsize;
+			b = cache_slot(rf, (uint32_t)(s - 1));
 	}
 	return b;
 }

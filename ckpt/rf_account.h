@@ -40,8 +40,9 @@ struct lfs_rf {
 	struct u64map group;        /* addr -> block in the group's buffers */
 	/* blocks of groups already applied and blocks read from the device,
 	 * by address, replaced first in first out: the old version of a node
-	 * is most often the new one of a recent group */
-	uint8_t *cache;
+	 * is most often the new one of a recent group; chunks are added as
+	 * it fills and never move (rf_peek hands out pointers into them) */
+	uint8_t *cache_chunk[16];
 	uint64_t *cache_addr;       /* per slot; 0 empty */
 	uint32_t cache_slots, cache_next;
 	struct u64map cached;       /* addr -> slot + 1 */
