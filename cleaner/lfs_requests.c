@@ -28,6 +28,8 @@ usage(FILE *f)
 		   "  -r, --reset    start the counts again from zero once read\n" LFS_TOOL_HELP_LINES);
 }
 
+enum { LFS_FUSE_STATX = 52, LFS_FUSE_COPY_FILE_RANGE_64 = 53 };
+
 /* The names of linux/fuse.h, without FUSE_. */
 static const char *const opnames[LFS_CTL_REQ_SLOTS] = {
 	[FUSE_LOOKUP] = "LOOKUP", [FUSE_FORGET] = "FORGET", [FUSE_GETATTR] = "GETATTR",
@@ -47,9 +49,11 @@ static const char *const opnames[LFS_CTL_REQ_SLOTS] = {
 	[FUSE_LSEEK] = "LSEEK", [FUSE_COPY_FILE_RANGE] = "COPY_FILE_RANGE",
 	[FUSE_SETUPMAPPING] = "SETUPMAPPING", [FUSE_REMOVEMAPPING] = "REMOVEMAPPING",
 	[FUSE_SYNCFS] = "SYNCFS", [FUSE_TMPFILE] = "TMPFILE",
+	/* newer than Debian 12's linux/fuse.h, which stops at TMPFILE */
+	[LFS_FUSE_STATX] = "STATX", [LFS_FUSE_COPY_FILE_RANGE_64] = "COPY_FILE_RANGE_64",
 	[LFS_CTL_REQ_SLOTS - 1] = "OTHER",
 };
-_Static_assert(FUSE_TMPFILE < LFS_CTL_REQ_SLOTS - 1, "a slot of its own for every named opcode");
+_Static_assert(LFS_FUSE_COPY_FILE_RANGE_64 < LFS_CTL_REQ_SLOTS - 1, "a slot of its own for every named opcode");
 
 static const char *
 opname(unsigned i, char *buf, size_t len)

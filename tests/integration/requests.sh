@@ -9,7 +9,8 @@
 # fsync some, and within what its caller waited); a directory that is no
 # lfs mount point is refused;
 # ten listings of an unchanged directory cost no OPENDIR or RELEASEDIR
-# and at most one reading of it, and a change shows in the next listing.
+# and at most one reading of it, and a change shows in the next listing;
+# every opcode the kernel sends is shown by its name (STATX too).
 . "$(dirname "$0")/lib.sh"
 
 REQ="$top_builddir/cleaner/lfs-requests"
@@ -20,6 +21,13 @@ lfs_mount
 "$REQ" "$MNT" >"$WORK/text" || fail "lfs-requests failed"
 grep -q '^INIT  *1  ' "$WORK/text" || { cat "$WORK/text"; fail "no INIT counted at mount"; }
 ls "$MNT" >/dev/null # the first OPENDIR, answered ENOSYS
+# a birth time asks for FUSE_STATX (52), newer than Debian 12's headers:
+# named all the same, as every opcode the kernel sends
+echo x >"$MNT/born" && stat -c %W "$MNT/born" >/dev/null
+"$REQ" "$MNT" >"$WORK/text" || fail "lfs-requests failed"
+grep -q '^STATX  *1  ' "$WORK/text" || { cat "$WORK/text"; fail "no STATX counted for stat -c %W"; }
+! grep -q '^OP[0-9]' "$WORK/text" || { cat "$WORK/text"; fail "an opcode without its name"; }
+rm "$MNT/born"
 if "$REQ" "$WORK" 2>"$WORK/err"; then fail "lfs-requests accepted a directory that is no mount"; fi
 grep -q "not the mount point of an lfs" "$WORK/err" || { cat "$WORK/err"; fail "the refusal does not say why"; }
 
