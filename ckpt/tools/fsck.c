@@ -19,7 +19,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 
 static void
 usage(FILE *f)
@@ -42,13 +41,10 @@ static int
 fsck_repair_super(const char *path, const struct lfs_super *sb, const uint64_t *bad, int nbad)
 {
 	struct lfs_bdev dev;
-	int err = lfs_bdev_open(&dev, path, false);
+	struct lfs_tool_open how = { .flags = LFS_OPEN_WRITE | LFS_OPEN_DEVICE_ONLY, .fd = -1 };
+	int err = lfs_tool_open("fsck.lfs", path, &how, &dev, NULL, NULL);
 	if (err)
 		return err;
-	if (flock(dev.fd, LOCK_EX | LOCK_NB) < 0) {
-		lfs_bdev_close(&dev);
-		return -EBUSY;
-	}
 	dev.block_size = sb->block_size;
 	int n = 0;
 	for (int i = 0; i < nbad && !err; i++)

@@ -169,7 +169,7 @@ lfs_tool_open(const char *name, const char *path, const struct lfs_tool_open *ho
 		 lfs_image_busy(dev->fd, path, where, sizeof(where)))
 		fprintf(stderr, "%s: warning: %s is mounted at %s: %s\n", name, path, where,
 			how->busy_note ? how->busy_note : "its daemon may change what is shown");
-	if (!err)
+	if (!err && !(how->flags & LFS_OPEN_DEVICE_ONLY))
 		err = open_super(name, path, how, dev, sb, w);
 	if (err)
 		lfs_bdev_close(dev);

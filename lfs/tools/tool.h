@@ -61,6 +61,10 @@ enum {
 	LFS_OPEN_FOUND_ONLY = 1 << 1,
 	/* no warning that a daemon has the image mounted: the caller knows */
 	LFS_OPEN_MOUNTED_OK = 1 << 2,
+	/* the device alone, no superblock read (sb and w may be NULL): with
+	 * LFS_OPEN_WRITE, fsck.lfs rewriting a damaged block 0 from the copy
+	 * it has already read and checked */
+	LFS_OPEN_DEVICE_ONLY = 1 << 3,
 };
 struct lfs_tool_open {
 	unsigned flags;             /* LFS_OPEN_* */
