@@ -364,6 +364,7 @@ struct lfs_fs {
 
 	/* segment usage */
 	struct lfs_seginfo *segs;
+	uint64_t segs_cap;          /* its entries: a shrink keeps them */
 	uint32_t n_sut_blocks;
 	uint64_t *sut_addr;
 	uint8_t *sut_dirty;

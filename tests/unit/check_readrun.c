@@ -6,7 +6,10 @@
  * bytes even when, while it waited, the cleaner moved its blocks, a
  * checkpoint made their segments clean and the log wrote other files'
  * blocks over them: the stale bytes it read are noticed (the segments'
- * reuse counts) and read again from where the blocks are now.
+ * reuse counts) and read again from where the blocks are now.  Also
+ * when a shrink moved them out of a segment it cut off and a grow gave
+ * that segment back to the log; and a snapshot's view reads blocks a
+ * shrink left past the end, where its held table says they are now.
  */
 #include "gate.h"
 #include "testfs.h"
@@ -19,6 +22,7 @@ TESTFS_IN_MEMORY
 
 #define SEG (64u << 10)        /* 16 blocks */
 #define NBLK 20u               /* file "a", pattern 1, over two segments or more */
+#define TAIL_SEGS 126          /* the segments of 8 MiB, at 64 KiB each */
 
 struct reader {
 	pthread_t t;
@@ -145,40 +149,150 @@ clean_file_segments(struct lfs_fs *fs, uint64_t ino)
 		ck_assert_uint_eq(fs->segs[segs[l]].state, LFS_SEG_CLEAN);
 }
 
+/* A read of file `ino` (pattern `seed`) held at the disk, after the
+ * file's inode, block map and summaries were read once; where its block
+ * 0 was, and its segment's reuse count, then. */
+struct held_read {
+	struct reader r;
+	unsigned seed;
+	uint64_t old0, seg0;
+	uint32_t reuses0;
+};
+
+static void
+held_read_start(struct held_read *h, struct lfs_fs *fs, uint64_t ino, unsigned seed)
+{
+	warm(fs, ino);
+	h->seed = seed;
+	h->old0 = testfs_addr_of(fs, ino, 0);
+	h->seg0 = lfs_addr_seg(fs, h->old0);
+	h->reuses0 = fs->segs[h->seg0].reuses;
+	ck_assert(on_disk(h->old0, seed));
+	reader_start(&h->r, fs, ino);
+	assert_lock_free(fs);
+}
+
+/* The file's blocks were moved: the log goes round (16 blocks of file c,
+ * pattern 2, overwritten and checkpointed at a time) until it has
+ * written over the old block 0; then the read goes on and must return
+ * the file's bytes, its segment's reuse count changed. */
+static void
+held_read_end(struct held_read *h, struct lfs_fs *fs, uint64_t c)
+{
+	ck_assert_uint_ne(testfs_addr_of(fs, h->r.ino, 0), h->old0);
+	static uint8_t blk[16 * 4096];
+	fill_pattern(blk, sizeof(blk), 2);
+	for (int i = 0; on_disk(h->old0, h->seed); i++) {
+		ck_assert_int_lt(i, 1000);
+		ck_assert_int_eq(lfs_write(fs, c, blk, sizeof(blk), 0, NULL), (ssize_t)sizeof(blk));
+		ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	}
+	ck_assert_int_eq(gate_count(), 1);
+	reader_join_expect(&h->r, h->seed);
+	ck_assert_uint_ne(fs->segs[h->seg0].reuses, h->reuses0);
+}
+
 /* The race the reuse counts guard against: a read resolved file a's
  * addresses and waits for the disk; meanwhile the cleaner moves a's
  * blocks, a checkpoint makes their segments clean and the log goes
- * round until other blocks (file c's, pattern 2) are written where a's
- * were.  The read must still return a's bytes. */
+ * round until other blocks (file c's) are written where a's were.  The
+ * read must still return a's bytes. */
 START_TEST(read_survives_segment_reuse)
 {
 	uint64_t a;
 	struct lfs_fs *fs = testfs_with_file(16 << 20, SEG, NBLK, &a);
 	uint64_t c = testfs_mkfile(fs, LFS_ROOT_INO, "c");
-	warm(fs, a);
-	uint64_t old0 = testfs_addr_of(fs, a, 0);
-	uint64_t seg0 = lfs_addr_seg(fs, old0);
-	uint32_t reuses0 = fs->segs[seg0].reuses;
-	ck_assert(on_disk(old0, 1));
-	struct reader r;
-	reader_start(&r, fs, a);
-	assert_lock_free(fs);
+	struct held_read h;
+	held_read_start(&h, fs, a, 1);
 	clean_file_segments(fs, a);
-	ck_assert_uint_ne(testfs_addr_of(fs, a, 0), old0);
-	/* the log goes round (16 blocks of c overwritten and checkpointed at
-	 * a time) until it has written over a's old block 0 */
-	static uint8_t blk[16 * 4096];
-	fill_pattern(blk, sizeof(blk), 2);
-	for (int i = 0; on_disk(old0, 1); i++) {
-		ck_assert_int_lt(i, 1000);
-		ck_assert_int_eq(lfs_write(fs, c, blk, sizeof(blk), 0, NULL), (ssize_t)sizeof(blk));
-		ck_assert_int_eq(lfs_checkpoint(fs), 0);
-	}
-	ck_assert_uint_ne(fs->segs[seg0].reuses, reuses0);
-	ck_assert_int_eq(gate_count(), 1);
-	reader_join_expect(&r, 1);
+	held_read_end(&h, fs, c);
 	testfs_finish(fs);
 }
 END_TEST
 
-CHECK_MAIN("readrun", "core", 30, read_leaves_the_lock, read_survives_segment_reuse)
+/* File "t" of NBLK blocks of pattern 3, past the first half of the
+ * 16 MiB log (a 9 MiB file written and deleted before it), checkpointed:
+ * a shrink to 8 MiB moves it. */
+static uint64_t
+tail_file(struct lfs_fs *fs)
+{
+	enum { FILL = 150 * 16 };
+	uint8_t *buf = malloc((size_t)FILL * 4096);
+	ck_assert_ptr_nonnull(buf);
+	uint64_t f = testfs_mkfile(fs, LFS_ROOT_INO, "fill");
+	fill_pattern(buf, (size_t)FILL * 4096, 9);
+	ck_assert_int_eq(lfs_write(fs, f, buf, (size_t)FILL * 4096, 0, NULL), (ssize_t)FILL * 4096);
+	lfs_release(fs, f);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	ck_assert_int_eq(lfs_unlink(fs, LFS_ROOT_INO, "fill"), 0);
+	lfs_forget(fs, f, 1);
+	uint64_t t = testfs_mkfile(fs, LFS_ROOT_INO, "t");
+	fill_pattern(buf, (size_t)NBLK * 4096, 3);
+	ck_assert_int_eq(lfs_write(fs, t, buf, (size_t)NBLK * 4096, 0, NULL), (ssize_t)NBLK * 4096);
+	free(buf);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	ck_assert_uint_ge(lfs_addr_seg(fs, testfs_addr_of(fs, t, 0)), TAIL_SEGS);
+	return t;
+}
+
+static void
+resize_to(struct lfs_fs *fs, uint64_t bytes)
+{
+	struct lfs_resize_info ri;
+	char why[512];
+	int err = lfs_resize(fs, bytes, 0, &ri, why, sizeof(why));
+	ck_assert_msg(err == 0, "lfs_resize to %llu: %d: %s", (unsigned long long)bytes, err, why);
+}
+
+/* A read resolved file t's addresses in a segment past 8 MiB and waits
+ * for the disk; meanwhile a shrink to 8 MiB moves t's blocks and cuts
+ * that segment off, a grow to 16 MiB gives it back, and the log writes
+ * file c's blocks where t's were.  The segment's reuse count must not
+ * come back to what the read planned with: the read returns t's bytes. */
+START_TEST(read_survives_shrink_and_grow)
+{
+	uint64_t a;
+	struct lfs_fs *fs = testfs_with_file(16 << 20, SEG, NBLK, &a);
+	uint64_t t = tail_file(fs);
+	uint64_t c = testfs_mkfile(fs, LFS_ROOT_INO, "c");
+	struct held_read h;
+	held_read_start(&h, fs, t, 3);
+	resize_to(fs, 8 << 20);
+	ck_assert_uint_le(fs->sb.nsegs, h.seg0);
+	resize_to(fs, 16 << 20);
+	ck_assert_uint_gt(fs->sb.nsegs, h.seg0);
+	held_read_end(&h, fs, c);
+	testfs_finish(fs);
+}
+END_TEST
+
+/* A snapshot holds file t, deleted since; a shrink copies t's blocks out
+ * of the segments it cuts off.  A view of the snapshot opened after it
+ * (with the shrunk geometry) asks for t's blocks at their addresses of
+ * then, past the new end, which the held table translates: they read. */
+START_TEST(view_reads_past_a_shrunk_end)
+{
+	uint64_t a, keep;
+	struct lfs_fs *fs = testfs_with_file(16 << 20, SEG, NBLK, &a);
+	uint64_t t = tail_file(fs);
+	ck_assert_int_eq(lfs_snapshot_make(fs, "keep", &keep), 0);
+	lfs_release(fs, t);
+	ck_assert_int_eq(lfs_unlink(fs, LFS_ROOT_INO, "t"), 0);
+	lfs_forget(fs, t, 1);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	resize_to(fs, 8 << 20);
+	struct lfs_fs *v;
+	ck_assert_int_eq(lfs_view_open(fs, "keep", false, &v), 0);
+	struct stat st;
+	ck_assert_int_eq(lfs_lookup(v, LFS_ROOT_INO, "t", &st), 0);
+	static uint8_t got[NBLK * 4096], want[NBLK * 4096];
+	fill_pattern(want, sizeof(want), 3);
+	ck_assert_int_eq(lfs_read(v, st.st_ino, got, sizeof(got), 0), (ssize_t)sizeof(got));
+	ck_assert_mem_eq(got, want, sizeof(got));
+	lfs_abandon(v);
+	testfs_finish(fs);
+}
+END_TEST
+
+CHECK_MAIN("readrun", "core", 30, read_leaves_the_lock, read_survives_segment_reuse, read_survives_shrink_and_grow,
+	   view_reads_past_a_shrunk_end)
