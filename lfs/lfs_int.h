@@ -115,6 +115,7 @@
  *   - in lfs_room_wait, where a request refused room sleeps on room_cv
  *     after its call returned, before it is made again.
  *    - in lfs_read, while the file's blocks are read from the disk
+ *     and their crcs computed
  *     (readrun.c: its segments' reuse counts, compared after, say the
  *     bytes are still the blocks that were asked for).
  * Those callers hold no pointer into the caches across it; everything
@@ -703,9 +704,10 @@ void lfs_writeout_free(struct lfs_fs *fs);
  * (with the lock) lists runs of blocks, each copied to out + dst from
  * byte `skip` of its first block, `len` bytes; blocks still in memory,
  * or read through a snapshot's view, are copied at once instead.  _read
- * (without the lock) reads the runs; _finish (with it) returns total, the
- * bytes read before a run that failed, the error, or -EAGAIN when a
- * run's segment was reused meanwhile: plan again. */
+ * (without the lock) reads the runs and computes their crcs; _finish
+ * (with it) returns total, the bytes read before a run that failed, the
+ * error, or -EAGAIN when a run's segment was reused meanwhile: plan
+ * again. */
 struct lfs_rdrun {
 	uint64_t addr;
 	uint32_t n;
@@ -721,6 +723,7 @@ struct lfs_rdplan {
 	struct lfs_rdrun *runs;
 	size_t nruns, cap;
 	uint8_t *buf;
+	uint32_t *crc;              /* of each block of buf, once read */
 	size_t nblk, buf_blocks;
 };
 void lfs_rdplan_init(struct lfs_rdplan *p, void *out);
@@ -734,6 +737,9 @@ ssize_t lfs_rdplan_finish(struct lfs_fs *fs, struct lfs_rdplan *p, size_t total)
 int lfs_verify_init(struct lfs_fs *fs);
 void lfs_verify_free(struct lfs_fs *fs);
 int lfs_verify_blocks(struct lfs_fs *fs, uint64_t addr, uint32_t n, const uint8_t *data);
+/* The same, for blocks whose crcs (lfs_crc with fs->seed) the caller
+ * computed, without the lock (readrun.c). */
+int lfs_verify_crcs(struct lfs_fs *fs, uint64_t addr, uint32_t n, const uint32_t *crcs);
 /* The ckpt_seq of the pseg that holds the block at addr, from its
  * segment's summaries; -EIO if no valid summary describes it. */
 int lfs_verify_epoch(struct lfs_fs *fs, uint64_t addr, uint64_t *ckpt_seq);

@@ -13,8 +13,9 @@
  * then, with the lock again, its segment's `reuses` is compared with the
  * planned one.  Equal, the segment was not reused meanwhile and the
  * bytes read are the blocks the addresses named (then checked against
- * their summary as every read is); different, the run may hold a later
- * life's bytes and the caller plans again (-EAGAIN).
+ * their summary as every read is: the crcs computed without the lock,
+ * compared with it); different, the run may hold a later life's bytes
+ * and the caller plans again (-EAGAIN).
  */
 #include "lfs_int.h"
 
@@ -33,8 +34,10 @@ lfs_rdplan_free(struct lfs_rdplan *p)
 {
 	free(p->runs);
 	free(p->buf);
+	free(p->crc);
 	p->runs = NULL;
 	p->buf = NULL;
+	p->crc = NULL;
 	p->nruns = p->nblk = 0;
 }
 
@@ -86,6 +89,10 @@ add_run(struct lfs_fs *fs, struct lfs_rdplan *p, uint64_t addr, uint32_t n, size
 		if (!b)
 			return -ENOMEM;
 		p->buf = b;
+		uint32_t *c = lfs_realloc(p->crc, want * sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		p->crc = c;
 		p->buf_blocks = want;
 	}
 	p->runs[p->nruns++] = (struct lfs_rdrun){ .addr = addr, .n = n, .at = p->nblk, .dst = dst,
@@ -133,6 +140,9 @@ lfs_rdplan_read(const struct lfs_fs *fs, struct lfs_rdplan *p)
 		struct lfs_rdrun *r = &p->runs[i];
 		r->err = lfs_bdev_pread_raw(&fs->dev, r->addr * fs->bsize, (uint64_t)r->n * fs->bsize,
 					    p->buf + r->at * fs->bsize, &r->device);
+		/* the checksums too, out of the lock; _finish compares them */
+		for (uint32_t j = 0; j < r->n && !r->err; j++)
+			p->crc[r->at + j] = lfs_crc(fs->seed, p->buf + (r->at + j) * fs->bsize, fs->bsize);
 	}
 }
 
@@ -160,7 +170,7 @@ lfs_rdplan_finish(struct lfs_fs *fs, struct lfs_rdplan *p, size_t total)
 		if (err)
 			lfs_log("read: block %llu: %s", (unsigned long long)r->addr, strerror(-err));
 		else
-			err = lfs_verify_blocks(fs, r->addr, r->n, data);
+			err = lfs_verify_crcs(fs, r->addr, r->n, p->crc + r->at);
 		if (err)
 			return r->dst ? (ssize_t)r->dst : err;
 		memcpy(p->out + r->dst, data + r->skip, r->len);
