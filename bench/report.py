@@ -144,6 +144,13 @@ WORKLOAD_TEXT = {
         "`-o cache_timeout=0`, so every `stat()` is a request to the daemon, and `O_DIRECT` makes every read one "
         "(of a block the backing store has cached)."
     ),
+    "parread": (
+        "Cold reads side by side (issue 36): four files of {pr_mib} MiB each, written and fsynced; the caches "
+        "dropped and the target mounted again before each read: one reader (`dd bs=1M`) of one file "
+        "(`read1_mib_s`), then four at once, one per file (`read4_mib_s`); `speedup4` is the second over the "
+        "first, what reads gain from going on beside each other (ext4-kernel: what the device gives at that "
+        "depth)."
+    ),
     "requests": (
         "FUSE requests per operation (issue 13), counted the same way for both targets: "
         "`bench/requests.py` mounts a fresh 256 MiB image of its own, attaches strace to the daemon and "
@@ -1352,7 +1359,7 @@ def main():
                                                     ("sf_files", "sf_size", "sf_fsync_text", "lf_size_mib",
                                                      "rand_iosize_mib", "fo_files", "tar", "cl_fs",
                                                      "cl_utils", "cl_times", "cl_fbytes_kib", "rc_sizes",
-                                                     "rc_fill", "rc_fbytes_kib", "lat_utils", "ll_secs", "rq_ops",
+                                                     "rc_fill", "rc_fbytes_kib", "lat_utils", "ll_secs", "pr_mib", "rq_ops",
                                                      "cl_sync_utils", "cl_ffs_utils", "cl_ffs_pct",
                                                      "mem_read", "mem_files", "mem_tib_write",
                                                      "sc_crash_files", "sc_big")}) + "\n")

@@ -37,6 +37,8 @@
  *   log/seg.c, log/writeout.c  segment writer, segment usage table;
  *                          psegs on their way to the disk
  *   log/space_reserve.c    the reserve's floors, read from the usage table
+ *   log/readrun.c          blocks read with fs->lock released, checked
+ *                          against the reuse of their segments
  * Layer 3, the inode map and the tables beside it (lfs/table):
  *   table/imap.c           inode map, inode number allocation
  *   table/ptable.c         paged tables in the log (snapshots' records)
@@ -99,7 +101,7 @@
  * Locks.  fs->lock protects everything in struct lfs_fs and all it
  * points to (caches, tables, the log head, the device's counters); the
  * lfs.h entry points take it (lfs_lock), internal functions assume it is
- * held.  It is released in the middle of a call in four places only:
+ * held.  It is released in the middle of a call in five places only:
  *   - to write the log (lfs_flush_unlocked, writeout.c) and to wait for
  *     the disk (lfs_sync_unlocked, group_commit.c), on the way of fsync,
  *     syncfs, -o sync/dirsync, a write that reaches the dirty limit, the
@@ -112,8 +114,13 @@
  *     releases the lock for its checkpoints' waits;
  *   - in lfs_room_wait, where a request refused room sleeps on room_cv
  *     after its call returned, before it is made again.
+ *    - in lfs_read, while the file's blocks are read from the disk
+ *     and their crcs computed
+ *     (readrun.c: its segments' reuse counts, compared after, say the
+ *     bytes are still the blocks that were asked for).
  * Those callers hold no pointer into the caches across it; everything
- * else keeps the lock from start to end, block reads included.  While
+ * else keeps the lock from start to end, its other block reads
+ * included (inodes, block-map nodes, directories, summaries).  While
  * it is released:
  *   fs->out_writers        psegs claimed by a thread are being written;
  *                          their states are under fs->out_mu, which is
@@ -358,6 +365,7 @@ struct lfs_fs {
 
 	/* segment usage */
 	struct lfs_seginfo *segs;
+	uint64_t segs_cap;          /* its entries: a shrink keeps them */
 	uint32_t n_sut_blocks;
 	uint64_t *sut_addr;
 	uint8_t *sut_dirty;
@@ -692,10 +700,46 @@ bool lfs_writeout_read(const struct lfs_fs *fs, uint64_t addr, void *out);
 bool lfs_writeout_queued(const struct lfs_fs *fs, uint64_t addr);
 void lfs_writeout_free(struct lfs_fs *fs);
 
+/* readrun.c: blocks read from the log with fs->lock released.  A plan
+ * (with the lock) lists runs of blocks, each copied to out + dst from
+ * byte `skip` of its first block, `len` bytes; blocks still in memory,
+ * or read through a snapshot's view, are copied at once instead.  _read
+ * (without the lock) reads the runs and computes their crcs; _finish
+ * (with it) returns total, the bytes read before a run that failed, the
+ * error, or -EAGAIN when a run's segment was reused meanwhile: plan
+ * again. */
+struct lfs_rdrun {
+	uint64_t addr;
+	uint32_t n;
+	uint32_t reuses;            /* its segment's, when planned */
+	size_t at;                  /* its first block in the plan's buf */
+	size_t dst, len;
+	uint32_t skip;
+	int err;                    /* of its read */
+	bool device;                /* ... the device's own error */
+};
+struct lfs_rdplan {
+	uint8_t *out;
+	struct lfs_rdrun *runs;
+	size_t nruns, cap;
+	uint8_t *buf;
+	uint32_t *crc;              /* of each block of buf, once read */
+	size_t nblk, buf_blocks;
+};
+void lfs_rdplan_init(struct lfs_rdplan *p, void *out);
+void lfs_rdplan_free(struct lfs_rdplan *p);
+int lfs_rdplan_add(struct lfs_fs *fs, struct lfs_rdplan *p, uint64_t addr, uint32_t n, size_t dst,
+		   uint32_t skip, size_t len);
+void lfs_rdplan_read(const struct lfs_fs *fs, struct lfs_rdplan *p);
+ssize_t lfs_rdplan_finish(struct lfs_fs *fs, struct lfs_rdplan *p, size_t total);
+
 /* verify.c */
 int lfs_verify_init(struct lfs_fs *fs);
 void lfs_verify_free(struct lfs_fs *fs);
 int lfs_verify_blocks(struct lfs_fs *fs, uint64_t addr, uint32_t n, const uint8_t *data);
+/* The same, for blocks whose crcs (lfs_crc with fs->seed) the caller
+ * computed, without the lock (readrun.c). */
+int lfs_verify_crcs(struct lfs_fs *fs, uint64_t addr, uint32_t n, const uint32_t *crcs);
 /* The ckpt_seq of the pseg that holds the block at addr, from its
  * segment's summaries; -EIO if no valid summary describes it. */
 int lfs_verify_epoch(struct lfs_fs *fs, uint64_t addr, uint64_t *ckpt_seq);
@@ -819,6 +863,11 @@ int lfs_file_seek(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, bool da
 
 /* file.c */
 ssize_t lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, uint64_t off);
+/* The read's first half: what is in memory copied to p->out, the runs
+ * on disk planned (readrun.c); the bytes the read will return, or the
+ * error. */
+ssize_t lfs_file_read_plan(struct lfs_fs *fs, struct lfs_inode *ip, struct lfs_rdplan *p, size_t size,
+			   uint64_t off);
 ssize_t lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, enum lfs_space_class cls,
 		       const void *buf, size_t size, uint64_t off);
 int lfs_file_truncate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t size);

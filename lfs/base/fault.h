@@ -49,9 +49,10 @@ uint64_t lfs_fault_count(enum lfs_fault_op op);
  * LFS_FAULT_SHORT for a pwrite). */
 int lfs_fault_check(enum lfs_fault_op op);
 
-/* A test's function called on the thread about to make each pwrite,
- * fdatasync or discard of the image, just before it (NULL: none): a test holds a
- * write or a flush there to see what goes on meanwhile.  Never set by
+/* A test's function called on the thread about to make each pread,
+ * pwrite, fdatasync or discard of the image, just before it (NULL:
+ * none): a test holds a read, a write or a flush there to see what goes
+ * on meanwhile.  Never set by
  * the daemon. */
 void lfs_fault_set_hook(enum lfs_fault_op op, void (*hook)(void));
 void lfs_fault_hook(enum lfs_fault_op op);

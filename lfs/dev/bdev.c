@@ -70,21 +70,26 @@ lfs_bdev_close(struct lfs_bdev *dev)
 	dev->fd = dev->trace_fd = -1;
 }
 
-int
-lfs_bdev_pread(struct lfs_bdev *dev, uint64_t off, uint64_t len, void *buf)
+/* The read itself; *device: the device failed it (or the fault
+ * injector did, as the device would), not a read past the end of a
+ * truncated image; *got: the bytes that arrived. */
+static int
+pread_all(const struct lfs_bdev *dev, uint64_t off, uint64_t len, void *buf, bool *device, uint64_t *got)
 {
+	*device = false;
+	*got = 0;
+	lfs_fault_hook(LFS_FAULT_PREAD);
 	int fault = lfs_fault_check(LFS_FAULT_PREAD);
-	if (fault) {
-		dev->read_errors++;
+	*device = fault != 0;
+	if (fault)
 		return fault;
-	}
 	uint8_t *p = buf;
 	while (len > 0) {
 		ssize_t n = pread(dev->fd, p, len, (off_t)off);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			dev->read_errors++;
+			*device = true;
 			return -errno;
 		}
 		if (n == 0)             /* past the end of a truncated image */
@@ -92,9 +97,33 @@ lfs_bdev_pread(struct lfs_bdev *dev, uint64_t off, uint64_t len, void *buf)
 		p += n;
 		off += (uint64_t)n;
 		len -= (uint64_t)n;
-		dev->bytes_read += (uint64_t)n;
+		*got += (uint64_t)n;
 	}
 	return 0;
+}
+
+int
+lfs_bdev_pread(struct lfs_bdev *dev, uint64_t off, uint64_t len, void *buf)
+{
+	bool device;
+	uint64_t got;
+	int err = pread_all(dev, off, len, buf, &device, &got);
+	lfs_bdev_count_read(dev, got, device);
+	return err;
+}
+
+int
+lfs_bdev_pread_raw(const struct lfs_bdev *dev, uint64_t off, uint64_t len, void *buf, bool *device)
+{
+	uint64_t got;
+	return pread_all(dev, off, len, buf, device, &got);
+}
+
+void
+lfs_bdev_count_read(struct lfs_bdev *dev, uint64_t got, bool failed)
+{
+	dev->bytes_read += got;
+	dev->read_errors += failed;
 }
 
 static int

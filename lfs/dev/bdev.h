@@ -60,6 +60,12 @@ int lfs_bdev_pwrite(struct lfs_bdev *dev, uint64_t off, uint64_t len, const void
  * struct (writeout.c): no check of readonly or failed, no counter
  * changed; those are the caller's, with its lock. */
 int lfs_bdev_pwrite_raw(const struct lfs_bdev *dev, uint64_t off, uint64_t len, const void *buf);
+/* The same for a read without that lock, all of it or an error (*device:
+ * the device's own, which lfs_bdev_read counts as a read error); the
+ * caller counts it with its lock: the bytes that arrived, and whether
+ * it failed so. */
+int lfs_bdev_pread_raw(const struct lfs_bdev *dev, uint64_t off, uint64_t len, void *buf, bool *device);
+void lfs_bdev_count_read(struct lfs_bdev *dev, uint64_t got, bool failed);
 int lfs_bdev_sync(struct lfs_bdev *dev);
 /* The same flush in three steps, for a caller that waits for the disk
  * with its lock released (group_commit.c): _begin and _end with the

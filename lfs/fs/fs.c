@@ -885,20 +885,57 @@ lfs_release(struct lfs_fs *fs, uint64_t ino)
 	return unlock(fs, 0);
 }
 
+/* Attempts at a read with fs->lock released before one holds it (a
+ * run's segment reused each time, by a cleaner moving the file's blocks
+ * and the log running through their segments at once). */
+#define READ_UNLOCKED_TRIES 4
+
+/* One attempt at a read: planned with the lock, the disk read without
+ * it when `unlocked` (readrun.c says why the bytes are right); the lock
+ * is held again on return.  -EAGAIN: a segment was reused, plan again. */
+static ssize_t
+read_once(struct lfs_fs *fs, uint64_t ino, void *buf, size_t size, off_t off, bool unlocked)
+{
+	struct lfs_inode *ip;
+	int err = lfs_iget(fs, ino, &ip);
+	if (err)
+		return err;
+	if (S_ISDIR(ip->di.mode))
+		return -EISDIR;
+	if (off < 0)
+		return -EINVAL;
+	struct lfs_rdplan p;
+	lfs_rdplan_init(&p, buf);
+	ssize_t n = lfs_file_read_plan(fs, ip, &p, size, (uint64_t)off);
+	if (n > 0)
+		touch_atime(fs, ip);
+	if (n > 0 && p.nruns) {
+		unlocked = unlocked && !fs->view_seq;
+		if (unlocked) {
+			/* nothing holds an inode across it (the cache may drop ip) */
+			lfs_cache_trim(fs);
+			pthread_mutex_unlock(&fs->lock);
+		}
+		lfs_rdplan_read(fs, &p);
+		if (unlocked)
+			lock(fs);
+		n = lfs_rdplan_finish(fs, &p, (size_t)n);
+	}
+	lfs_rdplan_free(&p);
+	return n;
+}
+
 ssize_t
 lfs_read(struct lfs_fs *fs, uint64_t ino, void *buf, size_t size, off_t off)
 {
-	struct lfs_inode *ip;
-	int err = lock_inode(fs, ino, &ip);
-	if (err)
-		return unlock(fs, err);
-	if (S_ISDIR(ip->di.mode))
-		return unlock(fs, -EISDIR);
-	if (off < 0)
-		return unlock(fs, -EINVAL);
-	ssize_t n = lfs_file_read(fs, ip, buf, size, (uint64_t)off);
-	if (n > 0)
-		touch_atime(fs, ip);
+	lock(fs);
+	ssize_t n;
+	for (int tries = 0;; tries++) {
+		bool unlocked = tries < READ_UNLOCKED_TRIES;
+		n = read_once(fs, ino, buf, size, off, unlocked);
+		if (n != -EAGAIN || !unlocked)
+			break;
+	}
 	return unlock_n(fs, n);
 }
 

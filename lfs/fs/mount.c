@@ -105,6 +105,7 @@ fs_alloc(const struct lfs_super *sb, const struct lfs_opts *opts, struct lfs_fs 
 	/* zeroed and untouched: the mount sets only the segments in use
 	 * (lfs_seg_load_usage), so only their pages are ever faulted in */
 	fs->segs = lfs_calloc(sb->nsegs, sizeof(*fs->segs));
+	fs->segs_cap = sb->nsegs;
 	fs->sut_addr = lfs_calloc(fs->n_sut_blocks, sizeof(uint64_t));
 	fs->sut_dirty = lfs_calloc(fs->n_sut_blocks, 1);
 	/* twice: a block written at a checkpoint may be dirtied again (by the

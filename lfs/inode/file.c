@@ -155,7 +155,7 @@ uninline(struct lfs_fs *fs, struct lfs_inode *ip)
 }
 
 ssize_t
-lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, uint64_t off)
+lfs_file_read_plan(struct lfs_fs *fs, struct lfs_inode *ip, struct lfs_rdplan *p, size_t size, uint64_t off)
 {
 	if (off >= ip->di.size)
 		return 0;
@@ -163,14 +163,11 @@ lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, u
 		size = (size_t)(ip->di.size - off);
 	if (ip->di.flags & LFS_DI_INLINE) {
 		if (ip->inl)
-			memcpy(buf, ip->inl + off, size);
+			memcpy(p->out, ip->inl + off, size);
 		else
-			memset(buf, 0, size);
+			memset(p->out, 0, size);
 		return (ssize_t)size;
 	}
-	uint8_t *out = buf;
-	uint8_t *run = NULL;
-	uint32_t run_cap = 0;
 	size_t done = 0;
 	int err = 0;
 	while (done < size && !err) {
@@ -181,7 +178,7 @@ lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, u
 			n = size - done;
 		struct lfs_page *pg = u64map_get(&ip->pages, lblk);
 		if (pg) {
-			memcpy(out + done, pg->data + boff, n);
+			memcpy(p->out + done, pg->data + boff, n);
 			done += n;
 			continue;
 		}
@@ -190,7 +187,7 @@ lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, u
 		if (err)
 			break;
 		if (!addr || addr == LFS_ADDR_UNWRITTEN) {
-			memset(out + done, 0, n);
+			memset(p->out + done, 0, n);
 			done += n;
 			continue;
 		}
@@ -206,34 +203,28 @@ lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, u
 			rest -= m;
 			nrun++;
 		}
-		if (nrun > run_cap) { /* as large as the longest run so far */
-			uint8_t *r = lfs_realloc(run, (size_t)nrun * fs->bsize);
-			if (!r) {
-				err = -ENOMEM;
-				break;
-			}
-			run = r;
-			run_cap = nrun;
-		}
-		if (fs->pn || fs->out_head || fs->out_failed || fs->view_seq)
-			for (uint32_t j = 0; j < nrun && !err; j++)
-				err = lfs_read_block(fs, addr + j, run + (size_t)j * fs->bsize);
-		else if (!lfs_addr_valid(fs, addr) || !lfs_addr_valid(fs, addr + nrun - 1))
-			err = -EFSCORRUPTED;
-		else if (!(err = lfs_bdev_read(&fs->dev, addr, nrun, run)))
-			err = lfs_verify_blocks(fs, addr, nrun, run);
-		if (err)
-			break;
-		size_t take = (size_t)nrun * fs->bsize - boff;
-		if (take > size - done)
-			take = size - done;
-		memcpy(out + done, run + boff, take);
-		done += take;
+		size_t take = size - done - rest;
+		err = lfs_rdplan_add(fs, p, addr, nrun, done, boff, take);
+		if (!err)
+			done += take;
 	}
-	free(run);
 	if (err && !done)
 		return err;
 	return (ssize_t)done;
+}
+
+ssize_t
+lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, uint64_t off)
+{
+	struct lfs_rdplan p;
+	lfs_rdplan_init(&p, buf);
+	ssize_t n = lfs_file_read_plan(fs, ip, &p, size, off);
+	if (n > 0) {
+		lfs_rdplan_read(fs, &p);
+		n = lfs_rdplan_finish(fs, &p, (size_t)n);
+	}
+	lfs_rdplan_free(&p);
+	return n;
 }
 
 /* How a write of [off, off+len) is counted.  *have: every block has a

@@ -562,17 +562,20 @@ lfs_seg_set_limit(struct lfs_fs *fs, uint64_t limit)
 int
 lfs_seg_regeom(struct lfs_fs *fs, uint64_t nsegs)
 {
-	uint64_t old = fs->sb.nsegs;
+	uint64_t old = fs->sb.nsegs, had = fs->segs_cap;
 	uint32_t nsut = lfs_sut_nblocks(nsegs, fs->bsize), old_nsut = fs->n_sut_blocks;
-	if (nsegs > old) {
-		/* the arrays only grow: a shrink keeps their memory, so that a
+	if (nsegs > had) {
+		/* fs->segs only grows: a shrink keeps its memory, so that a
 		 * discard run holding an index past the end stays in bounds */
 		struct lfs_seginfo *segs = lfs_realloc(fs->segs, nsegs * sizeof(*segs));
 		if (!segs)
 			return -ENOMEM;
 		pthread_mutex_lock(&fs->trim_mu);
 		fs->segs = segs;
+		fs->segs_cap = nsegs;
 		pthread_mutex_unlock(&fs->trim_mu);
+	}
+	if (nsegs > old) {
 		uint32_t *fl = lfs_realloc(fs->freeable_list, nsegs * sizeof(uint32_t));
 		if (!fl)
 			return -ENOMEM;
@@ -600,9 +603,11 @@ lfs_seg_regeom(struct lfs_fs *fs, uint64_t nsegs)
 		memset(fs->sut_addr + old_nsut, 0, (nsut - old_nsut) * sizeof(*a));
 		memset(fs->sut_dirty + old_nsut, 0, nsut - old_nsut);
 	}
-	/* what a shrink left behind past the end, or never was */
-	if (nsegs > old)
-		memset(fs->segs + old, 0, (nsegs - old) * sizeof(*fs->segs));
+	/* what a shrink left behind past the end, or never was; a segment
+	 * given back begins a new life, its reuse count carried on: a read
+	 * that located blocks there before the shrink sees it changed */
+	for (uint64_t s = old; s < nsegs; s++)
+		fs->segs[s] = (struct lfs_seginfo){ .reuses = s < had ? fs->segs[s].reuses + 1 : 0 };
 	/* usage-table blocks past the new end: their segments are gone */
 	for (uint32_t b = nsut; b < old_nsut; b++) {
 		if (fs->sut_addr[b])

@@ -250,7 +250,7 @@ lfs_verify_epoch(struct lfs_fs *fs, uint64_t addr, uint64_t *ckpt_seq)
 }
 
 int
-lfs_verify_blocks(struct lfs_fs *fs, uint64_t addr, uint32_t n, const uint8_t *data)
+lfs_verify_crcs(struct lfs_fs *fs, uint64_t addr, uint32_t n, const uint32_t *crcs)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t a = addr + i;
@@ -259,11 +259,23 @@ lfs_verify_blocks(struct lfs_fs *fs, uint64_t addr, uint32_t n, const uint8_t *d
 		int err = described(fs, a, &e, &off);
 		if (err)
 			return err;
-		if (lfs_crc(fs->seed, data + (size_t)i * fs->bsize, fs->bsize) != e->crc[off]) {
+		if (crcs[i] != e->crc[off]) {
 			lfs_log("block %llu (segment %llu) fails its checksum: EIO", (unsigned long long)a,
 				(unsigned long long)lfs_addr_seg(fs, a));
 			return -EIO;
 		}
+	}
+	return 0;
+}
+
+int
+lfs_verify_blocks(struct lfs_fs *fs, uint64_t addr, uint32_t n, const uint8_t *data)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t crc = lfs_crc(fs->seed, data + (size_t)i * fs->bsize, fs->bsize);
+		int err = lfs_verify_crcs(fs, addr + i, 1, &crc);
+		if (err)
+			return err;
 	}
 	return 0;
 }
