@@ -375,6 +375,11 @@ struct lfs_fs {
 	uint64_t live_total;        /* sum of lfs_seg_live() */
 	uint64_t unwritten;         /* unwritten blocks of every inode (format.h,
 				       LFS_ADDR_UNWRITTEN): counted used */
+	uint64_t drag_bytes;        /* live block-map nodes and inode records,
+				     * counted as the usage table counts them:
+				     * what moving other blocks drags along
+				     * (retain.c) */
+	bool drag_known;            /* the checkpoint loaded had the count */
 	uint64_t nfreeable;         /* DIRTY, nothing live, no table block */
 	uint64_t alloc_segs;        /* a resize under way: the writer takes only
 				       segments below this; nclean counts only
@@ -949,6 +954,12 @@ uint64_t lfs_retain_until(const struct lfs_fs *fs);
  * the filesystem (it would lose a snapshot's block otherwise). */
 void lfs_retain_drop(struct lfs_fs *fs, uint64_t addr, uint16_t slot, uint32_t charge, uint8_t kind,
 		     uint64_t aux);
+/* The live tree takes `bytes` at addr, a block (or record) of `kind`:
+ * counted in the usage table, and in drag_bytes if it is a block-map
+ * node or an inode record.  Roll-forward and the writer count the live
+ * tree's nodes and records through here, lfs_retain_drop uncounts them:
+ * so drag_bytes is exact at every checkpoint (fsck.lfs checks it). */
+void lfs_retain_use(struct lfs_fs *fs, uint64_t addr, uint32_t bytes, uint8_t kind);
 /* Whether the live tree letting go of the data block at addr now would
  * leave it held (1: overwriting it then takes new capacity) or not (0);
  * -errno if that cannot be read. */
