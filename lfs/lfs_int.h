@@ -1096,6 +1096,8 @@ int lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved);
  * space alone understates when requests take it meanwhile. */
 struct lfs_reclaim_tally {
 	uint64_t moved, victims, written;
+	uint64_t drag;              /* of `written`: block-map nodes and inode
+				       records (bytes, as drag_bytes counts) */
 };
 /* Clean the emptiest segments and checkpoint; -ENOSPC if none can gain.
  * `unlocked`: the caller holds no pointer into the caches, so the lock

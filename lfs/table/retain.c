@@ -137,8 +137,11 @@ void
 lfs_retain_use(struct lfs_fs *fs, uint64_t addr, uint32_t bytes, uint8_t kind)
 {
 	lfs_seg_use(fs, addr, bytes);
-	if (drags(kind))
+	if (drags(kind)) {
 		fs->drag_bytes += bytes;
+		if (fs->cleaning)
+			fs->stats.clean_drag_bytes += bytes;
+	}
 }
 
 void
