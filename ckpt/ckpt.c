@@ -298,6 +298,7 @@ ckpt_write(struct lfs_fs *fs, bool clean, bool unlocked, const char *snapshot, u
 		.hist_slots = tables.hist_slots,
 		.protect_s = tables.protect_s,
 		.unwritten = fs->unwritten,
+		.drag = fs->drag_bytes | LFS_CKPT_DRAG_KNOWN,
 	};
 	j->active = true;
 	j->stage = 1;
@@ -744,6 +745,14 @@ adopt_header(struct lfs_fs *fs, const struct lfs_ckpt_hdr *out)
 		return -EFSCORRUPTED;
 	}
 	fs->unwritten = out->unwritten;
+	/* zero: written before the count was kept; mount.c counts it */
+	fs->drag_known = (out->drag & LFS_CKPT_DRAG_KNOWN) != 0;
+	fs->drag_bytes = out->drag & ~LFS_CKPT_DRAG_KNOWN;
+	if (fs->drag_bytes > fs->sb.nsegs * (uint64_t)fs->sb.seg_blocks * fs->bsize) {
+		lfs_log("checkpoint %llu: %llu bytes of block-map nodes and inode records, more than the image holds",
+			(unsigned long long)out->ckpt_seq, (unsigned long long)fs->drag_bytes);
+		return -EFSCORRUPTED;
+	}
 	return 0;
 }
 

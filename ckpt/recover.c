@@ -61,7 +61,7 @@ account_block(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk)
 	struct account *a = ctx;
 	(void)lblk;
 	if (a->sign > 0)
-		lfs_seg_use(a->fs, addr, a->fs->bsize);
+		lfs_retain_use(a->fs, addr, a->fs->bsize, kind);
 	else
 		lfs_retain_drop(a->fs, addr, 0, a->fs->bsize, kind, 0);
 	return 0;
@@ -211,7 +211,7 @@ apply_record(struct lfs_rf *rf, const struct pending *g, size_t n, uint64_t addr
 	if (di->mode == 0) {
 		return lfs_imap_release(fs, di->ino, di->version);
 	}
-	lfs_seg_use(fs, addr, charge);
+	lfs_retain_use(fs, addr, charge, LFS_BK_INODE);
 	return lfs_imap_set(fs, di->ino, addr, (uint16_t)(off / LFS_INODE_ALIGN), di->version,
 			     di->nlink == 0 || (di->flags & LFS_DI_STAGED));
 }

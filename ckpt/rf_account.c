@@ -420,7 +420,7 @@ apply_ops(struct lfs_rf *rf)
 		if (rf->ops[i].unuse)
 			lfs_retain_drop(rf->fs, rf->ops[i].addr, 0, rf->fs->bsize, rf->ops[i].kind, 0);
 		else
-			lfs_seg_use(rf->fs, rf->ops[i].addr, rf->fs->bsize);
+			lfs_retain_use(rf->fs, rf->ops[i].addr, rf->fs->bsize, rf->ops[i].kind);
 	}
 }
 

@@ -25,7 +25,10 @@ struct rf_list {
 	uint32_t version;
 	uint32_t first, n;          /* its block records in the summary */
 	bool taken;                 /* a record was applied with it */
-	uint64_t *uses;             /* the group's blocks of the inode */
+	struct rf_use {
+		uint64_t addr;
+		uint8_t kind;
+	} *uses;                    /* the group's blocks of the inode */
 	size_t nuses, capuses;
 };
 
@@ -137,7 +140,7 @@ lfs_rf_lists_block(struct lfs_rf *rf, const struct lfs_pseg_entry *e, uint64_t a
 		return 0;
 	int err = lfs_array_room(&l->uses, &l->capuses, l->nuses + 1, sizeof(*l->uses));
 	if (!err)
-		l->uses[l->nuses++] = addr;
+		l->uses[l->nuses++] = (struct rf_use){ addr, e->kind };
 	return err;
 }
 
@@ -151,7 +154,7 @@ lfs_rf_lists_account(struct lfs_rf *rf, const struct lfs_dinode *cur)
 	l->taken = true;
 	/* counted first, so that no segment looks empty in between */
 	for (size_t i = 0; i < l->nuses; i++)
-		lfs_seg_use(fs, l->uses[i], fs->bsize);
+		lfs_retain_use(fs, l->uses[i].addr, fs->bsize, l->uses[i].kind);
 	for (uint32_t i = 0; i < l->n; i++) {
 		struct lfs_repl_rec b;
 		lfs_repl_rec_decode(&b, rf->lists_sum, rf->lists_nblocks, l->first + i);

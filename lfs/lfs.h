@@ -375,6 +375,13 @@ struct lfs_stats {
 	/* all that cleaning's flushes wrote: the moved blocks and the
 	 * block-map nodes and inode records they dirtied */
 	uint64_t cleaning_bytes_written;
+	/* of those, the block-map nodes and inode records (as drag_bytes
+	 * counts them: lfs(5), SUSTAINED CAPACITY), and the slices the
+	 * reclaimer's rounds were flushed in */
+	uint64_t clean_drag_bytes, clean_slices;
+	/* the reclaimer's last round: its drag and the live tree's nodes
+	 * and records (M) when it ended; rounds so far */
+	uint64_t round_drag_bytes, round_tree_bytes, rounds;
 	uint64_t segs_cleaned;
 	uint64_t cleaner_bytes_read;
 	uint64_t cleaner_passes;

@@ -383,6 +383,11 @@ struct lfs_fs {
 	uint64_t live_total;        /* sum of lfs_seg_live() */
 	uint64_t unwritten;         /* unwritten blocks of every inode (format.h,
 				       LFS_ADDR_UNWRITTEN): counted used */
+	uint64_t drag_bytes;        /* live block-map nodes and inode records,
+				     * counted as the usage table counts them:
+				     * what moving other blocks drags along
+				     * (retain.c) */
+	bool drag_known;            /* the checkpoint loaded had the count */
 	uint64_t nfreeable;         /* DIRTY, nothing live, no table block */
 	uint64_t alloc_segs;        /* a resize under way: the writer takes only
 				       segments below this; nclean counts only
@@ -998,6 +1003,12 @@ uint64_t lfs_retain_until(const struct lfs_fs *fs);
  * the filesystem (it would lose a snapshot's block otherwise). */
 void lfs_retain_drop(struct lfs_fs *fs, uint64_t addr, uint16_t slot, uint32_t charge, uint8_t kind,
 		     uint64_t aux);
+/* The live tree takes `bytes` at addr, a block (or record) of `kind`:
+ * counted in the usage table, and in drag_bytes if it is a block-map
+ * node or an inode record.  Roll-forward and the writer count the live
+ * tree's nodes and records through here, lfs_retain_drop uncounts them:
+ * so drag_bytes is exact at every checkpoint (fsck.lfs checks it). */
+void lfs_retain_use(struct lfs_fs *fs, uint64_t addr, uint32_t bytes, uint8_t kind);
 /* Whether the live tree letting go of the data block at addr now would
  * leave it held (1: overwriting it then takes new capacity) or not (0);
  * -errno if that cannot be read. */
@@ -1134,6 +1145,8 @@ int lfs_clean_segment(struct lfs_fs *fs, uint64_t seg, uint64_t *moved);
  * space alone understates when requests take it meanwhile. */
 struct lfs_reclaim_tally {
 	uint64_t moved, victims, written;
+	uint64_t drag;              /* of `written`: block-map nodes and inode
+				       records (bytes, as drag_bytes counts) */
 };
 /* Clean the emptiest segments and checkpoint; -ENOSPC if none can gain.
  * `unlocked`: the caller holds no pointer into the caches, so the lock

@@ -218,6 +218,8 @@ dump_checkpoints(struct dump *d)
 			lfs_out_u64(o, "hist_slots", h->hist_slots);
 			lfs_out_u64(o, "protect_s", h->protect_s);
 			lfs_out_u64(o, "unwritten", h->unwritten);
+			if (h->drag & LFS_CKPT_DRAG_KNOWN)
+				lfs_out_u64(o, "drag_bytes", h->drag & ~LFS_CKPT_DRAG_KNOWN);
 		}
 		lfs_out_end(o);
 	}

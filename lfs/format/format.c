@@ -227,6 +227,7 @@ lfs_ckpt_hdr_encode(const struct lfs_ckpt_hdr *h, uint8_t *buf)
 	lfs_put32(buf + LFS_CK_OFF_HIST_SLOTS, h->hist_slots);
 	lfs_put32(buf + LFS_CK_OFF_PROTECT, h->protect_s);
 	lfs_put64(buf + LFS_CK_OFF_UNWRITTEN, h->unwritten);
+	lfs_put64(buf + LFS_CK_OFF_DRAG, h->drag);
 }
 
 void
@@ -251,6 +252,7 @@ lfs_ckpt_hdr_decode(struct lfs_ckpt_hdr *h, const uint8_t *buf)
 	h->hist_slots = lfs_get32(buf + LFS_CK_OFF_HIST_SLOTS);
 	h->protect_s = lfs_get32(buf + LFS_CK_OFF_PROTECT);
 	h->unwritten = lfs_get64(buf + LFS_CK_OFF_UNWRITTEN);
+	h->drag = lfs_get64(buf + LFS_CK_OFF_DRAG);
 }
 
 /* ---------------------------------------------------------------- */

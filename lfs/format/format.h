@@ -268,8 +268,13 @@ struct lfs_ckpt_hdr {
 	/* LFS_FEATURE_UNWRITTEN (zero without it): the unwritten blocks of
 	 * every inode record this checkpoint names, summed */
 	uint64_t unwritten;
+	/* The bytes of block-map nodes and inode records the live tree
+	 * holds (struct lfs_fs, drag_bytes), with LFS_CKPT_DRAG_KNOWN set;
+	 * zero in checkpoints written before the count was kept. */
+	uint64_t drag;
 };
 #define LFS_CKPT_CLEAN 1u
+#define LFS_CKPT_DRAG_KNOWN (1ull << 63)
 
 enum {
 	LFS_CK_OFF_MAGIC = 0, LFS_CK_OFF_CRC = 4, LFS_CK_OFF_SEQ = 8, LFS_CK_OFF_TIME = 16,
@@ -277,9 +282,9 @@ enum {
 	LFS_CK_OFF_FLAGS = 44, LFS_CK_OFF_NEXT_SEG = 48, LFS_CK_OFF_NIMAP = 56,
 	LFS_CK_OFF_NSUT = 60, LFS_CK_OFF_INODES = 64, LFS_CK_OFF_BYTES = 72,
 	LFS_CK_OFF_HELD_ROOT = 80, LFS_CK_OFF_HELD_SLOTS = 88, LFS_CK_OFF_HIST_ROOT = 96,
-	LFS_CK_OFF_HIST_SLOTS = 104, LFS_CK_OFF_PROTECT = 108, LFS_CK_OFF_UNWRITTEN = 112,
+	LFS_CK_OFF_HIST_SLOTS = 104, LFS_CK_OFF_PROTECT = 108, LFS_CK_OFF_UNWRITTEN = 112, LFS_CK_OFF_DRAG = 120,
 };
-_Static_assert(LFS_CK_OFF_UNWRITTEN + 8 <= LFS_CKPT_HDR_SIZE, "checkpoint header size");
+_Static_assert(LFS_CK_OFF_DRAG + 8 <= LFS_CKPT_HDR_SIZE, "checkpoint header size");
 
 void lfs_ckpt_hdr_encode(const struct lfs_ckpt_hdr *h, uint8_t *buf);
 void lfs_ckpt_hdr_decode(struct lfs_ckpt_hdr *h, const uint8_t *buf);

@@ -306,6 +306,51 @@ open_image(struct lfs_bdev *dev, const char *path, const struct lfs_opts *opts)
 	return err;
 }
 
+static int
+add_node(void *ctx, uint64_t addr, uint8_t kind, uint64_t lblk)
+{
+	(void)addr;
+	(void)lblk;
+	struct lfs_fs *fs = ctx;
+	if (kind == LFS_BK_INDIR)
+		fs->drag_bytes += fs->bsize;
+	return 0;
+}
+
+/* drag_bytes of a checkpoint written before it was kept: every inode's
+ * record and block-map nodes, counted once at its first mount by this
+ * version (the next checkpoint records the count). */
+static int
+count_drag(struct lfs_fs *fs)
+{
+	uint64_t inodes = 0;
+	fs->drag_bytes = 0;
+	for (uint32_t ino = LFS_ROOT_INO; ino < fs->sb.max_inodes; ino++) {
+		if (!lfs_imap_valid_ino(fs, ino))
+			continue;
+		bool was_cached = u64map_get(&fs->icache, ino) != NULL;
+		struct lfs_inode *ip;
+		int err = lfs_iget(fs, ino, &ip);
+		if (!err) {
+			if (lfs_imap_get(fs, ino)->daddr)
+				fs->drag_bytes += lfs_inode_charge(&fs->sb, lfs_inode_reclen(ip->di.inline_len));
+			err = lfs_bmap_walk_disk(fs, &ip->di, add_node, fs);
+			if (!was_cached && !ip->dirty)
+				lfs_inode_evict(fs, ip);
+		}
+		if (err == -EFSCORRUPTED || err == -EIO)
+			lfs_log("inode %u: its block map cannot be read to count its nodes (%s); counted in part", ino,
+				strerror(-err));
+		else if (err)
+			return err;
+		inodes++;
+	}
+	fs->drag_known = true;
+	lfs_log_info("counted the block-map nodes and records of %llu inodes: %llu bytes (a checkpoint from "
+		     "before the count was kept)", (unsigned long long)inodes, (unsigned long long)fs->drag_bytes);
+	return 0;
+}
+
 int
 lfs_mount_open_log(struct lfs_fs *fs)
 {
@@ -412,6 +457,8 @@ mount_from(const char *path, const struct lfs_opts *opts, struct mount_try *t, s
 	}
 	if (!err)
 		err = lfs_recover(fs, &hdr, &found);
+	if (!err && !fs->drag_known)
+		err = count_drag(fs);
 	fs->needs_recovery = found || !(hdr.flags & LFS_CKPT_CLEAN);
 	if (!err && !lfs_imap_valid_ino(fs, LFS_ROOT_INO)) {
 		lfs_log("the root directory is missing from the inode map");

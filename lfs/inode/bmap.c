@@ -456,7 +456,7 @@ lfs_bmap_flush_nodes(struct lfs_fs *fs, struct lfs_inode *ip, bool leaves)
 				break;
 			if (n->addr)
 				lfs_repl_drop(fs, ip, n->addr, LFS_BK_INDIR);
-			lfs_seg_use(fs, addr, fs->bsize);
+			lfs_retain_use(fs, addr, fs->bsize, LFS_BK_INDIR);
 			n->addr = addr;
 			n->dirty = false;
 			err = parent_slot(fs, ip, l.ids[j], true, &slot, &parent, &under);

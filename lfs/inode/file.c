@@ -540,7 +540,7 @@ lfs_file_flush_pages(struct lfs_fs *fs, struct lfs_inode *ip)
 		} else if (old) {
 			lfs_repl_drop(fs, ip, old, LFS_BK_DATA);
 		}
-		lfs_seg_use(fs, addr, fs->bsize);
+		lfs_retain_use(fs, addr, fs->bsize, LFS_BK_DATA);
 		pg->moved = false;
 		if (pg->was_hole)
 			ip->pending_new--;

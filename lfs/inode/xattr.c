@@ -674,7 +674,7 @@ append(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, const uint8_t *bl
 {
 	int err = lfs_seg_append(fs, LFS_BK_XATTR, ip->ino, ip->di.version, lblk, blk, addr);
 	if (!err)
-		lfs_seg_use(fs, *addr, fs->bsize);
+		lfs_retain_use(fs, *addr, fs->bsize, LFS_BK_XATTR);
 	return err;
 }
 

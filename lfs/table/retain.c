@@ -124,10 +124,32 @@ uncount(struct lfs_fs *fs, uint64_t addr, uint32_t charge, uint8_t kind)
 		lfs_seg_unuse(fs, addr, charge);
 }
 
+/* Whether moving some other block can make the live tree write this
+ * one again: a block-map node above a moved block, the inode record of
+ * a moved block's file. */
+static bool
+drags(uint8_t kind)
+{
+	return kind == LFS_BK_INDIR || kind == LFS_BK_INODE;
+}
+
+void
+lfs_retain_use(struct lfs_fs *fs, uint64_t addr, uint32_t bytes, uint8_t kind)
+{
+	lfs_seg_use(fs, addr, bytes);
+	if (drags(kind)) {
+		fs->drag_bytes += bytes;
+		if (fs->cleaning)
+			fs->stats.clean_drag_bytes += bytes;
+	}
+}
+
 void
 lfs_retain_drop(struct lfs_fs *fs, uint64_t addr, uint16_t slot, uint32_t charge, uint8_t kind, uint64_t aux)
 {
 	bool keep = false;
+	if (drags(kind))
+		fs->drag_bytes -= charge <= fs->drag_bytes ? charge : fs->drag_bytes;
 	if (fs->snapshots) {
 		int err = lfs_held_drop(fs, &fs->held, addr, slot, charge, kind, aux, lfs_retain_until(fs), &keep);
 		if (err) {

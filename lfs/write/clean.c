@@ -402,14 +402,80 @@ batch_free(struct batch *b)
 	free(b->data);
 }
 
-/* Move the kept blocks [first, end) still live, from one victim still
- * dirty and not reused since they were read. */
-static int
-move_kept(struct lfs_fs *fs, const struct batch *b, size_t first, size_t end, uint64_t *moved)
+/* The order of a round's moves: a file's blocks together, by logical
+ * block (its block-map nodes, whose ids carry LFS_NODE_FLAG, after its
+ * data), files by number; then the blocks no file owns (inode blocks,
+ * tables, held copies).  So a file's leaves, nodes and record are
+ * dirtied by one stretch of moves, and a slice flushed between two files
+ * never writes them twice in a round.  An inode block comes last: the
+ * records of files whose blocks moved were written anew by then, and
+ * only the others move with it. */
+struct move_key {
+	uint64_t ino, lblk;         /* ino: UINT64_MAX for no file's block */
+	size_t at;                  /* in the batch's kept blocks */
+};
+
+static bool
+file_owned(uint8_t kind)
 {
-	for (size_t j = first; j < end; j++) {
-		const struct kept_block *k = &b->kept[j];
-		const uint8_t *blk = b->data + j * fs->bsize;
+	return kind == LFS_BK_DATA || kind == LFS_BK_INDIR || kind == LFS_BK_XATTR;
+}
+
+static int
+by_file_block(const void *a, const void *b)
+{
+	const struct move_key *x = a, *y = b;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	if (x->lblk != y->lblk)
+		return x->lblk < y->lblk ? -1 : 1;
+	return (x->at > y->at) - (x->at < y->at);
+}
+
+/* The kept blocks of the victims [0, k) still dirty and not reused
+ * since they were read, in the order of their moves; *n_out of them. */
+static int
+order_moves(struct lfs_fs *fs, const uint64_t *segs, size_t k, const struct batch *b, const size_t *first,
+	    const uint32_t *reuses, struct move_key **out, size_t *n_out)
+{
+	struct move_key *keys = lfs_malloc((first[k] + 1) * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	size_t n = 0;
+	for (size_t i = 0; i < k; i++) {
+		const struct lfs_seginfo *si = &fs->segs[segs[i]];
+		if (si->state != LFS_SEG_DIRTY || si->reuses != reuses[i])
+			continue;
+		for (size_t j = first[i]; j < first[i + 1]; j++) {
+			const struct lfs_pseg_entry *e = &b->kept[j].e;
+			bool owned = file_owned(e->kind);
+			keys[n++] = (struct move_key){ .ino = owned ? e->ino : UINT64_MAX,
+						       .lblk = owned ? e->lblk : e->kind, .at = j };
+		}
+	}
+	qsort(keys, n, sizeof(*keys), by_file_block);
+	*out = keys;
+	*n_out = n;
+	return 0;
+}
+
+/* Move the kept blocks still live in the order of keys[0..n), flushing
+ * a slice between two files once the moves buffered reach the dirty
+ * limit (memory stays bounded, and no file's nodes or record are split
+ * between slices).  -ENOSPC: the safety net stopped the moves. */
+static int
+move_ordered(struct lfs_fs *fs, const struct batch *b, const struct move_key *keys, size_t n, uint64_t age,
+	     struct u64map *victims, uint64_t *moved)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (i && keys[i].ino != keys[i - 1].ino && fs->dirty_bytes >= fs->opts.dirty_limit) {
+			int err = lfs_clean_flush(fs, age, victims);
+			if (err)
+				return err;
+			fs->stats.clean_slices++;
+		}
+		const struct kept_block *k = &b->kept[keys[i].at];
+		const uint8_t *blk = b->data + keys[i].at * fs->bsize;
 		if (!lfs_clean_block_live(fs, &k->e, k->addr, blk))
 			continue;
 		/* a safety net: the batch's cost was checked to fit */
@@ -446,7 +512,7 @@ choose_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, 
 		/* Counting only reads: waiting requests go first between two
 		 * victims (a victim freed meanwhile ends the batch there).
 		 * The moves are not split so: what they re-dirty is written
-		 * by one flush, as cleaning's own. */
+		 * by cleaning's own flushes, each file's once (move_ordered). */
 		if (k && may_yield) {
 			lfs_cache_trim(fs);
 			lfs_lock_yield(fs);
@@ -484,55 +550,60 @@ choose_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, 
 }
 
 /* Move the blocks of the batch's k victims, those still dirty and not
- * reused since they were read, and write them with one flush; *taken
- * says how many victims were cleaned. */
+ * reused since they were read, sorted by file and block (order_moves),
+ * in slices ended by flushes; *taken says how many victims were
+ * cleaned (none if the safety net stopped the moves). */
 static int
 move_batch(struct lfs_fs *fs, const uint64_t *segs, size_t k, const struct batch *b, const size_t *first,
 	   const uint32_t *reuses, size_t *taken, struct lfs_reclaim_tally *t)
 {
 	struct u64map victims;
 	u64map_init(&victims);
-	uint64_t m = 0;
-	bool partial = false;
-	size_t i = 0;
+	uint64_t m = 0, age = UINT64_MAX;
 	int err = 0;
-	for (; i < k && !err && !partial; i++) {
-		/* emptied by writes and freed by a checkpoint while counting
-		 * yielded: clean already, perhaps written again */
+	for (size_t i = 0; i < k && !err; i++) {
 		const struct lfs_seginfo *si = &fs->segs[segs[i]];
-		if (si->state != LFS_SEG_DIRTY || si->reuses != reuses[i])
-			continue;
-		uint64_t before = m;
-		err = move_kept(fs, b, first[i], first[i + 1], &m);
-		partial = err == -ENOSPC;
-		if (partial && m > before)
-			err = 0;
-		if (!err)
+		if (si->state == LFS_SEG_DIRTY && si->reuses == reuses[i])
 			err = u64map_put(&victims, segs[i], (void *)1);
+		if (si->mtime_ns < age)
+			age = si->mtime_ns;
 	}
-	if (partial && err == -ENOSPC && i > 1)
-		err = 0; /* the victims before this one were moved whole */
-	uint64_t age = UINT64_MAX;
-	for (size_t j = 0; j < i; j++)
-		if (fs->segs[segs[j]].mtime_ns < age)
-			age = fs->segs[segs[j]].mtime_ns;
-	uint64_t wrote0 = fs->stats.cleaning_bytes_written;
+	struct move_key *keys = NULL;
+	size_t n = 0;
 	if (!err)
-		err = lfs_clean_flush(fs, age, &victims);
+		err = order_moves(fs, segs, k, b, first, reuses, &keys, &n);
+	uint64_t wrote0 = fs->stats.cleaning_bytes_written, drag0 = fs->stats.clean_drag_bytes;
+	if (!err)
+		err = move_ordered(fs, b, keys, n, age, &victims, &m);
+	free(keys);
+	/* what moved before the safety net stopped is written all the same:
+	 * the round is then at a loss, and says so */
+	bool stopped = err == -ENOSPC;
+	if (!err || stopped) {
+		int ferr = lfs_clean_flush(fs, age, &victims);
+		err = ferr ? ferr : err;
+	}
 	t->written += fs->stats.cleaning_bytes_written - wrote0;
+	t->drag += fs->stats.clean_drag_bytes - drag0;
+	/* stopped part way: the victims the moves emptied all the same */
+	size_t emptied = 0;
+	for (size_t j = 0; j < k && stopped; j++)
+		emptied += u64map_get(&victims, segs[j]) && fs->segs[segs[j]].reuses == reuses[j] &&
+			   !fs->segs[segs[j]].live_bytes;
+	if (stopped && emptied)
+		err = 0;
 	/* only the victims moved here, and not made clean since: one a
 	 * checkpoint freed after its moves may hold new data already */
-	for (size_t j = 0; j < i && !partial && !err; j++)
+	for (size_t j = 0; j < k && !err; j++)
 		if (u64map_get(&victims, segs[j]) && fs->segs[segs[j]].reuses == reuses[j] &&
 		    fs->segs[segs[j]].live_bytes)
 			lfs_log("cleaner: segment %llu still has %u live bytes after cleaning",
 				(unsigned long long)segs[j], fs->segs[segs[j]].live_bytes);
 	u64map_free(&victims);
-	if (!err) {
-		fs->stats.blocks_cleaned += m;
-		t->moved += m;
-		*taken = i;
-	}
+	fs->stats.blocks_cleaned += m;
+	t->moved += m;
+	if (!err)
+		*taken = stopped ? emptied : k;
 	return err;
 }
 
@@ -638,8 +709,13 @@ lfs_clean_reclaim(struct lfs_fs *fs, bool unlocked, struct lfs_reclaim_tally *t)
 			n = 0;
 			fs->room_why = "the emptiest segments it may clean hold less than a segment of dead space";
 		}
-		uint64_t read0 = fs->dev.bytes_read;
+		uint64_t read0 = fs->dev.bytes_read, drag0 = t->drag;
 		err = n ? clean_batch(fs, segs, n, unlocked, &cleaned, t) : -ENOSPC;
+		if (n) {
+			fs->stats.rounds++;
+			fs->stats.round_drag_bytes = t->drag - drag0;
+			fs->stats.round_tree_bytes = fs->drag_bytes;
+		}
 		if (n && err == -ENOSPC)
 			fs->room_why = "the clean space cannot hold what its victims would move";
 		fs->stats.cleaner_bytes_read += fs->dev.bytes_read - read0;

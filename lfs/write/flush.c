@@ -65,7 +65,7 @@ write_record(struct lfs_fs *fs, struct lfs_inode *ip)
 	uint32_t charge = lfs_inode_charge(&fs->sb, reclen);
 	if (old)
 		lfs_retain_drop(fs, old, old_slot, ip->disk_charge, LFS_BK_INODE, 0);
-	lfs_seg_use(fs, addr, charge);
+	lfs_retain_use(fs, addr, charge, LFS_BK_INODE);
 	ip->disk_charge = charge;
 	ip->dirty = false;
 	return 0;

@@ -646,7 +646,158 @@ START_TEST(clean_reads_only_live_blocks)
 }
 END_TEST
 
+/* A state of many one-block files and three large files written a
+ * block at a time between them (their leaves spread over the log), then
+ * half the small files removed and blocks of the large ones overwritten:
+ * every segment is partly dead, and a victim's blocks belong to many
+ * files and leaves. */
+#define ROUND_SMALL 600u
+#define ROUND_BIG 3u
+#define ROUND_BIG_BLOCKS 700u
+
+static void
+make_round_state(struct lfs_fs *fs, uint64_t *big)
+{
+	static uint8_t blk[4096];
+	char name[16];
+	for (unsigned f = 0; f < ROUND_BIG; f++) {
+		snprintf(name, sizeof(name), "big%u", f);
+		big[f] = testfs_mkfile(fs, LFS_ROOT_INO, name);
+	}
+	unsigned small = 0;
+	for (unsigned b = 0; b < ROUND_BIG_BLOCKS; b++) {
+		for (unsigned f = 0; f < ROUND_BIG; f++) {
+			fill_pattern(blk, sizeof(blk), f * 100000 + b);
+			ck_assert_int_eq(lfs_write(fs, big[f], blk, sizeof(blk), (uint64_t)b * 4096, NULL), 4096);
+		}
+		if (b % 7 == 0 || small >= ROUND_SMALL)
+			ck_assert_int_eq(lfs_flush(fs), 0);
+		if (small >= ROUND_SMALL)
+			continue;
+		snprintf(name, sizeof(name), "s%u", small);
+		uint64_t ino = testfs_mkfile(fs, LFS_ROOT_INO, name);
+		fill_pattern(blk, sizeof(blk), 900000 + small);
+		ck_assert_int_eq(lfs_write(fs, ino, blk, sizeof(blk), 0, NULL), 4096);
+		ck_assert_int_eq(lfs_release(fs, ino), 0);
+		lfs_forget(fs, ino, 1);
+		small++;
+	}
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	for (unsigned i = 0; i < ROUND_SMALL; i += 2) {
+		snprintf(name, sizeof(name), "s%u", i);
+		ck_assert_int_eq(lfs_unlink(fs, LFS_ROOT_INO, name), 0);
+	}
+	/* every third block of the large files overwritten, in an order
+	 * that is not the file's */
+	for (unsigned i = 0; i < ROUND_BIG_BLOCKS / 3; i++) {
+		unsigned b = (i * 37) % ROUND_BIG_BLOCKS;
+		for (unsigned f = 0; f < ROUND_BIG; f++) {
+			fill_pattern(blk, sizeof(blk), f * 100000 + b + 50000);
+			ck_assert_int_eq(lfs_write(fs, big[f], blk, sizeof(blk), (uint64_t)b * 4096, NULL), 4096);
+		}
+		if (i % 16 == 0)
+			ck_assert_int_eq(lfs_flush(fs), 0);
+	}
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+}
+
+static void
+expect_round_state(struct lfs_fs *fs, const uint64_t *big)
+{
+	static uint8_t want[4096], got[4096];
+	char name[16];
+	for (unsigned f = 0; f < ROUND_BIG; f++)
+		for (unsigned b = 0; b < ROUND_BIG_BLOCKS; b++) {
+			bool over = false;
+			for (unsigned i = 0; i < ROUND_BIG_BLOCKS / 3 && !over; i++)
+				over = (i * 37) % ROUND_BIG_BLOCKS == b;
+			fill_pattern(want, sizeof(want), f * 100000 + b + (over ? 50000 : 0));
+			ck_assert_int_eq(lfs_read(fs, big[f], got, sizeof(got), (uint64_t)b * 4096), 4096);
+			ck_assert(memcmp(got, want, sizeof(got)) == 0);
+		}
+	for (unsigned i = 1; i < ROUND_SMALL; i += 2) {
+		snprintf(name, sizeof(name), "s%u", i);
+		struct stat st;
+		ck_assert_int_eq(lfs_lookup(fs, LFS_ROOT_INO, name, &st), 0);
+		uint64_t ino = st.st_ino;
+		fill_pattern(want, sizeof(want), 900000 + i);
+		ck_assert_int_eq(lfs_read(fs, ino, got, sizeof(got), 0), 4096);
+		ck_assert(memcmp(got, want, sizeof(got)) == 0);
+	}
+}
+
+/* A round of cleaning writes each block-map node and inode record it
+ * drags along once, however many of its victims' blocks hang below it:
+ * its drag D (the nodes and records its flushes wrote) is at most the
+ * live tree's M (drag_bytes), even when its moves are flushed in many
+ * slices (a small dirty limit), since the moves go file by file and a
+ * slice ends only between two files.  Cleaning the same victims one at
+ * a time drags the shared nodes and records once per victim. */
+START_TEST(round_drags_each_node_once)
+{
+	testfs_make(32 << 20, SEG);
+	struct lfs_opts o = testfs_opts();
+	o.dirty_limit = 4 * 4096; /* a slice ends every few files */
+	struct lfs_fs *fs = testfs_mount_opts(&o);
+	uint64_t big[ROUND_BIG];
+	make_round_state(fs, big);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	/* the same state twice: one image for the round, one for cleaning
+	 * its victims one at a time */
+	char copy[80];
+	snprintf(copy, sizeof(copy), "%s.one", testfs_path);
+	char cmd[200];
+	snprintf(cmd, sizeof(cmd), "cp %s %s", testfs_path, copy);
+	ck_assert_int_eq(system(cmd), 0);
+
+	fs = testfs_mount_opts(&o);
+	struct lfs_stats s0, s1;
+	lfs_get_stats(fs, &s0);
+	struct lfs_reclaim_tally t = {0};
+	ck_assert_int_eq(lfs_clean_reclaim(fs, false, &t), 0);
+	lfs_get_stats(fs, &s1);
+	ck_assert_uint_eq(s1.rounds, s0.rounds + 1);
+	ck_assert_uint_ge(t.victims, 8);
+	ck_assert_uint_gt(s1.clean_slices, s0.clean_slices + 4);
+	ck_assert_uint_gt(t.drag, 0);
+	ck_assert_uint_eq(s1.round_drag_bytes, t.drag);
+	ck_assert_uint_eq(s1.round_tree_bytes, fs->drag_bytes);
+	ck_assert_msg(t.drag <= fs->drag_bytes, "a round of %llu victims dragged %llu bytes, the tree holds %llu",
+		      (unsigned long long)t.victims, (unsigned long long)t.drag,
+		      (unsigned long long)fs->drag_bytes);
+	uint64_t victims = t.victims, drag = t.drag;
+	expect_round_state(fs, big);
+	testfs_fsck_clean(fs);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+
+	/* one victim at a time, the emptiest first, as many as the round
+	 * cleaned */
+	snprintf(cmd, sizeof(cmd), "mv %s %s", copy, testfs_path);
+	ck_assert_int_eq(system(cmd), 0);
+	fs = testfs_mount_opts(&o);
+	uint64_t segbytes = (uint64_t)fs->sb.seg_blocks * fs->bsize;
+	for (uint64_t nv = 0; nv < victims; nv++) {
+		uint64_t best = UINT64_MAX, at = 0;
+		for (uint64_t s = 0; s < fs->sb.nsegs; s++) {
+			uint64_t live = lfs_seg_live(fs, s);
+			if (fs->segs[s].state == LFS_SEG_DIRTY && live && live < segbytes && live < best) {
+				best = live;
+				at = s;
+			}
+		}
+		ck_assert_uint_ne(best, UINT64_MAX);
+		uint64_t moved = 0;
+		ck_assert_int_eq(lfs_clean_segment(fs, at, &moved), 0);
+	}
+	lfs_get_stats(fs, &s1);
+	ck_assert_msg(s1.clean_drag_bytes > drag, "one at a time: %llu bytes, the round: %llu",
+		      (unsigned long long)s1.clean_drag_bytes, (unsigned long long)drag);
+	expect_round_state(fs, big);
+	testfs_finish(fs);
+}
+END_TEST
+
 CHECK_MAIN("clean", "mechanism", 60, scan_yields_verifying_blocks, liveness_follows_current_state,
 	   cost_counts_what_a_move_writes, affordable_keeps_the_floors, refuses_bad_victims,
 	   move_redirties_owner, clean_segment_empties_it, reclaim_gains_or_refuses,
-	   clean_reads_only_live_blocks)
+	   clean_reads_only_live_blocks, round_drags_each_node_once)

@@ -703,8 +703,87 @@ START_TEST(no_relink_without_the_feature)
 }
 END_TEST
 
+/* Set the drag count of both checkpoint regions to `drag` (0: as a
+ * checkpoint from before it was kept), sealed again. */
+static void
+set_drag(uint64_t drag)
+{
+	size_t len;
+	uint8_t *img = testfs_image_load(&len);
+	struct lfs_super sb;
+	ck_assert_int_eq(lfs_super_decode(&sb, img), 0);
+	for (int i = 0; i < 2; i++) {
+		uint8_t *r = img + sb.ckpt_addr[i] * sb.block_size;
+		size_t rlen = (size_t)sb.ckpt_blocks * sb.block_size;
+		struct lfs_ckpt_hdr h;
+		lfs_ckpt_hdr_decode(&h, r);
+		h.drag = drag;
+		lfs_ckpt_hdr_encode(&h, r);
+		lfs_ckpt_seal(r, rlen, lfs_super_seed(&sb));
+	}
+	testfs_image_store(img, len);
+	free(img);
+}
+
+/* The bytes of block-map nodes and inode records the live tree holds
+ * (what moving other blocks drags along) are counted exactly through
+ * writes, frees and roll-forward (fsck recomputes them), recorded by
+ * each checkpoint, counted afresh from an image whose checkpoint does
+ * not have them, and bounded where they are read. */
+START_TEST(drag_is_counted_exactly)
+{
+	testfs_make(64ull << 20, 256u << 10);
+	struct lfs_fs *fs = testfs_mount();
+	uint64_t sparse = testfs_mkfile(fs, LFS_ROOT_INO, "sparse"), dense = testfs_mkfile(fs, LFS_ROOT_INO, "dense");
+	uint64_t gone = testfs_mkfile(fs, LFS_ROOT_INO, "gone");
+	uint64_t empty = fs->drag_bytes;
+	uint8_t blk[4096];
+	fill_pattern(blk, sizeof(blk), 3);
+	/* a block in each of 40 leaves, far apart: 40 leaves and the nodes above */
+	for (unsigned i = 0; i < 40; i++)
+		ck_assert_int_eq(lfs_write(fs, sparse, blk, sizeof(blk), (off_t)i * fs->nptr * 4096 * 3, NULL), 4096);
+	fill_file(fs, dense, 2 << 20, 4);
+	fill_file(fs, gone, 1 << 20, 5);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	testfs_fsck_clean(fs);
+	ck_assert_uint_ge(fs->drag_bytes, empty + 40ull * 4096);
+	/* after the checkpoint, fsynced: some leaves freed, some written */
+	struct stat attr = { .st_size = (off_t)20 * fs->nptr * 4096 * 3 }, st;
+	ck_assert_int_eq(lfs_setattr(fs, sparse, &attr, LFS_SET_SIZE, &st), 0);
+	ck_assert_int_eq(lfs_fsync(fs, sparse, false), 0);
+	ck_assert_int_eq(lfs_unlink(fs, LFS_ROOT_INO, "gone"), 0);
+	/* closed and forgotten: freed now, not an orphan recovery frees */
+	ck_assert_int_eq(lfs_release(fs, gone), 0);
+	lfs_forget(fs, gone, 1);
+	ck_assert_int_eq(lfs_fsync(fs, LFS_ROOT_INO, false), 0);
+	ck_assert_int_eq(lfs_write(fs, dense, blk, sizeof(blk), 64 << 20, NULL), 4096);
+	ck_assert_int_eq(lfs_fsync(fs, dense, false), 0);
+	testfs_fsck_clean(fs);
+	uint64_t before = fs->drag_bytes;
+	lfs_abandon(fs); /* crash */
+
+	fs = testfs_mount();
+	testfs_fsck_clean(fs);
+	ck_assert_uint_eq(fs->drag_bytes, before);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+
+	/* a checkpoint from before the count: counted at mount, the same */
+	set_drag(0);
+	fs = testfs_mount();
+	ck_assert_uint_eq(fs->drag_bytes, before);
+	testfs_fsck_clean(fs);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+
+	/* more than the image holds: refused */
+	set_drag(LFS_CKPT_DRAG_KNOWN | (65ull << 20));
+	struct lfs_opts o = testfs_opts();
+	ck_assert_int_eq(lfs_mount(testfs_path, &o, &fs), -EFSCORRUPTED);
+	testfs_remove();
+}
+END_TEST
+
 CHECK_MAIN("recover", "roll-forward", 300, large_file_reads_what_was_logged, large_file_maps_compared,
 	   lists_count_as_maps_compared, malformed_list_compares_maps, frees_are_accounted,
 	   record_charges, crafted_block_charges, usage_stays_within_segment,
 	   double_counted_log_mounts, fsync_logs_leaves_not_nodes, relinks_around_plain_records,
-	   no_relink_without_the_feature, relink_record_of_another_map)
+	   no_relink_without_the_feature, relink_record_of_another_map, drag_is_counted_exactly)
