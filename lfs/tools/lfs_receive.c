@@ -404,8 +404,9 @@ check_only(bool verbose)
 	if (err)
 		fprintf(stderr, "lfs-receive: stream refused: %s\n", rv.why);
 	else if (verbose)
-		printf("snapshot '%s' (checkpoint %" PRIu64 "): %zu inodes, %" PRIu64 " records, %" PRIu64
-		       " bytes of data\n", b.name, b.seq, rv.n, rv.records, rv.data_bytes);
+		printf("snapshot '%s' (checkpoint %" PRIu64 "%s): %zu inodes, %" PRIu64 " records, %" PRIu64
+		       " bytes of data\n", b.name, b.seq, b.parent_seq ? ", changes since its parent" : "",
+		       rv.n + rv.changed, rv.records, rv.data_bytes);
 	recv_free(&rv);
 	return err ? 1 : 0;
 }
@@ -646,7 +647,7 @@ into_mount(const char *mnt, bool verbose)
 	else if (verbose)
 		printf("received snapshot '%s' (checkpoint %" PRIu64 " of the source%s): %zu inodes, %" PRIu64
 		       " bytes of data, as checkpoint %" PRIu64 " of %s\n", b.name, b.seq,
-		       b.parent_seq ? ", changes since its parent" : "", rv.n, rv.data_bytes, seq, mnt);
+		       b.parent_seq ? ", changes since its parent" : "", rv.n + rv.changed, rv.data_bytes, seq, mnt);
 	recv_free(&rv);
 	return err ? 1 : 0;
 }

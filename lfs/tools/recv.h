@@ -21,6 +21,7 @@ struct recv {
 	struct node **order;        /* in the order received */
 	size_t n, cap;
 	uint64_t root, data_bytes, records;
+	size_t changed;             /* an incremental stream: the inodes it names */
 	struct node *open_node;     /* the file open_fd writes */
 	int open_fd;
 	char why[256];

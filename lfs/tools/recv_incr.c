@@ -436,6 +436,7 @@ recv_incr(struct recv *rv, struct lfs_stream_rd *rd)
 		err = on_record(&x, &rec);
 	if (x.open_fd >= 0)
 		close(x.open_fd);
+	rv->changed = x.n;
 	for (size_t i = 0; i < x.n; i++) {
 		free(x.order[i]->name);
 		free(x.order[i]->target);
