@@ -29,7 +29,7 @@ usage(FILE *f)
 	fprintf(f, "usage: lfs-send [-p PARENT] SNAPSHOT MOUNTPOINT > STREAM\n"
 		   "  write the snapshot (a name or a kept checkpoint's number, as lfs-ckpt lists them) of the lfs\n"
 		   "  mounted at MOUNTPOINT to standard output, as a full send stream\n"
-		   "  -p PARENT  an incremental stream: what changed since the older snapshot PARENT\n" LFS_TOOL_HELP_LINES);
+		   "  -p, --parent PARENT  an incremental stream: what changed since the older snapshot PARENT\n" LFS_TOOL_HELP_LINES);
 }
 
 static int

@@ -114,11 +114,34 @@ done
 "$RECV" -v "$MNT2" < "$WORK/s2.incr" > "$WORK/recv.out" 2>&1 || fail "lfs-receive of the incremental stream: $(cat "$WORK/recv.out")"
 uuid=$("$top_builddir/lfs/lfs-tune" -l "$IMG" | awk '$1 == "uuid" { print $2 }')
 "$CKPT" -l "$MNT2" | grep " received " | matches "s2  from $uuid" || fail "lfs-ckpt -l shows: $("$CKPT" -l "$MNT2" | tail -3)"
+
+# s3, sent from s2 (itself received as changes): names swapped, a directory
+# nesting turned inside out, a file replaced by a directory of its name, a
+# file deleted and another made at its name, a file moved out of a
+# directory deleted, a new name for a file that lost the one REF'd
+cd "$MNT"
+mkdir -p x/in y/in n1/n2 doomed; echo x > x/in/f; echo y > y/in/f; echo out > doomed/out; echo r > replaced
+cd /
+"$CKPT" -s -n s2b "$MNT" >/dev/null || fail "taking s2b"
+"$SEND" -p s2 s2b "$MNT" | "$RECV" "$MNT2" || fail "receiving s2b (from s2)"
+cd "$MNT"
+mv x tmp; mv y x; mv tmp y                      # two directories' names swapped
+mv n1/n2 n2; mv n1 n2/n1                          # nesting inside out
+rm replaced; mkdir replaced; echo in > replaced/f # a file replaced by a directory
+rm a/tiny; echo reborn > a/tiny                   # deleted, made again
+mv doomed/out kept-out; rm -r doomed              # moved out of a directory deleted
+ln a/h3 new/h5; rm a/h3                           # keep/h1 d/h4 new/h5 remain
+cd /
+"$CKPT" -s -n s3 "$MNT" >/dev/null || fail "taking s3"
+"$SEND" -p s2b s3 "$MNT" > "$WORK/s3.incr" || fail "lfs-send -p s2b s3"
+"$RECV" "$MNT2" < "$WORK/s3.incr" 2>"$WORK/err" || fail "receiving s3: $(cat "$WORK/err")"
 fusermount3 -u "$MNT2"; wait "$PID2"; PID2=
 fusermount3 -u "$MNT"; wait "$LFS_PID"; LFS_PID=
-walk s2 "$IMG" > "$WORK/want"
-walk s2 "$IMG2" > "$WORK/got"
-diff "$WORK/want" "$WORK/got" > "$WORK/diff" || { head -20 "$WORK/diff"; fail "the received s2 differs from the source's"; }
+for s in s2 s3; do
+	walk $s "$IMG" > "$WORK/want"
+	walk $s "$IMG2" > "$WORK/got"
+	diff "$WORK/want" "$WORK/got" > "$WORK/diff" || { head -20 "$WORK/diff"; fail "the received $s differs from the source's"; }
+done
 walk p1 "$IMG" > "$WORK/want1"
 walk p1 "$IMG2" > "$WORK/got1"
 diff "$WORK/want1" "$WORK/got1" >/dev/null || fail "p1 on the target changed"
