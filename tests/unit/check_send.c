@@ -1,6 +1,7 @@
 /*
  * check_send.c — mirrors lfs/fs/send.c, lfs_send: a snapshot's tree as a
- * send stream.  The stream is the snapshot's (not the live tree changed
+ * send stream; and lfs/fs/send_incr.c, lfs_send_incr: the changes between
+ * two snapshots as one.  The stream is the snapshot's (not the live tree changed
  * after it), decodes cleanly, sends a file with several names once and
  * a LINK for each further name, sends only the extents with data (a 1
  * GiB sparse file costs one block), and carries a symlink's target,
