@@ -574,8 +574,6 @@ fill_and_commit(struct lfs_ctl_client *cl, uint64_t ino, struct recv *rv, struct
 		struct lfs_stream_begin *b, uint64_t *seq)
 {
 	int err = stream_rest(rv, rd, b);
-	if (!err && !lfs_stream_name_ok(b->name, strlen(b->name)))
-		err = bad(rv, -EINVAL, "the stream's snapshot has no name a snapshot can have");
 	if (chdir("/") < 0 && !err)
 		err = sys(rv, -1, "leaving", "the staged tree");
 	struct lfs_ctl_resp resp;
@@ -631,6 +629,8 @@ into_mount(const char *mnt, bool verbose)
 		bad(&rv, err, "%s: not a mounted lfs, or its daemon cannot be reached: %s", mnt, lfs_ctl_strerror(err));
 	if (!err)
 		err = stream_open(&rv, &rd, NULL, &b);
+	if (!err && !lfs_stream_name_ok(b.name, strlen(b.name)))
+		err = bad(&rv, -EINVAL, "the stream's snapshot has no name a snapshot can have");
 	/* the parent, checked before anything is written */
 	if (!err && b.parent_seq)
 		err = find_parent(&cl, &rv, &b, &pseq);
