@@ -343,10 +343,13 @@ ref(struct incr *x, uint64_t ino, unsigned depth)
 	return err ? err : u64map_put(&x->refd, ino, REF_SENT);
 }
 
+/* The snapshot's inode ino is one the receiver has by a REF (not
+ * another that had its number in the parent, REF'd as a directory above
+ * a REF). */
 static bool
 in_parent(struct incr *x, uint64_t ino)
 {
-	return u64map_get(&x->refd, ino) == REF_SENT;
+	return u64map_get(&x->refd, ino) == REF_SENT && same_inode(x, ino);
 }
 
 /* A name that came: a LINK, after the inode itself if it is new. */

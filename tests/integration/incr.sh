@@ -6,7 +6,8 @@
 # and of a directory, across directories), deletions (a file, a
 # directory tree), a truncation, scattered overwrites, a punched hole,
 # chmod, chown, utimes and xattrs only, a new hard link, a lost hard
-# link, new files, directories and symlinks.  The received S2, walked
+# link, new files, directories and symlinks; then rounds of random
+# changes (tree_mutate.py), each sent from the last.  The received S2, walked
 # attribute by attribute (tree_walk.py), is the source's S2.  The stream's
 # size follows the change: 1 MiB of scattered 4 KiB overwrites in a 256
 # MiB file sends less than 2 MiB.  A target whose P1 is not the source's
@@ -135,9 +136,19 @@ cd /
 "$CKPT" -s -n s3 "$MNT" >/dev/null || fail "taking s3"
 "$SEND" -p s2b s3 "$MNT" > "$WORK/s3.incr" || fail "lfs-send -p s2b s3"
 "$RECV" "$MNT2" < "$WORK/s3.incr" 2>"$WORK/err" || fail "receiving s3: $(cat "$WORK/err")"
+
+# rounds of random changes (tree_mutate.py, fixed seeds), each sent from the last
+prev=s3 rounds=
+for r in 1 2 3 4 5 6; do
+	"$PY" "$top_srcdir/tests/integration/tree_mutate.py" "$MNT" "$r" 60 || fail "tree_mutate.py round $r"
+	"$CKPT" -s -n "r$r" "$MNT" >/dev/null || fail "taking r$r"
+	"$SEND" -p "$prev" "r$r" "$MNT" > "$WORK/r.incr" || fail "lfs-send -p $prev r$r"
+	"$RECV" "$MNT2" < "$WORK/r.incr" 2>"$WORK/err" || fail "receiving r$r: $(cat "$WORK/err")"
+	prev=r$r rounds="$rounds r$r"
+done
 fusermount3 -u "$MNT2"; wait "$PID2"; PID2=
 fusermount3 -u "$MNT"; wait "$LFS_PID"; LFS_PID=
-for s in s2 s3; do
+for s in s2 s3 $rounds; do
 	walk $s "$IMG" > "$WORK/want"
 	walk $s "$IMG2" > "$WORK/got"
 	diff "$WORK/want" "$WORK/got" > "$WORK/diff" || { head -20 "$WORK/diff"; fail "the received $s differs from the source's"; }
