@@ -336,6 +336,11 @@ on_hole(struct inc *x, const struct lfs_stream_rec *rec)
 	int err = file_fd(x, rec, rec->len, &fd);
 	if (err || fd < 0)
 		return err;
+	/* to the end: cut and grown again, since a punch keeps a partial last block */
+	uint64_t size = x->open_node->in.size;
+	if (rec->off + rec->len == size)
+		return sys(x->rv, ftruncate(fd, (off_t)rec->off) < 0 || ftruncate(fd, (off_t)size) < 0 ? -1 : 0,
+			   "cutting a hole at the end of", "a file");
 	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)rec->off, (off_t)rec->len) == 0)
 		return 0;
 	return sys(x->rv, -1, "punching a hole in", "a file");
