@@ -12,19 +12,13 @@
  * file's size, every inode given all its names by the end).  The tree is
  * made under a hidden name beside DIR/NAME and renamed to it only once
  * the END record has vouched for the whole stream; a stream refused on
- * the way removes what was made.  Into a mounted lfs the tree is made
- * in a directory the daemon stages with no name (reached by its file
- * handle) and committed by the daemon as a snapshot in one checkpoint
- * (receive.c); a refused stream, a kill or a crash leaves nothing.
- * Each inode is made at its first name:
+ * the way removes what was made.  Into a mounted lfs: recv_mount.c; an
+ * incremental stream's changes: recv_incr.c.  Each inode is made at its first name:
  * its size, owner and mode at once, then its data, then its extended
  * attributes (a write drops security.capability); flags and times at
  * the end, when nothing more changes them.
  */
-#include "cleaner.h"
-#include "fuse_snapshot.h"
 #include "lfs.h"
-#include "ctl_proto.h"
 #include "recv.h"
 #include "stream.h"
 #include "tool.h"
@@ -42,7 +36,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -307,7 +300,7 @@ on_record(struct recv *rv, const struct lfs_stream_rec *rec)
 	}
 }
 
-static void
+void
 recv_free(struct recv *rv)
 {
 	for (size_t i = 0; i < rv->n; i++) {
@@ -329,9 +322,8 @@ refused(struct recv *rv, const struct lfs_stream_rd *rd, int err)
 	return err < 0 ? err : 0;
 }
 
-/* The stream on *fd (NULL: standard input) opened, its BEGIN read into *b. */
-static int
-stream_open(struct recv *rv, struct lfs_stream_rd *rd, int *fd, struct lfs_stream_begin *b)
+int
+recv_stream_open(struct recv *rv, struct lfs_stream_rd *rd, int *fd, struct lfs_stream_begin *b)
 {
 	u64map_init(&rv->nodes);
 	rv->open_fd = -1;
@@ -342,10 +334,8 @@ stream_open(struct recv *rv, struct lfs_stream_rd *rd, int *fd, struct lfs_strea
 	return refused(rv, rd, err > 0 ? -EBADMSG : err);
 }
 
-/* Every record after BEGIN to the end: a full stream's tree made, or
- * an incremental one's changes applied (recv_incr.c). */
-static int
-stream_rest(struct recv *rv, struct lfs_stream_rd *rd, const struct lfs_stream_begin *b)
+int
+recv_stream_rest(struct recv *rv, struct lfs_stream_rd *rd, const struct lfs_stream_begin *b)
 {
 	struct lfs_stream_rec rec;
 	int err = 0;
@@ -363,12 +353,12 @@ static int
 receive(struct recv *rv, struct lfs_stream_begin *b)
 {
 	struct lfs_stream_rd rd;
-	int err = stream_open(rv, &rd, NULL, b);
+	int err = recv_stream_open(rv, &rd, NULL, b);
 	if (!err && b->parent_seq && rv->apply)
 		err = bad(rv, -EOPNOTSUPP, "an incremental stream (from checkpoint %" PRIu64 "): receive it into a "
 			  "mounted lfs that has its parent (lfs-receive MNT)", b->parent_seq);
 	if (!err)
-		err = stream_rest(rv, &rd, b);
+		err = recv_stream_rest(rv, &rd, b);
 	lfs_stream_rd_free(&rd);
 	return err;
 }
@@ -442,216 +432,6 @@ extract(const char *dir, bool verbose)
 	return err ? 1 : 0;
 }
 
-/* The directory the daemon staged, by the name only lookups find. */
-static int
-open_staged(const char *mnt, uint64_t ino, uint32_t gen)
-{
-	char path[LFS_CTL_PATH_MAX + 64];
-	snprintf(path, sizeof(path), "%s/" LFS_STAGED_PREFIX "%" PRIu64 ".%" PRIu32, mnt, ino, gen);
-	return open(path, O_RDONLY | O_DIRECTORY);
-}
-
-static int
-ctl_simple(struct lfs_ctl_client *cl, uint16_t op, uint64_t a0, uint64_t a1, const void *payload, size_t plen,
-	   struct lfs_ctl_resp *resp)
-{
-	struct lfs_ctl_req req = { .op = op, .count = plen ? 1 : 0, .arg = { a0, a1 } };
-	return lfs_ctl_call(cl, &req, payload, plen, resp, NULL, 0, NULL);
-}
-
-static void
-uuid_hex(char out[33], const uint8_t uuid[16])
-{
-	for (int i = 0; i < 16; i++)
-		snprintf(out + 2 * i, 3, "%02x", uuid[i]);
-}
-
-/* The target's snapshot that is the stream's parent: received from the
- * same checkpoint of the same filesystem (its origin record).  Asked
- * before anything is written; so is whether the name is free. */
-static int
-find_parent(struct lfs_ctl_client *cl, struct recv *rv, const struct lfs_stream_begin *b, uint64_t *pseq)
-{
-	struct lfs_ckpt_info *ci;
-	size_t n;
-	uint64_t held;
-	uint32_t protect;
-	int err = lfs_ctl_ask_snapshots(cl, &ci, &n, &held, &protect);
-	if (err)
-		return bad(rv, err, "listing the target's snapshots: %s", lfs_ctl_strerror(err));
-	bool taken = false;
-	*pseq = 0;
-	for (size_t i = 0; i < n; i++) {
-		if ((ci[i].flags & LFS_CKPT_INFO_RECEIVED) && ci[i].src_seq == b->parent_seq &&
-		    !memcmp(ci[i].src_uuid, b->uuid, sizeof(b->uuid)))
-			*pseq = ci[i].seq;
-		taken |= (ci[i].flags & LFS_CKPT_INFO_SNAPSHOT) && !strcmp(ci[i].name, b->name);
-	}
-	free(ci);
-	char hex[33];
-	uuid_hex(hex, b->uuid);
-	if (!*pseq)
-		return bad(rv, -ENOENT, "the stream's parent '%s' is checkpoint %" PRIu64 " of %s; the target has no "
-			   "snapshot received from it (send that one first, or in full)", b->parent_name,
-			   b->parent_seq, hex);
-	return taken ? bad(rv, -EEXIST, "the target has a snapshot '%s' already", b->name) : 0;
-}
-
-static int
-write_fd(void *ctx, const void *buf, size_t len)
-{
-	int fd = *(int *)ctx;
-	for (const char *p = buf; len;) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		if (n > 0) {
-			p += n;
-			len -= (size_t)n;
-		}
-	}
-	return 0;
-}
-
-/* The child: the target's checkpoint pseq as a full stream on fd. */
-static int
-send_parent(const char *image, const char *mnt, uint64_t pseq, int fd)
-{
-	char spec[24];
-	struct lfs_remote *r;
-	struct lfs_fs *v;
-	snprintf(spec, sizeof(spec), "%" PRIu64, pseq);
-	if (lfs_remote_view(image, mnt, spec, "(lfs-receive)", &r, &v))
-		return 1;
-	int err = lfs_send(v, "", write_fd, &fd);
-	lfs_abandon(v);
-	lfs_remote_free(r);
-	return err ? 1 : 0;
-}
-
-/* The parent's tree made anew in the staged directory (cwd), which the
- * incremental stream then changes: the target's snapshot pseq, sent as
- * a full stream by a child and received here. */
-static int
-copy_parent(struct lfs_ctl_client *cl, struct recv *rv, const char *mnt, uint64_t pseq)
-{
-	char image[LFS_CTL_PATH_MAX];
-	struct lfs_ctl_resp info;
-	int pfd[2];
-	int err = lfs_ctl_ask_info(cl, &info, image);
-	if (err)
-		return bad(rv, err, "%s: the daemon's image: %s", mnt, lfs_ctl_strerror(err));
-	if (pipe(pfd) < 0)
-		return sys(rv, -1, "making a pipe for", "the parent's tree");
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid == 0) {
-		close(pfd[0]);
-		_exit(send_parent(image, mnt, pseq, pfd[1]));
-	}
-	close(pfd[1]);
-	struct recv copy = { .apply = true };
-	struct lfs_stream_begin b = { 0 };
-	struct lfs_stream_rd rd;
-	err = pid < 0 ? sys(rv, -1, "forking to read", "the parent's tree") : stream_open(&copy, &rd, &pfd[0], &b);
-	if (!err && !b.parent_seq)
-		err = stream_rest(&copy, &rd, &b);
-	if (pid >= 0)
-		lfs_stream_rd_free(&rd);
-	close(pfd[0]);
-	int status = 0;
-	if (pid > 0 && (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) && !err)
-		err = bad(rv, -EIO, "reading the target's parent snapshot (checkpoint %" PRIu64 ") failed", pseq);
-	if (err && !rv->why[0])
-		bad(rv, err, "making the parent's tree anew: %s", copy.why[0] ? copy.why : strerror(-err));
-	recv_free(&copy);
-	return err;
-}
-
-/* Build the tree in the staged directory ino (cwd there), then commit. */
-static int
-fill_and_commit(struct lfs_ctl_client *cl, uint64_t ino, struct recv *rv, struct lfs_stream_rd *rd,
-		struct lfs_stream_begin *b, uint64_t *seq)
-{
-	int err = stream_rest(rv, rd, b);
-	if (chdir("/") < 0 && !err)
-		err = sys(rv, -1, "leaving", "the staged tree");
-	struct lfs_ctl_resp resp;
-	if (err) {
-		(void)ctl_simple(cl, LFS_CTL_RECV_ABORT, ino, 0, NULL, 0, &resp);
-		return err;
-	}
-	struct lfs_ctl_recv r = { .name = { 0 } };
-	snprintf(r.name, sizeof(r.name), "%s", b->name);
-	memcpy(r.uuid, b->uuid, sizeof(r.uuid));
-	err = ctl_simple(cl, LFS_CTL_RECV_COMMIT, ino, b->seq, &r, sizeof(r), &resp);
-	if (err)
-		bad(rv, err, "committing snapshot '%s': %s", b->name,
-		    err == -EEXIST ? "the target has a snapshot of that name" : lfs_ctl_strerror(err));
-	*seq = resp.val[0];
-	return err;
-}
-
-/* The staged directory the daemon gives, made cwd; an incremental
- * stream's parent made anew in it.  *ino: the directory (0: none). */
-static int
-stage(struct lfs_ctl_client *cl, struct recv *rv, const char *mnt, uint64_t pseq, uint64_t *ino)
-{
-	struct lfs_ctl_resp resp;
-	int err = ctl_simple(cl, LFS_CTL_RECV_BEGIN, 0, 0, NULL, 0, &resp);
-	if (err)
-		return bad(rv, err, "%s: the daemon takes no stream: %s", mnt, lfs_ctl_strerror(err));
-	*ino = resp.val[0];
-	int dir = open_staged(mnt, *ino, (uint32_t)resp.val[1]);
-	if (dir < 0 || fchdir(dir) < 0)
-		err = sys(rv, -1, "opening the staged tree in", mnt);
-	if (dir >= 0)
-		close(dir);
-	if (!err && pseq)
-		err = copy_parent(cl, rv, mnt, pseq);
-	if (err)
-		(void)ctl_simple(cl, LFS_CTL_RECV_ABORT, *ino, 0, NULL, 0, &resp);
-	return err;
-}
-
-/* Make the stream's tree snapshot NAME of the lfs mounted at mnt. */
-static int
-into_mount(const char *mnt, bool verbose)
-{
-	struct lfs_ctl_client cl = { .fd = -1 };
-	struct recv rv = { .apply = true, .open_fd = -1 };
-	struct lfs_stream_begin b = { 0 };
-	struct lfs_stream_rd rd = { .buf = NULL };
-	uint64_t seq = 0, ino = 0, pseq = 0;
-	int mnt_fd = open(mnt, O_RDONLY | O_DIRECTORY);
-	int err = mnt_fd < 0 ? sys(&rv, -1, "opening", mnt) : lfs_ctl_connect(&cl, mnt);
-	if (mnt_fd >= 0 && err)
-		bad(&rv, err, "%s: not a mounted lfs, or its daemon cannot be reached: %s", mnt, lfs_ctl_strerror(err));
-	if (!err)
-		err = stream_open(&rv, &rd, NULL, &b);
-	if (!err && !lfs_stream_name_ok(b.name, strlen(b.name)))
-		err = bad(&rv, -EINVAL, "the stream's snapshot has no name a snapshot can have");
-	/* the parent, checked before anything is written */
-	if (!err && b.parent_seq)
-		err = find_parent(&cl, &rv, &b, &pseq);
-	if (!err)
-		err = stage(&cl, &rv, mnt, pseq, &ino);
-	if (!err)
-		err = fill_and_commit(&cl, ino, &rv, &rd, &b, &seq);
-	lfs_stream_rd_free(&rd);
-	lfs_ctl_close(&cl); /* a receive not committed: the daemon lets the tree go */
-	if (mnt_fd >= 0)
-		close(mnt_fd);
-	if (err)
-		fprintf(stderr, "lfs-receive: nothing received: %s\n", rv.why[0] ? rv.why : strerror(-err));
-	else if (verbose)
-		printf("received snapshot '%s' (checkpoint %" PRIu64 " of the source%s): %zu inodes, %" PRIu64
-		       " bytes of data, as checkpoint %" PRIu64 " of %s\n", b.name, b.seq,
-		       b.parent_seq ? ", changes since its parent" : "", rv.n + rv.changed, rv.data_bytes, seq, mnt);
-	recv_free(&rv);
-	return err ? 1 : 0;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -675,5 +455,5 @@ main(int argc, char **argv)
 		fprintf(stderr, "lfs-receive: standard input is a terminal: give it a stream from lfs-send\n");
 		return 2;
 	}
-	return check ? check_only(verbose) : mnt ? into_mount(mnt, verbose) : extract(dir, verbose);
+	return check ? check_only(verbose) : mnt ? recv_into_mount(mnt, verbose) : extract(dir, verbose);
 }

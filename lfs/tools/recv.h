@@ -38,6 +38,16 @@ int recv_finish(struct recv *rv, const struct lfs_stream_inode *in, const char *
 /* Remove path, and all under it if it is a directory. */
 int recv_remove(struct recv *rv, const char *path);
 
+/* The stream on *fd (NULL: standard input) opened, its BEGIN read into *b. */
+int recv_stream_open(struct recv *rv, struct lfs_stream_rd *rd, int *fd, struct lfs_stream_begin *b);
+/* Every record after BEGIN to the end: a full stream's tree made, or
+ * an incremental one's changes applied (recv_incr). */
+int recv_stream_rest(struct recv *rv, struct lfs_stream_rd *rd, const struct lfs_stream_begin *b);
+void recv_free(struct recv *rv);
+/* recv_mount.c: make the stream's tree snapshot NAME of the lfs mounted
+ * at mnt; 0 or 1, what went wrong said. */
+int recv_into_mount(const char *mnt, bool verbose);
+
 /* The records after an incremental stream's BEGIN, applied (rv->apply)
  * in the directory that is the parent's tree made anew (cwd). */
 int recv_incr(struct recv *rv, struct lfs_stream_rd *rd);
