@@ -13,7 +13,8 @@
 # MiB file sends less than 2 MiB.  A target whose P1 is not the source's
 # (its own snapshot of that name, or one received from another
 # filesystem) refuses the stream before writing anything: its snapshots
-# and live tree as they were.
+# and live tree as they were; so does a stream cut short, on the right
+# parent.
 . "$(dirname "$0")/lib.sh"
 
 send_setup
@@ -36,6 +37,10 @@ wait_mounted "$PID2" "$MNT2" "$WORK/daemon2.log"
 "$LFS" -f -o nocleaner,noatime "$IMG3" "$MNT3" 2>>"$WORK/daemon3.log" &
 PID3=$!
 wait_mounted "$PID3" "$MNT3" "$WORK/daemon3.log"
+
+# snaps MNT: the snapshots lfs-ckpt -l lists (not the plain checkpoints,
+# which a daemon writes when it will)
+snaps() { "$CKPT" -l "$1" | grep -E " (snapshot|received) " || true; }
 
 # walk SNAPSHOT IMAGE: the snapshot's tree, as tree_walk.py prints it
 walk() {
@@ -101,15 +106,29 @@ for target in "$MNT3" other; do
 		wait_mounted "$PID3" "$MNT3" "$WORK/daemon3.log"
 		"$RECV" "$MNT3" < "$WORK/other-p1.full" || fail "receiving the other p1"
 	fi
-	"$CKPT" -l "$MNT3" > "$WORK/ckpt.before"
+	snaps "$MNT3" > "$WORK/ckpt.before"
+	"$top_builddir/lfs/lfs-tune" -l "$IMG3" 2>/dev/null | grep features > "$WORK/sb.before"
 	"$PY" "$WALK" "$MNT3" > "$WORK/live.before"
 	"$RECV" "$MNT3" < "$WORK/s2.incr" 2>"$WORK/err" && fail "a stream for another p1 was received ($target)"
 	grep -q "has no snapshot received from it" "$WORK/err" || fail "lfs-receive said: $(cat "$WORK/err")"
-	"$CKPT" -l "$MNT3" > "$WORK/ckpt.after"
+	snaps "$MNT3" > "$WORK/ckpt.after"
+	"$top_builddir/lfs/lfs-tune" -l "$IMG3" 2>/dev/null | grep features > "$WORK/sb.after"
 	"$PY" "$WALK" "$MNT3" > "$WORK/live.after"
+	# no receive began: the image did not take the received feature
+	cmp -s "$WORK/sb.before" "$WORK/sb.after" || fail "the refused receive changed the superblock ($target)"
 	cmp -s "$WORK/ckpt.before" "$WORK/ckpt.after" || fail "the refused receive changed the checkpoints ($target)"
 	cmp -s "$WORK/live.before" "$WORK/live.after" || fail "the refused receive changed the live tree ($target)"
 done
+
+# the right parent, a stream cut short: nothing received, the target as it was
+snaps "$MNT2" > "$WORK/ckpt.before"
+"$PY" "$WALK" "$MNT2" > "$WORK/live.before"
+head -c $((incr / 2)) "$WORK/s2.incr" | "$RECV" "$MNT2" 2>"$WORK/err" && fail "a cut incremental stream was received"
+grep -q "nothing received" "$WORK/err" || fail "lfs-receive said: $(cat "$WORK/err")"
+snaps "$MNT2" > "$WORK/ckpt.after"
+"$PY" "$WALK" "$MNT2" > "$WORK/live.after"
+cmp -s "$WORK/ckpt.before" "$WORK/ckpt.after" || fail "a cut incremental stream changed the checkpoints"
+cmp -s "$WORK/live.before" "$WORK/live.after" || fail "a cut incremental stream changed the live tree"
 
 # the right parent: the received s2 is the source's
 "$RECV" -v "$MNT2" < "$WORK/s2.incr" > "$WORK/recv.out" 2>&1 || fail "lfs-receive of the incremental stream: $(cat "$WORK/recv.out")"
