@@ -271,39 +271,45 @@ scan_changed(struct incr *x)
 /* Files wanted without a name known yet: the parent's tree walked,
  * directories only, until each has one (a file's record does not say
  * where its names are). */
-static size_t
-unnamed(struct incr *x)
+/* The wanted files with no name known: ino -> 1 in *m. */
+static int
+unnamed(struct incr *x, struct u64map *m)
 {
-	size_t missing = 0;
-	for (size_t k = 0; k < x->nwant; k++) {
+	int err = 0;
+	for (size_t k = 0; !err && k < x->nwant; k++) {
 		struct stat st;
 		uint64_t ino = x->want[k];
-		missing += ino != LFS_ROOT_INO && !u64map_get(&x->pnames, ino) && !lfs_getattr(x->p, ino, &st) &&
-			   !S_ISDIR(st.st_mode);
+		if (ino != LFS_ROOT_INO && !u64map_get(&x->pnames, ino) && !lfs_getattr(x->p, ino, &st) &&
+		    !S_ISDIR(st.st_mode))
+			err = u64map_put(m, ino, REF_SENT);
 	}
-	return missing;
+	return err;
 }
 
+/* Files wanted without a name known yet: the parent's tree walked,
+ * directories only, until each has one (a file's record does not say
+ * where its names are; a directory's does). */
 static int
 name_files(struct incr *x)
 {
-	size_t missing = unnamed(x);
+	struct u64map missing;
+	u64map_init(&missing);
 	uint64_t *queue = NULL;
 	size_t head = 0, n = 0, cap = 0;
-	int err = missing ? push(&queue, &n, &cap, LFS_ROOT_INO) : 0;
-	while (!err && missing && head < n) {
+	int err = unnamed(x, &missing);
+	if (!err && missing.count)
+		err = push(&queue, &n, &cap, LFS_ROOT_INO);
+	while (!err && missing.count && head < n) {
 		struct lfs_send_dir *l;
-		uint64_t dir = queue[head++];
-		/* missing counts wanted inodes; plist names every entry */
-		size_t before = x->pnames.count;
-		err = plist(x, dir, &l);
-		for (size_t i = 0; !err && i < l->n; i++)
+		err = plist(x, queue[head++], &l);
+		for (size_t i = 0; !err && i < l->n; i++) {
+			u64map_del(&missing, l->e[i].ino);
 			if (l->e[i].type == S_IFDIR)
 				err = push(&queue, &n, &cap, l->e[i].ino);
-		if (!err && x->pnames.count != before)
-			missing = unnamed(x);
+		}
 	}
 	free(queue);
+	u64map_free(&missing);
 	return err;
 }
 
