@@ -463,9 +463,11 @@ diff_data(struct incr *x, uint64_t id, uint64_t ino, uint64_t size)
 	return err ? err : rerr;
 }
 
-/* The attributes of ino that differ, and those that went. */
+/* The attributes of ino that differ, and those that went.  A file's
+ * capability is sent even unchanged: the receiver's writes and chown
+ * drop it, as the kernel does. */
 static int
-diff_xattrs(struct incr *x, uint64_t id, uint64_t ino)
+diff_xattrs(struct incr *x, uint64_t id, uint64_t ino, bool file)
 {
 	struct sender *s = &x->s;
 	char *list = NULL;
@@ -476,7 +478,7 @@ diff_xattrs(struct incr *x, uint64_t id, uint64_t ino)
 		ssize_t w = lfs_getxattr(x->p, ino, list + at, x->vbuf, LFS_STREAM_XVAL_MAX);
 		if (v < 0)
 			err = (int)v;
-		else if (w != v || memcmp(s->buf, x->vbuf, (size_t)v))
+		else if (w != v || memcmp(s->buf, x->vbuf, (size_t)v) || (file && !strcmp(list + at, "security.capability")))
 			err = lfs_stream_put_xattr(&s->w, id, list + at, s->buf, (size_t)v);
 	}
 	free(list);
@@ -502,7 +504,7 @@ send_update(struct incr *x, uint64_t ino)
 	if (!err && S_ISREG(st.st_mode))
 		err = diff_data(x, id, ino, (uint64_t)st.st_size);
 	if (!err)
-		err = diff_xattrs(x, id, ino);
+		err = diff_xattrs(x, id, ino, S_ISREG(st.st_mode));
 	return err;
 }
 

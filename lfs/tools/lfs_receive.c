@@ -225,6 +225,14 @@ on_xattr(struct recv *rv, const struct lfs_stream_rec *rec)
 			   rec->id);
 	if (!rv->apply)
 		return 0;
+	/* the data written first, which would drop security.capability after */
+	if (rv->open_node == nd) {
+		rv->open_node = NULL;
+		int err = sys(rv, close(rv->open_fd), "closing", nd->path);
+		rv->open_fd = -1;
+		if (err)
+			return err;
+	}
 	return sys(rv, lsetxattr(nd->path, rec->name, rec->data, rec->dlen, 0), "setting an attribute of",
 		   nd->path);
 }

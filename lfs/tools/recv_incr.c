@@ -357,6 +357,14 @@ on_xattr(struct inc *x, const struct lfs_stream_rec *rec)
 	int err = path_of(x, nd, path);
 	if (err || !x->rv->apply)
 		return err;
+	/* the data written first, which would drop security.capability after */
+	if (x->open_node == nd) {
+		x->open_node = NULL;
+		err = sys(x->rv, close(x->open_fd), "closing", path);
+		x->open_fd = -1;
+		if (err)
+			return err;
+	}
 	if (rec->type == LFS_SR_XATTR)
 		return sys(x->rv, lsetxattr(path, rec->name, rec->data, rec->dlen, 0), "setting an attribute of",
 			   path);

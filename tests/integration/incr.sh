@@ -63,6 +63,8 @@ echo hard > keep/h1; ln keep/h1 keep/h2; ln keep/h1 a/h3
 echo meta > keep/meta; setfattr -n user.old -v 1 keep/meta; setfattr -n user.stays -v same keep/meta
 echo bye > gone/deep/er/f; ln -s ../x gone/sym
 echo going > a/going
+CAP=0x0100000200200000000000000000000000000000 # cap_net_raw=ep
+echo cap > keep/capped; setfattr -n security.capability -v $CAP keep/capped
 ln -s target keep/link
 touch -d '2001-02-03 04:05:06.123456789' keep/meta
 cd /
@@ -85,6 +87,7 @@ ln keep/h1 d/h4; rm keep/h2                       # a new hard link, one gone
 mkdir -p new/dir/deeper; echo fresh > new/dir/deeper/file; ln new/dir/deeper/file new/twin
 ln -s ../keep new/link; printf 'tiny2' > a/tiny
 mv keep/link keep/link2
+echo more >> keep/capped; setfattr -n security.capability -v $CAP keep/capped # as before, the data not
 cd /
 "$CKPT" -s -n s2 "$MNT" >/dev/null || fail "taking s2"
 "$SEND" -p p1 s2 "$MNT" > "$WORK/s2.incr" || fail "lfs-send -p p1 s2"
