@@ -13,8 +13,9 @@
 # MiB file sends less than 2 MiB.  A target whose P1 is not the source's
 # (its own snapshot of that name, or one received from another
 # filesystem) refuses the stream before writing anything: its snapshots
-# and live tree as they were; so does a stream cut short, on the right
-# parent.
+# and live tree as they were; so does a stream cut short, or crafted (a
+# REF naming what the parent has not, its crcs sealed again), on the
+# right parent.
 . "$(dirname "$0")/lib.sh"
 
 send_setup
@@ -132,6 +133,31 @@ snaps "$MNT2" > "$WORK/ckpt.after"
 "$PY" "$WALK" "$MNT2" > "$WORK/live.after"
 cmp -s "$WORK/ckpt.before" "$WORK/ckpt.after" || fail "a cut incremental stream changed the checkpoints"
 cmp -s "$WORK/live.before" "$WORK/live.after" || fail "a cut incremental stream changed the live tree"
+
+# the right parent, a crafted stream (a REF's name changed, every crc
+# sealed again): refused as not fitting the parent, nothing received
+"$PY" - "$WORK/s2.incr" "$WORK/bad.incr" <<'EOF'
+import struct, sys, zlib
+b = bytearray(open(sys.argv[1], "rb").read())
+at, n, crc, done = 0, 0, 0, False
+while at < len(b):
+	t, l = struct.unpack_from("<H", b, at)[0], struct.unpack_from("<I", b, at + 4)[0]
+	p = at + 16
+	if t == 7 and not done and l > 16:  # a REF with a name: its first byte changed
+		b[p + 16] ^= 0x20
+		done = True
+	if t == 6:
+		struct.pack_into("<QQI", b, p, n, at, crc)
+	struct.pack_into("<I", b, at + 12, zlib.crc32(bytes(b[at:at + 12]) + bytes(b[p:p + l])))
+	crc = zlib.crc32(bytes(b[at:p + l]), crc)
+	at, n = p + l, n + 1
+assert done
+open(sys.argv[2], "wb").write(b)
+EOF
+"$RECV" "$MNT2" < "$WORK/bad.incr" 2>"$WORK/err" && fail "a crafted incremental stream was received"
+grep -q "not in the target's parent" "$WORK/err" || fail "lfs-receive said: $(cat "$WORK/err")"
+snaps "$MNT2" > "$WORK/ckpt.after"
+cmp -s "$WORK/ckpt.before" "$WORK/ckpt.after" || fail "a crafted incremental stream changed the checkpoints"
 
 # the right parent: the received s2 is the source's
 "$RECV" -v "$MNT2" < "$WORK/s2.incr" > "$WORK/recv.out" 2>&1 || fail "lfs-receive of the incremental stream: $(cat "$WORK/recv.out")"
