@@ -357,6 +357,12 @@ int lfs_view_open_remote(const char *path, uint64_t seq, const struct lfs_view_s
  * full send stream (stream.h; lfs(5), SEND STREAMS) called name, to
  * write(ctx, buf, len), which returns 0 or -errno.  0 or -errno. */
 int lfs_send(struct lfs_fs *fs, const char *name, int (*write)(void *ctx, const void *buf, size_t len), void *ctx);
+/* Send what changed from view parent to view fs, two kept checkpoints
+ * of one filesystem (parent the older), as an incremental send stream
+ * called name, whose parent is called parent_name.  -EINVAL if they are
+ * not that; -EOPNOTSUPP if either is a received snapshot. */
+int lfs_send_incr(struct lfs_fs *parent, struct lfs_fs *fs, const char *name, const char *parent_name,
+		  int (*write)(void *ctx, const void *buf, size_t len), void *ctx);
 /* Keep plain checkpoints `seconds` (0: none), from the next checkpoint;
  * and the period in force. */
 int lfs_set_protection(struct lfs_fs *fs, uint32_t seconds);

@@ -80,6 +80,7 @@
  *   fs/resize.c            growing and shrinking a mounted one
  *   fs/fs.c, fs/ctl_ops.c  the API of lfs.h; the control operations
  *   fs/send.c              a kept checkpoint's tree as a send stream
+ *   fs/send_incr.c         the changes between two kept checkpoints as one
  *   fs/receive.c           a stream's tree staged, then committed as a
  *                          snapshot
  *   fs/reclaim.c           the reclaimer: room made for refused requests

@@ -34,10 +34,12 @@ if [ $build = 1 ]; then
 	clang -std=c11 -D_GNU_SOURCE -DPACKAGE_VERSION='"fuzz"' -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined $(python3 "$top/scripts/layers.py" --cflags "$top") -I"$top/tests/lib" \
 		$srcs "$top/tests/lib/imgedit.c" "$top/ckpt/tools/salvage.c" "$top/tests/fuzz/fuzz_mount.c" -lz -lpthread -o "$out/fuzz_mount"
-	# the send stream's decoder (lfs/format/stream.c), a target of its own
+	# the send stream's decoder (lfs/format/stream.c) and lfs-receive's
+	# checks of an incremental stream (lfs/tools/recv_incr.c), a target of its own
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-I"$top/lfs/format" -I"$top/lfs/base" "$top/lfs/format/stream.c" "$top/lfs/format/format.c" "$top/lfs/base/text.c" \
-		"$top/tests/fuzz/fuzz_stream.c" -lz -o "$out/fuzz_stream"
+		-I"$top/lfs" -I"$top/lfs/format" -I"$top/lfs/base" -I"$top/lfs/tools" "$top/lfs/format/stream.c" \
+		"$top/lfs/format/format.c" "$top/lfs/base/text.c" "$top/lfs/base/u64map.c" "$top/lfs/base/fault.c" \
+		"$top/lfs/tools/recv_incr.c" "$top/tests/fuzz/fuzz_stream.c" -lz -lpthread -o "$out/fuzz_stream"
 fi
 [ $run = 1 ] || exit 0
 cd "$out"

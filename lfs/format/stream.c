@@ -33,6 +33,9 @@ enum {
 	LINK_DIR = 0, LINK_ID = 8, LINK_FIXED = 16,
 	DATA_ID = 0, DATA_OFF = 8, DATA_FIXED = 16,
 	XATTR_ID = 0, XATTR_NLEN = 8, XATTR_RSVD = 10, XATTR_FIXED = 12,
+	REF_ID = 0, REF_DIR = 8, REF_FIXED = 16,
+	HOLE_ID = 0, HOLE_OFF = 8, HOLE_LEN = 16, HOLE_SIZE = 24,
+	RMX_ID = 0, RMX_FIXED = 8,
 	END_RECORDS = 0, END_BYTES = 8, END_CRC = 16, END_RSVD = 20, END_SIZE = 24,
 };
 _Static_assert(BEGIN_PARENT_NAME + LFS_STREAM_SNAP_NAME == BEGIN_SIZE, "begin record size");
@@ -46,7 +49,8 @@ _Static_assert(INODE_FIXED + LFS_STREAM_LINK_MAX <= LFS_STREAM_REC_MAX, "inode r
 const char *
 lfs_stream_type_name(unsigned type)
 {
-	static const char *names[] = { "?", "BEGIN", "INODE", "LINK", "DATA", "XATTR", "END" };
+	static const char *names[] = { "?",   "BEGIN", "INODE", "LINK", "DATA",
+				       "XATTR", "END", "REF",   "UNLINK", "HOLE", "RMXATTR" };
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
 }
 
@@ -101,7 +105,7 @@ lfs_stream_put_begin(struct lfs_stream_wr *w, const struct lfs_stream_begin *b)
 {
 	uint8_t p[BEGIN_SIZE] = { 0 };
 	memcpy(p + BEGIN_MAGIC, LFS_STREAM_MAGIC, 8);
-	lfs_put32(p + BEGIN_VERSION, LFS_STREAM_VERSION);
+	lfs_put32(p + BEGIN_VERSION, b->parent_seq ? LFS_STREAM_VERSION_INCR : LFS_STREAM_VERSION);
 	lfs_put32(p + BEGIN_FLAGS, b->flags);
 	memcpy(p + BEGIN_UUID, b->uuid, 16);
 	lfs_put64(p + BEGIN_SEQ, b->seq);
@@ -146,6 +150,45 @@ lfs_stream_put_link(struct lfs_stream_wr *w, uint64_t dir, uint64_t id, const ch
 	lfs_put64(p + LINK_DIR, dir);
 	lfs_put64(p + LINK_ID, id);
 	return put(w, LFS_SR_LINK, p, sizeof(p), name, strlen(name), NULL, 0);
+}
+
+int
+lfs_stream_put_ref(struct lfs_stream_wr *w, uint64_t id, uint64_t dir, const char *name)
+{
+	uint8_t p[REF_FIXED];
+	lfs_put64(p + REF_ID, id);
+	lfs_put64(p + REF_DIR, dir);
+	return put(w, LFS_SR_REF, p, sizeof(p), name, strlen(name), NULL, 0);
+}
+
+int
+lfs_stream_put_unlink(struct lfs_stream_wr *w, uint64_t dir, uint64_t id, const char *name)
+{
+	uint8_t p[LINK_FIXED];
+	lfs_put64(p + LINK_DIR, dir);
+	lfs_put64(p + LINK_ID, id);
+	return put(w, LFS_SR_UNLINK, p, sizeof(p), name, strlen(name), NULL, 0);
+}
+
+int
+lfs_stream_put_hole(struct lfs_stream_wr *w, uint64_t id, uint64_t off, uint64_t len)
+{
+	uint8_t p[HOLE_SIZE];
+	lfs_put64(p + HOLE_ID, id);
+	lfs_put64(p + HOLE_OFF, off);
+	lfs_put64(p + HOLE_LEN, len);
+	return put(w, LFS_SR_HOLE, p, sizeof(p), NULL, 0, NULL, 0);
+}
+
+int
+lfs_stream_put_rmxattr(struct lfs_stream_wr *w, uint64_t id, const char *name)
+{
+	uint8_t p[RMX_FIXED];
+	size_t nlen = strlen(name);
+	if (nlen == 0 || nlen > LFS_STREAM_NAME_MAX)
+		return -EINVAL;
+	lfs_put64(p + RMX_ID, id);
+	return put(w, LFS_SR_RMXATTR, p, sizeof(p), name, nlen, NULL, 0);
 }
 
 int
@@ -247,9 +290,9 @@ dec_begin(struct lfs_stream_rd *r, const uint8_t *p, size_t len, struct lfs_stre
 		return refuse(r, -EBADMSG, "not an lfs send stream (no BEGIN record)");
 	b->version = lfs_get32(p + BEGIN_VERSION);
 	b->flags = lfs_get32(p + BEGIN_FLAGS);
-	if (b->version != LFS_STREAM_VERSION)
-		return refuse(r, -EBADMSG, "stream version %u, this lfs reads version %u", b->version,
-			      LFS_STREAM_VERSION);
+	if (b->version != LFS_STREAM_VERSION && b->version != LFS_STREAM_VERSION_INCR)
+		return refuse(r, -EBADMSG, "stream version %u, this lfs reads versions %u and %u", b->version,
+			      LFS_STREAM_VERSION, LFS_STREAM_VERSION_INCR);
 	if (b->flags)
 		return refuse(r, -EBADMSG, "unknown flags %#x", b->flags);
 	memcpy(b->uuid, p + BEGIN_UUID, 16);
@@ -260,6 +303,11 @@ dec_begin(struct lfs_stream_rd *r, const uint8_t *p, size_t len, struct lfs_stre
 	if (!b->seq || b->parent_seq >= b->seq || (!b->parent_seq && b->parent_name[0]))
 		return refuse(r, -EBADMSG, "checkpoint %llu after parent %llu", (unsigned long long)b->seq,
 			      (unsigned long long)b->parent_seq);
+	/* a full stream has no parent, an incremental one always has */
+	if ((b->version == LFS_STREAM_VERSION_INCR) != (b->parent_seq != 0))
+		return refuse(r, -EBADMSG, "version %u with parent checkpoint %llu", b->version,
+			      (unsigned long long)b->parent_seq);
+	r->version = b->version;
 	return 0;
 }
 
@@ -326,14 +374,62 @@ static int
 dec_link(struct lfs_stream_rd *r, uint8_t *p, size_t len, struct lfs_stream_rec *rec)
 {
 	if (len < LINK_FIXED)
-		return refuse(r, -EBADMSG, "a LINK record of %zu bytes", len);
+		return refuse(r, -EBADMSG, "a %s record of %zu bytes", lfs_stream_type_name(rec->type), len);
 	rec->dir = lfs_get64(p + LINK_DIR);
 	rec->id = lfs_get64(p + LINK_ID);
 	rec->name = (const char *)p + LINK_FIXED;
 	rec->nlen = len - LINK_FIXED;
 	if (!rec->dir || !rec->id || rec->dir == rec->id || !lfs_stream_name_ok(rec->name, rec->nlen))
-		return refuse(r, -EBADMSG, "a LINK of inode %llu in %llu, a name of %zu bytes",
+		return refuse(r, -EBADMSG, "a %s of inode %llu in %llu, a name of %zu bytes",
+			      lfs_stream_type_name(rec->type), (unsigned long long)rec->id, (unsigned long long)rec->dir, rec->nlen);
+	p[len] = '\0'; /* the buffer has the byte */
+	return 0;
+}
+
+/* REF: an inode, and a directory and a name it has in the parent's
+ * tree; the root is the one with neither. */
+static int
+dec_ref(struct lfs_stream_rd *r, uint8_t *p, size_t len, struct lfs_stream_rec *rec)
+{
+	if (len < REF_FIXED)
+		return refuse(r, -EBADMSG, "a REF record of %zu bytes", len);
+	rec->id = lfs_get64(p + REF_ID);
+	rec->dir = lfs_get64(p + REF_DIR);
+	rec->name = (const char *)p + REF_FIXED;
+	rec->nlen = len - REF_FIXED;
+	bool root = !rec->dir && !rec->nlen;
+	if (!rec->id || rec->dir == rec->id || (!root && (!rec->dir || !lfs_stream_name_ok(rec->name, rec->nlen))))
+		return refuse(r, -EBADMSG, "a REF of inode %llu in %llu, a name of %zu bytes",
 			      (unsigned long long)rec->id, (unsigned long long)rec->dir, rec->nlen);
+	p[len] = '\0'; /* the buffer has the byte */
+	return 0;
+}
+
+static int
+dec_hole(struct lfs_stream_rd *r, const uint8_t *p, size_t len, struct lfs_stream_rec *rec)
+{
+	if (len != HOLE_SIZE)
+		return refuse(r, -EBADMSG, "a HOLE record of %zu bytes", len);
+	rec->id = lfs_get64(p + HOLE_ID);
+	rec->off = lfs_get64(p + HOLE_OFF);
+	rec->len = lfs_get64(p + HOLE_LEN);
+	if (!rec->id || !rec->len || rec->off > MAX_OFFSET || rec->len > MAX_OFFSET - rec->off)
+		return refuse(r, -EBADMSG, "a HOLE of inode %llu at %llu, %llu bytes", (unsigned long long)rec->id,
+			      (unsigned long long)rec->off, (unsigned long long)rec->len);
+	return 0;
+}
+
+static int
+dec_rmxattr(struct lfs_stream_rd *r, uint8_t *p, size_t len, struct lfs_stream_rec *rec)
+{
+	if (len <= RMX_FIXED)
+		return refuse(r, -EBADMSG, "an RMXATTR record of %zu bytes", len);
+	rec->id = lfs_get64(p + RMX_ID);
+	rec->name = (const char *)p + RMX_FIXED;
+	rec->nlen = len - RMX_FIXED;
+	if (!rec->id || rec->nlen > LFS_STREAM_NAME_MAX || memchr(rec->name, '\0', rec->nlen))
+		return refuse(r, -EBADMSG, "an RMXATTR of inode %llu, a name of %zu bytes", (unsigned long long)rec->id,
+			      rec->nlen);
 	p[len] = '\0'; /* the buffer has the byte */
 	return 0;
 }
@@ -409,8 +505,9 @@ read_header(struct lfs_stream_rd *r, uint8_t *h, unsigned *type, size_t *len)
 		return refuse(r, -EBADMSG, "a header saying %zu bytes (at most %u)", *len, LFS_STREAM_REC_MAX);
 	if (lfs_get32(h + 8) != r->index)
 		return refuse(r, -EBADMSG, "numbered %u (a record lost, repeated or moved?)", lfs_get32(h + 8));
-	if (*type < LFS_SR_BEGIN || *type > LFS_SR_END)
-		return refuse(r, -EBADMSG, "unknown type %u", *type);
+	if (*type < LFS_SR_BEGIN || *type > LFS_SR_RMXATTR ||
+	    (*type > LFS_SR_END && r->version != LFS_STREAM_VERSION_INCR))
+		return refuse(r, -EBADMSG, "unknown type %u (in a version %u stream)", *type, r->version);
 	if ((*type == LFS_SR_BEGIN) != (r->index == 0))
 		return refuse(r, -EBADMSG, "%s", r->index ? "a second BEGIN" : "the stream does not start with BEGIN");
 	return 0;
@@ -460,6 +557,10 @@ lfs_stream_next(struct lfs_stream_rd *r, struct lfs_stream_rec *rec)
 	case LFS_SR_LINK: err = dec_link(r, r->buf, len, rec); break;
 	case LFS_SR_DATA: err = dec_data(r, r->buf, len, rec); break;
 	case LFS_SR_XATTR: err = dec_xattr(r, r->buf, len, rec); break;
+	case LFS_SR_REF: err = dec_ref(r, r->buf, len, rec); break;
+	case LFS_SR_UNLINK: err = dec_link(r, r->buf, len, rec); break;
+	case LFS_SR_HOLE: err = dec_hole(r, r->buf, len, rec); break;
+	case LFS_SR_RMXATTR: err = dec_rmxattr(r, r->buf, len, rec); break;
 	default: err = dec_end(r, r->buf, len, rec, crc_before, bytes_before); r->ended = !err; break;
 	}
 	r->index++;

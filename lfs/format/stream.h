@@ -12,7 +12,8 @@
 #include <stdint.h>
 
 #define LFS_STREAM_MAGIC "lfs-send"
-#define LFS_STREAM_VERSION 1u
+#define LFS_STREAM_VERSION 1u            /* a full stream */
+#define LFS_STREAM_VERSION_INCR 2u       /* an incremental one: the changes since a parent */
 #define LFS_STREAM_HDR 16u               /* type 2, reserved 2, length 4, index 4, crc 4 */
 #define LFS_STREAM_DATA_MAX (128u << 10) /* a DATA record's bytes, at most */
 #define LFS_STREAM_NAME_MAX 255u         /* a name or an attribute's name */
@@ -29,12 +30,17 @@ enum lfs_stream_type {
 	LFS_SR_DATA = 4,  /* bytes of a regular file at an offset (holes are not sent) */
 	LFS_SR_XATTR = 5, /* an extended attribute (POSIX ACLs are these) */
 	LFS_SR_END = 6,   /* last: the records and bytes before it, their crc */
+	/* incremental streams only (version 2) */
+	LFS_SR_REF = 7,     /* an inode of the parent's tree, by a name it has there */
+	LFS_SR_UNLINK = 8,  /* a name of the parent's tree that the snapshot has not */
+	LFS_SR_HOLE = 9,    /* bytes of a regular file that are a hole now */
+	LFS_SR_RMXATTR = 10, /* an extended attribute the snapshot has not */
 };
 
 struct lfs_stream_begin {
 	uint32_t version, flags;
 	uint8_t uuid[16];                /* the source filesystem's */
-	uint64_t seq, parent_seq;        /* the snapshot's checkpoint; 0: a full stream */
+	uint64_t seq, parent_seq;        /* the snapshot's checkpoint; the parent's, 0: a full stream */
 	char name[LFS_STREAM_SNAP_NAME + 1], parent_name[LFS_STREAM_SNAP_NAME + 1];
 };
 
@@ -58,8 +64,9 @@ struct lfs_stream_rec {
 	uint32_t index;
 	struct lfs_stream_begin begin;   /* BEGIN */
 	struct lfs_stream_inode inode;   /* INODE */
-	uint64_t id, dir, off;           /* LINK: dir, id; DATA: id, off; XATTR: id */
-	const char *name;                /* LINK, XATTR: NUL-terminated, nlen bytes */
+	uint64_t id, dir, off, len;      /* LINK, UNLINK, REF: dir (REF: 0 the root), id; DATA: id,
+					    off; HOLE: id, off, len; XATTR, RMXATTR: id */
+	const char *name;                /* LINK, UNLINK, REF, XATTR, RMXATTR: NUL-terminated, nlen bytes */
 	size_t nlen;
 	const uint8_t *data;             /* DATA: the bytes; XATTR: the value; INODE: a symlink's target */
 	size_t dlen;
@@ -82,6 +89,12 @@ int lfs_stream_put_link(struct lfs_stream_wr *w, uint64_t dir, uint64_t id, cons
 int lfs_stream_put_data(struct lfs_stream_wr *w, uint64_t id, uint64_t off, const void *buf, size_t len);
 int lfs_stream_put_xattr(struct lfs_stream_wr *w, uint64_t id, const char *name, const void *val, size_t len);
 int lfs_stream_put_end(struct lfs_stream_wr *w);
+/* Incremental streams (a BEGIN with a parent): dir 0 and name "" refer
+ * to the tree's root. */
+int lfs_stream_put_ref(struct lfs_stream_wr *w, uint64_t id, uint64_t dir, const char *name);
+int lfs_stream_put_unlink(struct lfs_stream_wr *w, uint64_t dir, uint64_t id, const char *name);
+int lfs_stream_put_hole(struct lfs_stream_wr *w, uint64_t id, uint64_t off, uint64_t len);
+int lfs_stream_put_rmxattr(struct lfs_stream_wr *w, uint64_t id, const char *name);
 
 /* Reading: read(ctx, buf, len) returns the bytes read (0 at the end of
  * the input, fewer only there) or -errno.  lfs_stream_next gives one
@@ -98,6 +111,7 @@ struct lfs_stream_rd {
 	uint8_t *buf;                    /* LFS_STREAM_REC_MAX bytes */
 	uint32_t crc, index;
 	uint64_t bytes;
+	uint32_t version;                /* BEGIN's */
 	bool ended;
 	char why[160];
 };

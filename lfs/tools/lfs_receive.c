@@ -12,18 +12,14 @@
  * file's size, every inode given all its names by the end).  The tree is
  * made under a hidden name beside DIR/NAME and renamed to it only once
  * the END record has vouched for the whole stream; a stream refused on
- * the way removes what was made.  Into a mounted lfs the tree is made
- * in a directory the daemon stages with no name (reached by its file
- * handle) and committed by the daemon as a snapshot in one checkpoint
- * (receive.c); a refused stream, a kill or a crash leaves nothing.
- * Each inode is made at its first name:
+ * the way removes what was made.  Into a mounted lfs: recv_mount.c; an
+ * incremental stream's changes: recv_incr.c.  Each inode is made at its first name:
  * its size, owner and mode at once, then its data, then its extended
  * attributes (a write drops security.capability); flags and times at
  * the end, when nothing more changes them.
  */
-#include "cleaner.h"
 #include "lfs.h"
-#include "ctl_proto.h"
+#include "recv.h"
 #include "stream.h"
 #include "tool.h"
 #include "u64map.h"
@@ -61,19 +57,8 @@ struct node {
 	uint32_t links;             /* LINK records seen */
 };
 
-struct recv {
-	bool apply;
-	struct u64map nodes;        /* id -> struct node */
-	struct node **order;        /* in the order received */
-	size_t n, cap;
-	uint64_t root, data_bytes, records;
-	struct node *open_node;     /* the file open_fd writes */
-	int open_fd;
-	char why[256];
-};
-
-static int __attribute__((format(printf, 3, 4)))
-bad(struct recv *rv, int err, const char *fmt, ...)
+int
+recv_bad(struct recv *rv, int err, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -82,18 +67,21 @@ bad(struct recv *rv, int err, const char *fmt, ...)
 	return err;
 }
 
-static int
-sys(struct recv *rv, int ret, const char *what, const char *path)
+int
+recv_sys(struct recv *rv, int ret, const char *what, const char *path)
 {
-	return ret < 0 ? bad(rv, -errno, "%s %s: %s", what, path, strerror(errno)) : 0;
+	return ret < 0 ? recv_bad(rv, -errno, "%s %s: %s", what, path, strerror(errno)) : 0;
 }
+
+#define bad recv_bad
+#define sys recv_sys
 
 static int
 read_in(void *ctx, void *buf, size_t len)
 {
-	(void)ctx;
+	int fd = ctx ? *(int *)ctx : STDIN_FILENO;
 	for (;;) {
-		ssize_t n = read(STDIN_FILENO, buf, len > (1u << 30) ? 1u << 30 : len);
+		ssize_t n = read(fd, buf, len > (1u << 30) ? 1u << 30 : len);
 		if (n >= 0 || errno != EINTR)
 			return n < 0 ? -errno : (int)n;
 	}
@@ -148,33 +136,32 @@ drop_inherited(struct recv *rv, const char *path, bool dir)
 	return 0;
 }
 
-/* A new inode at path: made as its type, with its size, owner and mode. */
-static int
-make_node(struct recv *rv, struct node *nd, const char *path)
+int
+recv_make(struct recv *rv, const struct lfs_stream_inode *in, const char *target, const char *path)
 {
-	mode_t type = nd->in.mode & S_IFMT;
+	mode_t type = in->mode & S_IFMT;
 	int err;
 	if (type == S_IFREG) {
 		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		err = sys(rv, fd, "creating", path);
 		if (!err)
-			err = sys(rv, ftruncate(fd, (off_t)nd->in.size), "sizing", path);
+			err = sys(rv, ftruncate(fd, (off_t)in->size), "sizing", path);
 		if (fd >= 0)
 			close(fd);
 	} else if (type == S_IFDIR) {
 		err = sys(rv, mkdir(path, 0700), "making directory", path);
 	} else if (type == S_IFLNK) {
-		err = sys(rv, symlink(nd->target, path), "making symbolic link", path);
+		err = sys(rv, symlink(target, path), "making symbolic link", path);
 	} else {
-		err = sys(rv, mknod(path, type | 0600, (dev_t)nd->in.rdev), "making node", path);
+		err = sys(rv, mknod(path, type | 0600, (dev_t)in->rdev), "making node", path);
 	}
 	/* what a default ACL above gave it: the stream says what it has */
 	if (!err && type != S_IFLNK)
 		err = drop_inherited(rv, path, type == S_IFDIR);
 	if (!err)
-		err = sys(rv, lchown(path, nd->in.uid, nd->in.gid), "changing the owner of", path);
+		err = sys(rv, lchown(path, in->uid, in->gid), "changing the owner of", path);
 	if (!err && type != S_IFLNK)
-		err = sys(rv, chmod(path, nd->in.mode & 07777), "changing the mode of", path);
+		err = sys(rv, chmod(path, in->mode & 07777), "changing the mode of", path);
 	return err;
 }
 
@@ -195,7 +182,7 @@ on_link(struct recv *rv, const struct lfs_stream_rec *rec)
 	snprintf(path, len, "%s/%s", dir->path, rec->name);
 	int err = 0;
 	if (rv->apply)
-		err = nd->path ? sys(rv, link(nd->path, path), "linking", path) : make_node(rv, nd, path);
+		err = nd->path ? sys(rv, link(nd->path, path), "linking", path) : recv_make(rv, &nd->in, nd->target, path);
 	nd->links++;
 	if (!nd->path && !err) {
 		nd->path = path;
@@ -238,8 +225,35 @@ on_xattr(struct recv *rv, const struct lfs_stream_rec *rec)
 			   rec->id);
 	if (!rv->apply)
 		return 0;
+	/* the data written first, which would drop security.capability after */
+	if (rv->open_node == nd) {
+		rv->open_node = NULL;
+		int err = sys(rv, close(rv->open_fd), "closing", nd->path);
+		rv->open_fd = -1;
+		if (err)
+			return err;
+	}
 	return sys(rv, lsetxattr(nd->path, rec->name, rec->data, rec->dlen, 0), "setting an attribute of",
 		   nd->path);
+}
+
+int
+recv_finish(struct recv *rv, const struct lfs_stream_inode *in, const char *path, bool all_flags)
+{
+	if ((in->flags || all_flags) && (S_ISREG(in->mode) || S_ISDIR(in->mode))) {
+		int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		int flags = (int)in->flags;
+		int err = sys(rv, fd, "opening", path);
+		if (!err)
+			err = sys(rv, ioctl(fd, FS_IOC_SETFLAGS, &flags), "setting the flags of", path);
+		if (fd >= 0)
+			close(fd);
+		if (err)
+			return err;
+	}
+	struct timespec ts[2] = { { .tv_sec = in->atime.s, .tv_nsec = in->atime.ns },
+				  { .tv_sec = in->mtime.s, .tv_nsec = in->mtime.ns } };
+	return sys(rv, utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW), "setting the times of", path);
 }
 
 /* chattr(1)'s flags, then the times: nothing changes them after. */
@@ -254,20 +268,7 @@ finish_node(struct recv *rv, struct node *nd)
 		if (err)
 			return err;
 	}
-	if (nd->in.flags && !S_ISLNK(nd->in.mode) && (S_ISREG(nd->in.mode) || S_ISDIR(nd->in.mode))) {
-		int fd = open(nd->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-		int flags = (int)nd->in.flags;
-		int err = sys(rv, fd, "opening", nd->path);
-		if (!err)
-			err = sys(rv, ioctl(fd, FS_IOC_SETFLAGS, &flags), "setting the flags of", nd->path);
-		if (fd >= 0)
-			close(fd);
-		if (err)
-			return err;
-	}
-	struct timespec ts[2] = { { .tv_sec = nd->in.atime.s, .tv_nsec = nd->in.atime.ns },
-				  { .tv_sec = nd->in.mtime.s, .tv_nsec = nd->in.mtime.ns } };
-	return sys(rv, utimensat(AT_FDCWD, nd->path, ts, AT_SYMLINK_NOFOLLOW), "setting the times of", nd->path);
+	return recv_finish(rv, &nd->in, nd->path, false);
 }
 
 static int
@@ -307,7 +308,7 @@ on_record(struct recv *rv, const struct lfs_stream_rec *rec)
 	}
 }
 
-static void
+void
 recv_free(struct recv *rv)
 {
 	for (size_t i = 0; i < rv->n; i++) {
@@ -321,29 +322,53 @@ recv_free(struct recv *rv)
 		close(rv->open_fd);
 }
 
+static int
+refused(struct recv *rv, const struct lfs_stream_rd *rd, int err)
+{
+	if (err < 0 && !rv->why[0])
+		bad(rv, err, "%s", rd->why[0] ? rd->why : strerror(-err));
+	return err < 0 ? err : 0;
+}
+
+int
+recv_stream_open(struct recv *rv, struct lfs_stream_rd *rd, int *fd, struct lfs_stream_begin *b)
+{
+	u64map_init(&rv->nodes);
+	rv->open_fd = -1;
+	struct lfs_stream_rec rec;
+	int err = lfs_stream_rd_init(rd, read_in, fd);
+	if (!err && (err = lfs_stream_next(rd, &rec)) == 0)
+		*b = rec.begin; /* the decoder takes nothing else first */
+	return refused(rv, rd, err > 0 ? -EBADMSG : err);
+}
+
+int
+recv_stream_rest(struct recv *rv, struct lfs_stream_rd *rd, const struct lfs_stream_begin *b)
+{
+	struct lfs_stream_rec rec;
+	int err = 0;
+	if (b->parent_seq)
+		err = recv_incr(rv, rd);
+	else
+		while (!err && (err = lfs_stream_next(rd, &rec)) == 0)
+			err = on_record(rv, &rec);
+	return refused(rv, rd, err);
+}
+
 /* Every record to its end; the stream's BEGIN into *b.  rv->why says
  * why not. */
 static int
 receive(struct recv *rv, struct lfs_stream_begin *b)
 {
-	u64map_init(&rv->nodes);
-	rv->open_fd = -1;
 	struct lfs_stream_rd rd;
-	struct lfs_stream_rec rec;
-	int err = lfs_stream_rd_init(&rd, read_in, NULL);
-	while (!err && (err = lfs_stream_next(&rd, &rec)) == 0) {
-		if (rec.type == LFS_SR_BEGIN && rec.begin.parent_seq)
-			err = bad(rv, -EOPNOTSUPP, "an incremental stream (from checkpoint %" PRIu64
-				  "): this lfs-receive takes full streams only", rec.begin.parent_seq);
-		else if (rec.type == LFS_SR_BEGIN)
-			*b = rec.begin;
-		else
-			err = on_record(rv, &rec);
-	}
-	if (err < 0 && !rv->why[0])
-		bad(rv, err, "%s", rd.why[0] ? rd.why : strerror(-err));
+	int err = recv_stream_open(rv, &rd, NULL, b);
+	if (!err && b->parent_seq && rv->apply)
+		err = bad(rv, -EOPNOTSUPP, "an incremental stream (from checkpoint %" PRIu64 "): receive it into a "
+			  "mounted lfs that has its parent (lfs-receive MNT)", b->parent_seq);
+	if (!err)
+		err = recv_stream_rest(rv, &rd, b);
 	lfs_stream_rd_free(&rd);
-	return err < 0 ? err : 0;
+	return err;
 }
 
 static int
@@ -352,6 +377,19 @@ rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	(void)st, (void)flag, (void)ftw;
 	remove(path);
 	return 0;
+}
+
+static int
+rm_or_stop(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	return remove(path) < 0 ? -1 : 0;
+}
+
+int
+recv_remove(struct recv *rv, const char *path)
+{
+	return sys(rv, nftw(path, rm_or_stop, 16, FTW_DEPTH | FTW_PHYS), "removing", path);
 }
 
 /* Check the stream, making nothing. */
@@ -364,8 +402,9 @@ check_only(bool verbose)
 	if (err)
 		fprintf(stderr, "lfs-receive: stream refused: %s\n", rv.why);
 	else if (verbose)
-		printf("snapshot '%s' (checkpoint %" PRIu64 "): %zu inodes, %" PRIu64 " records, %" PRIu64
-		       " bytes of data\n", b.name, b.seq, rv.n, rv.records, rv.data_bytes);
+		printf("snapshot '%s' (checkpoint %" PRIu64 "%s): %zu inodes, %" PRIu64 " records, %" PRIu64
+		       " bytes of data\n", b.name, b.seq, b.parent_seq ? ", changes since its parent" : "",
+		       rv.n + rv.changed, rv.records, rv.data_bytes);
 	recv_free(&rv);
 	return err ? 1 : 0;
 }
@@ -401,86 +440,6 @@ extract(const char *dir, bool verbose)
 	return err ? 1 : 0;
 }
 
-/* The directory the daemon staged, by the name only lookups find. */
-static int
-open_staged(const char *mnt, uint64_t ino, uint32_t gen)
-{
-	char path[LFS_CTL_PATH_MAX + 64];
-	snprintf(path, sizeof(path), "%s/" LFS_STAGED_PREFIX "%" PRIu64 ".%" PRIu32, mnt, ino, gen);
-	return open(path, O_RDONLY | O_DIRECTORY);
-}
-
-static int
-ctl_simple(struct lfs_ctl_client *cl, uint16_t op, uint64_t a0, uint64_t a1, const void *payload, size_t plen,
-	   struct lfs_ctl_resp *resp)
-{
-	struct lfs_ctl_req req = { .op = op, .count = plen ? 1 : 0, .arg = { a0, a1 } };
-	return lfs_ctl_call(cl, &req, payload, plen, resp, NULL, 0, NULL);
-}
-
-/* Build the tree in the staged directory ino (cwd there), then commit. */
-static int
-fill_and_commit(struct lfs_ctl_client *cl, uint64_t ino, struct recv *rv, struct lfs_stream_begin *b,
-		uint64_t *seq)
-{
-	int err = receive(rv, b);
-	if (!err && !lfs_stream_name_ok(b->name, strlen(b->name)))
-		err = bad(rv, -EINVAL, "the stream's snapshot has no name a snapshot can have");
-	if (!err && b->parent_seq)
-		err = bad(rv, -EOPNOTSUPP, "an incremental stream: this lfs-receive takes full ones only");
-	if (chdir("/") < 0 && !err)
-		err = sys(rv, -1, "leaving", "the staged tree");
-	struct lfs_ctl_resp resp;
-	if (err) {
-		(void)ctl_simple(cl, LFS_CTL_RECV_ABORT, ino, 0, NULL, 0, &resp);
-		return err;
-	}
-	struct lfs_ctl_recv r = { .name = { 0 } };
-	snprintf(r.name, sizeof(r.name), "%s", b->name);
-	memcpy(r.uuid, b->uuid, sizeof(r.uuid));
-	err = ctl_simple(cl, LFS_CTL_RECV_COMMIT, ino, b->seq, &r, sizeof(r), &resp);
-	if (err)
-		bad(rv, err, "committing snapshot '%s': %s", b->name,
-		    err == -EEXIST ? "the target has a snapshot of that name" : lfs_ctl_strerror(err));
-	*seq = resp.val[0];
-	return err;
-}
-
-/* Make the stream's tree snapshot NAME of the lfs mounted at mnt. */
-static int
-into_mount(const char *mnt, bool verbose)
-{
-	struct lfs_ctl_client cl = { .fd = -1 };
-	struct lfs_ctl_resp resp;
-	struct recv rv = { .apply = true };
-	struct lfs_stream_begin b = { 0 };
-	uint64_t seq = 0;
-	int mnt_fd = open(mnt, O_RDONLY | O_DIRECTORY);
-	int err = mnt_fd < 0 ? sys(&rv, -1, "opening", mnt) : lfs_ctl_connect(&cl, mnt);
-	if (mnt_fd >= 0 && err)
-		bad(&rv, err, "%s: not a mounted lfs, or its daemon cannot be reached: %s", mnt, lfs_ctl_strerror(err));
-	if (!err && (err = ctl_simple(&cl, LFS_CTL_RECV_BEGIN, 0, 0, NULL, 0, &resp)))
-		bad(&rv, err, "%s: the daemon takes no stream: %s", mnt, lfs_ctl_strerror(err));
-	uint64_t ino = err ? 0 : resp.val[0];
-	int dir = err ? -1 : open_staged(mnt, ino, (uint32_t)resp.val[1]);
-	if (!err && (dir < 0 || fchdir(dir) < 0))
-		err = sys(&rv, -1, "opening the staged tree in", mnt);
-	if (dir >= 0)
-		close(dir);
-	if (!err)
-		err = fill_and_commit(&cl, ino, &rv, &b, &seq);
-	lfs_ctl_close(&cl); /* a receive not committed: the daemon lets the tree go */
-	if (mnt_fd >= 0)
-		close(mnt_fd);
-	if (err)
-		fprintf(stderr, "lfs-receive: nothing received: %s\n", rv.why[0] ? rv.why : strerror(-err));
-	else if (verbose)
-		printf("received snapshot '%s' (checkpoint %" PRIu64 " of the source): %zu inodes, %" PRIu64
-		       " bytes of data, as checkpoint %" PRIu64 " of %s\n", b.name, b.seq, rv.n, rv.data_bytes, seq, mnt);
-	recv_free(&rv);
-	return err ? 1 : 0;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -504,5 +463,5 @@ main(int argc, char **argv)
 		fprintf(stderr, "lfs-receive: standard input is a terminal: give it a stream from lfs-send\n");
 		return 2;
 	}
-	return check ? check_only(verbose) : mnt ? into_mount(mnt, verbose) : extract(dir, verbose);
+	return check ? check_only(verbose) : mnt ? recv_into_mount(mnt, verbose) : extract(dir, verbose);
 }

@@ -2,8 +2,10 @@
  * lfs_send.c — lfs-send: write a snapshot of a mounted lfs to standard
  * output as a send stream (lfs(5), SEND STREAMS), for lfs-receive.
  *
- *   lfs-send SNAPSHOT MOUNTPOINT
+ *   lfs-send [-p PARENT] SNAPSHOT MOUNTPOINT
  *
+ * With -p, only what changed since the older snapshot PARENT
+ * (lfs_send_incr), for a target that has PARENT already.
  * The snapshot is read as a snapshot's mount reads it (fuse_snapshot.c):
  * a view of the kept checkpoint, every block through the mounted
  * daemon's control socket, held for as long as the send runs.  The walk
@@ -24,9 +26,10 @@
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: lfs-send SNAPSHOT MOUNTPOINT > STREAM\n"
+	fprintf(f, "usage: lfs-send [-p PARENT] SNAPSHOT MOUNTPOINT > STREAM\n"
 		   "  write the snapshot (a name or a kept checkpoint's number, as lfs-ckpt lists them) of the lfs\n"
-		   "  mounted at MOUNTPOINT to standard output, as a full send stream\n" LFS_TOOL_HELP_LINES);
+		   "  mounted at MOUNTPOINT to standard output, as a full send stream\n"
+		   "  -p, --parent PARENT  an incremental stream: what changed since the older snapshot PARENT\n" LFS_TOOL_HELP_LINES);
 }
 
 static int
@@ -62,14 +65,26 @@ image_of(const char *mnt, char path[LFS_CTL_PATH_MAX])
 	return err;
 }
 
+/* A number names a plain checkpoint as well: the stream has no name then. */
+static const char *
+stream_name(const char *spec)
+{
+	return spec[strspn(spec, "0123456789")] == '\0' ? "" : spec;
+}
+
 int
 main(int argc, char **argv)
 {
 	static const struct lfs_tool tool = { "lfs-send", usage, 2 };
-	static const struct option longopts[] = { LFS_TOOL_LONGOPTS, { NULL, 0, NULL, 0 } };
+	static const struct option longopts[] = { { "parent", required_argument, NULL, 'p' }, LFS_TOOL_LONGOPTS,
+						  { NULL, 0, NULL, 0 } };
+	const char *parent = NULL;
 	int c;
-	while ((c = getopt_long(argc, argv, LFS_TOOL_SHORTOPTS, longopts, NULL)) != -1)
-		return lfs_tool_opt(&tool, c);
+	while ((c = getopt_long(argc, argv, "p:" LFS_TOOL_SHORTOPTS, longopts, NULL)) != -1) {
+		if (c != 'p')
+			return lfs_tool_opt(&tool, c);
+		parent = optarg;
+	}
 	if (argc - optind != 2)
 		return lfs_tool_usage_error(&tool);
 	const char *spec = argv[optind], *mnt = argv[optind + 1];
@@ -80,15 +95,27 @@ main(int argc, char **argv)
 	char image[LFS_CTL_PATH_MAX];
 	if (image_of(mnt, image))
 		return 1;
-	struct lfs_remote *r;
-	struct lfs_fs *view;
+	struct lfs_remote *r, *pr = NULL;
+	struct lfs_fs *view, *pview = NULL;
 	int err = lfs_remote_view(image, mnt, spec, "(lfs-send)", &r, &view);
 	if (err)
 		return 1; /* the library said why */
-	/* a number names a plain checkpoint as well: the stream has no name then */
-	bool numeric = spec[strspn(spec, "0123456789")] == '\0';
+	if (parent && lfs_remote_view(image, mnt, parent, "(lfs-send -p)", &pr, &pview)) {
+		lfs_abandon(view);
+		lfs_remote_free(r);
+		return 1;
+	}
 	int fd = STDOUT_FILENO;
-	err = lfs_send(view, numeric ? "" : spec, write_out, &fd);
+	if (!pview)
+		err = lfs_send(view, stream_name(spec), write_out, &fd);
+	else if ((err = lfs_send_incr(pview, view, stream_name(spec), stream_name(parent), write_out, &fd)) == -EINVAL)
+		fprintf(stderr, "lfs-send: %s is not a snapshot older than %s\n", parent, spec);
+	else if (err == -EOPNOTSUPP)
+		fprintf(stderr, "lfs-send: -p: %s or %s is a received snapshot: send it in full\n", parent, spec);
+	if (pview) {
+		lfs_abandon(pview);
+		lfs_remote_free(pr);
+	}
 	lfs_abandon(view);
 	lfs_remote_free(r);
 	if (err) {

@@ -42,6 +42,8 @@ setfattr -n user.a -v hello d/tiny
 setfattr -n user.bin -v 0x00ff00ff d/big
 setfattr -n trusted.t -v "$(head -c 3000 /dev/zero | tr '\0' 'v')" d/sub
 setfattr -n user.dir -v on empty
+head -c 200000 /dev/urandom > d/capped                    # a capability, after the data
+setfattr -n security.capability -v 0x0100000200200000000000000000000000000000 d/capped
 setfacl -m u:65534:rx,g:100:r d/tiny
 setfacl -d -m u:65534:rwx,g::rx,o::- d/sub
 chattr +d d/big 2>/dev/null || true
@@ -61,7 +63,7 @@ walk() {
 
 snap_mount s1
 walk "$SNAP" > "$WORK/want"
-[ "$(wc -l < "$WORK/want")" = 23 ] || fail "the walk saw $(wc -l < "$WORK/want") names"
+[ "$(wc -l < "$WORK/want")" = 24 ] || fail "the walk saw $(wc -l < "$WORK/want") names"
 grep -q "'d/tiny'.*user.a" "$WORK/want" || fail "the walk does not show xattrs"
 grep -q "system.posix_acl_default" "$WORK/want" || fail "the walk does not show ACLs"
 grep "'d/sparse'" "$WORK/want" | matches "(52428800, 52432896)" || fail "the walk does not show the sparse file's extents"

@@ -5,6 +5,8 @@
  * changed, any record dropped, repeated or moved, any field out of its
  * bounds (re-sealed, so that the crc does not hide it) is refused with
  * -EBADMSG and a reason, and the decoder never reads past its buffer.
+ * The same for an incremental stream (version 2) and its records (REF,
+ * UNLINK, HOLE, RMXATTR), which a full stream (version 1) may not hold.
  */
 #include "check_run.h"
 #include "memstream.h"
@@ -40,6 +42,35 @@ sample(struct mem *m)
 	struct lfs_stream_inode l = { .id = 10, .mode = S_IFLNK | 0777, .nlink = 1, .size = 6 };
 	ck_assert_int_eq(lfs_stream_put_inode(&w, &l, "target", 6), 0);
 	ck_assert_int_eq(lfs_stream_put_link(&w, 1, 10, "sym"), 0);
+	ck_assert_int_eq(lfs_stream_put_end(&w), 0);
+}
+
+#define ROOT_ID (3ull << 32 | 1)
+#define DIR_ID (7ull << 32 | 12)
+#define FILE_ID (1ull << 32 | 40)
+
+/* A small incremental stream of every record type it may hold. */
+static void
+sample_incr(struct mem *m)
+{
+	struct lfs_stream_wr w = { .write = mem_write, .ctx = m };
+	struct lfs_stream_begin b = { .seq = 9, .parent_seq = 7, .uuid = { 4, 5, 6 } };
+	strcpy(b.name, "s2");
+	strcpy(b.parent_name, "p1");
+	ck_assert_int_eq(lfs_stream_put_begin(&w, &b), 0);
+	ck_assert_int_eq(lfs_stream_put_ref(&w, ROOT_ID, 0, ""), 0);
+	ck_assert_int_eq(lfs_stream_put_ref(&w, DIR_ID, ROOT_ID, "d"), 0);
+	ck_assert_int_eq(lfs_stream_put_ref(&w, FILE_ID, DIR_ID, "f"), 0);
+	ck_assert_int_eq(lfs_stream_put_unlink(&w, DIR_ID, FILE_ID, "f"), 0);
+	ck_assert_int_eq(lfs_stream_put_link(&w, ROOT_ID, FILE_ID, "g"), 0);
+	struct lfs_stream_inode f = { .id = FILE_ID, .mode = S_IFREG | 0600, .nlink = 1, .size = 1 << 20 };
+	ck_assert_int_eq(lfs_stream_put_inode(&w, &f, NULL, 0), 0);
+	ck_assert_int_eq(lfs_stream_put_hole(&w, FILE_ID, 8192, 4096), 0);
+	ck_assert_int_eq(lfs_stream_put_data(&w, FILE_ID, 4096, data, 100), 0);
+	ck_assert_int_eq(lfs_stream_put_xattr(&w, FILE_ID, "user.new", "v", 1), 0);
+	ck_assert_int_eq(lfs_stream_put_rmxattr(&w, FILE_ID, "user.old"), 0);
+	struct lfs_stream_inode root = { .id = ROOT_ID, .mode = S_IFDIR | 0755, .nlink = 1 };
+	ck_assert_int_eq(lfs_stream_put_inode(&w, &root, NULL, 0), 0);
 	ck_assert_int_eq(lfs_stream_put_end(&w), 0);
 }
 
@@ -106,11 +137,59 @@ START_TEST(round_trip)
 }
 END_TEST
 
-/* Cut at every byte: never a clean end, -EPIPE. */
-START_TEST(cut_anywhere)
+START_TEST(incr_round_trip)
 {
 	struct mem m = { 0 };
-	sample(&m);
+	sample_incr(&m);
+	struct lfs_stream_rd rd;
+	struct lfs_stream_rec rec;
+	ck_assert_int_eq(lfs_stream_rd_init(&rd, mem_read, &m), 0);
+	ck_assert_int_eq(lfs_stream_next(&rd, &rec), 0);
+	ck_assert_uint_eq(rec.begin.version, LFS_STREAM_VERSION_INCR);
+	ck_assert_uint_eq(rec.begin.parent_seq, 7);
+	ck_assert_str_eq(rec.begin.parent_name, "p1");
+	ck_assert_int_eq(lfs_stream_next(&rd, &rec), 0);
+	ck_assert_int_eq(rec.type, LFS_SR_REF);
+	ck_assert_uint_eq(rec.id, ROOT_ID);
+	ck_assert_uint_eq(rec.dir, 0);
+	ck_assert_uint_eq(rec.nlen, 0);
+	ck_assert_int_eq(lfs_stream_next(&rd, &rec), 0);
+	ck_assert_uint_eq(rec.id, DIR_ID);
+	ck_assert_uint_eq(rec.dir, ROOT_ID);
+	ck_assert_str_eq(rec.name, "d");
+	ck_assert_int_eq(lfs_stream_next(&rd, &rec), 0);
+	ck_assert_int_eq(lfs_stream_next(&rd, &rec), 0);
+	ck_assert_int_eq(rec.type, LFS_SR_UNLINK);
+	ck_assert_uint_eq(rec.dir, DIR_ID);
+	ck_assert_uint_eq(rec.id, FILE_ID);
+	ck_assert_str_eq(rec.name, "f");
+	ck_assert_int_eq(lfs_stream_next(&rd, &rec), 0);
+	ck_assert_int_eq(lfs_stream_next(&rd, &rec), 0);
+	ck_assert_int_eq(lfs_stream_next(&rd, &rec), 0);
+	ck_assert_int_eq(rec.type, LFS_SR_HOLE);
+	ck_assert_uint_eq(rec.off, 8192);
+	ck_assert_uint_eq(rec.len, 4096);
+	ck_assert_int_eq(lfs_stream_next(&rd, &rec), 0);
+	ck_assert_int_eq(lfs_stream_next(&rd, &rec), 0);
+	ck_assert_int_eq(lfs_stream_next(&rd, &rec), 0);
+	ck_assert_int_eq(rec.type, LFS_SR_RMXATTR);
+	ck_assert_uint_eq(rec.id, FILE_ID);
+	ck_assert_str_eq(rec.name, "user.old");
+	ck_assert_int_eq(lfs_stream_next(&rd, &rec), 0);
+	ck_assert_int_eq(lfs_stream_next(&rd, &rec), 0);
+	ck_assert_int_eq(rec.type, LFS_SR_END);
+	ck_assert_int_eq(lfs_stream_next(&rd, &rec), 1);
+	lfs_stream_rd_free(&rd);
+	free(m.buf);
+}
+END_TEST
+
+/* Cut at every byte: never a clean end, -EPIPE. */
+static void
+cut_anywhere_of(void (*make)(struct mem *))
+{
+	struct mem m = { 0 };
+	make(&m);
 	size_t full = m.len;
 	for (size_t cut = 0; cut < full; cut++) {
 		m.len = cut;
@@ -121,14 +200,21 @@ START_TEST(cut_anywhere)
 	}
 	free(m.buf);
 }
+
+START_TEST(cut_anywhere)
+{
+	cut_anywhere_of(sample);
+	cut_anywhere_of(sample_incr);
+}
 END_TEST
 
 /* Every bit flipped, one at a time: refused, -EBADMSG (a flip in a
  * length may also make the stream look cut: -EPIPE). */
-START_TEST(every_bit_flipped)
+static void
+every_bit_flipped_of(void (*make)(struct mem *))
 {
 	struct mem m = { 0 };
-	sample(&m);
+	make(&m);
 	for (size_t i = 0; i < m.len * 8; i++) {
 		m.buf[i / 8] ^= (uint8_t)(1u << i % 8);
 		struct lfs_stream_rd rd;
@@ -139,6 +225,12 @@ START_TEST(every_bit_flipped)
 		m.buf[i / 8] ^= (uint8_t)(1u << i % 8);
 	}
 	free(m.buf);
+}
+
+START_TEST(every_bit_flipped)
+{
+	every_bit_flipped_of(sample);
+	every_bit_flipped_of(sample_incr);
 }
 END_TEST
 
@@ -224,6 +316,56 @@ START_TEST(crafted_fields)
 }
 END_TEST
 
+/* The same for an incremental stream's records. */
+START_TEST(crafted_incr_fields)
+{
+	struct {
+		unsigned rec, off;
+		uint64_t val;
+		const char *what;
+	} edits[] = {
+		{ 0, 8, 1, "version 1 with a parent" },
+		{ 0, 40, 0, "version 2 without a parent" },
+		{ 0, 40, 9, "a parent not older" },
+		{ 1, 0, 0, "a REF of inode 0" },
+		{ 2, 8, 0, "a REF with a name and no directory" },
+		{ 2, 8, DIR_ID, "a REF in itself" },
+		{ 2, 16, '/', "a '/' in a REF's name" },
+		{ 4, 16, '/', "a '/' in an UNLINK's name" },
+		{ 4, 0, 0, "an UNLINK in directory 0" },
+		{ 7, 16, 0, "a HOLE of no bytes" },
+		{ 7, 8, UINT64_MAX - 100, "a HOLE past the largest offset" },
+		{ 10, 8, 0, "a NUL in an RMXATTR's name" },
+		{ 10, 0, 0, "an RMXATTR of inode 0" },
+	};
+	for (size_t e = 0; e < sizeof(edits) / sizeof(edits[0]); e++) {
+		struct mem m = { 0 };
+		sample_incr(&m);
+		uint8_t *p = m.buf + record_at(&m, edits[e].rec) + LFS_STREAM_HDR + edits[e].off;
+		if (edits[e].val == '/' || (edits[e].rec == 10 && edits[e].off == 8))
+			p[0] = (uint8_t)edits[e].val;
+		else if (edits[e].rec == 0 && edits[e].off == 8)
+			lfs_put32(p, (uint32_t)edits[e].val);
+		else
+			lfs_put64(p, edits[e].val);
+		refused_resealed(&m, edits[e].what);
+		free(m.buf);
+	}
+	/* the records of an incremental stream in a full one */
+	struct mem m = { 0 };
+	struct lfs_stream_wr w = { .write = mem_write, .ctx = &m };
+	struct lfs_stream_begin b = { .seq = 9 };
+	ck_assert_int_eq(lfs_stream_put_begin(&w, &b), 0);
+	ck_assert_int_eq(lfs_stream_put_ref(&w, ROOT_ID, 0, ""), 0);
+	ck_assert_int_eq(lfs_stream_put_end(&w), 0);
+	struct lfs_stream_rd rd;
+	unsigned n;
+	ck_assert_int_eq(decode(&m, &rd, &n), -EBADMSG);
+	ck_assert_ptr_nonnull(strstr(rd.why, "unknown type 7"));
+	free(m.buf);
+}
+END_TEST
+
 /* Records moved, dropped, a length past the buffer: refused before the
  * payload is read. */
 START_TEST(crafted_order)
@@ -280,5 +422,5 @@ START_TEST(writer_bounds)
 }
 END_TEST
 
-CHECK_MAIN("stream", "core", 10, round_trip, cut_anywhere, every_bit_flipped, crafted_fields, crafted_order,
-	   writer_bounds)
+CHECK_MAIN("stream", "core", 10, round_trip, incr_round_trip, cut_anywhere, every_bit_flipped, crafted_fields,
+	   crafted_incr_fields, crafted_order, writer_bounds)
