@@ -58,16 +58,6 @@ struct node {
 };
 
 int
-recv_bad(struct recv *rv, int err, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(rv->why, sizeof(rv->why), fmt, ap);
-	va_end(ap);
-	return err;
-}
-
-int
 recv_sys(struct recv *rv, int ret, const char *what, const char *path)
 {
 	return ret < 0 ? recv_bad(rv, -errno, "%s %s: %s", what, path, strerror(errno)) : 0;

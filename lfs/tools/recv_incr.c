@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -458,4 +459,16 @@ recv_incr(struct recv *rv, struct lfs_stream_rd *rd)
 	free(x.order);
 	u64map_free(&x.nodes);
 	return err < 0 ? err : 0;
+}
+
+/* Why the stream was refused, in rv->why; returns err (shared with the
+ * fuzzer, which links this file without lfs_receive.c). */
+int
+recv_bad(struct recv *rv, int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(rv->why, sizeof(rv->why), fmt, ap);
+	va_end(ap);
+	return err;
 }

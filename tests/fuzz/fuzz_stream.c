@@ -14,23 +14,12 @@
 #include "recv.h"
 #include "stream.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* lfs-receive's calls that make things: a check never makes any */
-int
-recv_bad(struct recv *rv, int err, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(rv->why, sizeof(rv->why), fmt, ap);
-	va_end(ap);
-	return err;
-}
-
 int
 recv_sys(struct recv *rv, int ret, const char *what, const char *path)
 {
