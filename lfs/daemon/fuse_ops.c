@@ -101,6 +101,11 @@ op_init(void *userdata, struct fuse_conn_info *conn)
 	} else {
 		d->writeback = false;
 		conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+		/* A buffered write marks its whole pages up to date before its
+		 * WRITE reaches us; a GETATTR that sees the new mtime meanwhile
+		 * would make the kernel drop them and read the old bytes back.
+		 * Only this mount changes a file's data, so nothing is lost. */
+		conn->want &= ~(unsigned)FUSE_CAP_AUTO_INVAL_DATA;
 	}
 	/* An open holds nothing the kernel's lookup reference does not:
 	 * answering the first OPEN with ENOSYS saves a round trip per open

@@ -35,6 +35,7 @@
 #define ALIGN 4096u
 #define BATCH_MAX 8
 #define RACERS 2
+#define BURST 2000 /* the writes of buffered_burst */
 
 enum wkind { W_BUFFERED, W_DIRECT, W_AIO, W_URING, W_MMAP, W_TRUNCATE, W_KINDS };
 enum rkind { R_BUFFERED, R_DIRECT, R_MMAP, R_AIO, R_URING, R_KINDS };
@@ -422,6 +423,34 @@ read_past_synced_end(const char *path)
 	return bad;
 }
 
+/* Unaligned buffered writes of a few pages, each read back at once
+ * through the mapping while the racers read the range and ask for its
+ * attributes: a page the write made up to date must not be dropped and
+ * read back from before the write reached the filesystem.  0 or 1. */
+static int
+buffered_burst(struct view *v, unsigned long n)
+{
+	for (unsigned long i = 1; i <= n; i++) {
+		uint32_t len = 6 * ALIGN, off = (uint32_t)(rnd() % (FILE_SIZE / ALIGN - 7)) * ALIGN;
+		off += 1 + (uint32_t)(rnd() % (ALIGN - 1));
+		hot->off = off;
+		hot->len = len;
+		fill(v->buf + off, len);
+		if (pwrite(v->fd, v->buf + off, len, off) != (ssize_t)len)
+			die("pwrite");
+		memcpy(model + off, v->buf + off, len);
+		uint32_t j = 0;
+		while (j < len && v->map[off + j] == model[off + j])
+			j++;
+		if (j < len) {
+			fprintf(stderr, "coherence: buffered write %lu of [%u, +%u): the mapping gives %#x at %u, the model %#x\n",
+				i, off, len, v->map[off + j], off + j, model[off + j]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* The file starts as FILE_SIZE bytes of a pattern the model holds too. */
 static void
 start_file(const char *path)
@@ -463,7 +492,7 @@ main(int argc, char **argv)
 	struct view v;
 	view_open(&v, path);
 	unsigned long writes[W_KINDS] = { 0 }, reads = 0;
-	int bad = 0;
+	int bad = buffered_burst(&v, BURST);
 	for (unsigned long s = 1; s <= steps && !bad; s++) {
 		enum wkind k = step_kinds[rnd() % (sizeof(step_kinds) / sizeof(step_kinds[0]))];
 		write_step(&v, k);
@@ -485,8 +514,8 @@ main(int argc, char **argv)
 		wait(NULL);
 	view_close(&v);
 	printf("coherence: %s after %lu steps (buffered %lu, direct %lu, libaio %lu, io_uring %lu, mmap %lu, "
-	       "truncate %lu), %lu reads checked\n",
+	       "truncate %lu), %lu reads checked, after %d buffered writes read back at once\n",
 	       bad ? "FAILED" : "ok", writes[0] + writes[1] + writes[2] + writes[3] + writes[4] + writes[5],
-	       writes[0], writes[1], writes[2], writes[3], writes[4], writes[5], reads);
+	       writes[0], writes[1], writes[2], writes[3], writes[4], writes[5], reads, BURST);
 	return bad;
 }
