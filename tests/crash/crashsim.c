@@ -978,10 +978,8 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 			break;
 		}
 	/* what the mount freed was the live tree's, not a snapshot's */
-	if (c->w->receive) {
-		recvsim_check_gone(&c->w->recvs, fs, what, &c->failures);
-		recvsim_check(&c->w->recvs, fs, durable_upto, what, &c->failures, &c->views);
-	}
+	if (c->w->receive)
+		recvsim_check_gone(&c->w->recvs, fs, durable_upto, what, &c->failures, &c->views);
 	uint8_t *buf = c->buf;
 	for (int i = 0; i < MAX_FILES; i++) {
 		const struct file *f = &c->w->files[i];
@@ -1251,19 +1249,8 @@ main(int argc, char **argv)
 		printf("crashsim: seed %u: %d snapshots made, %d deleted; %llu snapshot views read in the states\n", seed,
 		       w.nsnaps, deleted, (unsigned long long)c.views);
 	}
-	if (receive) {
-		const struct recv_set *rs = &w.recvs;
-		printf("crashsim: seed %u: %d receives, %llu committed, %llu given up, %s at the crash; %llu snapshot "
-		       "views read in the states (received trees)\n", seed, rs->n, (unsigned long long)rs->committed,
-		       (unsigned long long)rs->aborted, rs->n && rs->r[rs->n - 1].open ? "one under way" : "none",
-		       (unsigned long long)c.views);
-		/* the workload is there to make them: a run without is no test
-		 * (on a full filesystem, one begun at least) */
-		if (full ? !rs->n : !rs->committed || !c.views) {
-			printf("crashsim: seed %u: -V committed no receive, or no state held one\n", seed);
-			c.failures++;
-		}
-	}
+	if (receive)
+		c.failures += recvsim_report(&w.recvs, seed, c.views, full);
 	if (discard) {
 		for (size_t i = 0; i < nrecs; i++)
 			c.discards += c.recs[i].type == LFS_TRACE_DISCARD;

@@ -161,7 +161,8 @@ recvsim_check(const struct recv_set *rs, struct lfs_fs *fs, off_t durable, const
 }
 
 void
-recvsim_check_gone(const struct recv_set *rs, struct lfs_fs *fs, const char *what, uint64_t *failures)
+recvsim_check_gone(const struct recv_set *rs, struct lfs_fs *fs, off_t durable, const char *what,
+		   uint64_t *failures, uint64_t *views)
 {
 	for (int k = 0; k < rs->n; k++) {
 		char name[LFS_STAGED_NAME_MAX];
@@ -177,6 +178,23 @@ recvsim_check_gone(const struct recv_set *rs, struct lfs_fs *fs, const char *wha
 			return;
 		}
 	}
+	recvsim_check(rs, fs, durable, what, failures, views);
+}
+
+unsigned
+recvsim_report(const struct recv_set *rs, unsigned seed, uint64_t views, bool full)
+{
+	printf("crashsim: seed %u: %d receives, %llu committed, %llu given up, %s at the crash; %llu snapshot views "
+	       "read in the states (received trees)\n", seed, rs->n, (unsigned long long)rs->committed,
+	       (unsigned long long)rs->aborted, rs->n && rs->r[rs->n - 1].open ? "one under way" : "none",
+	       (unsigned long long)views);
+	/* the workload is there to make them: a run without is no test (on
+	 * a full filesystem, one begun at least) */
+	if (full ? !rs->n : !rs->committed || !views) {
+		printf("crashsim: seed %u: -V committed no receive, or no state held one\n", seed);
+		return 1;
+	}
+	return 0;
 }
 
 int

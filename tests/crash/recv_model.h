@@ -49,8 +49,12 @@ int recvsim_op(struct recv_set *rs, struct lfs_fs *fs);
  * as they must be; failures and views read added to. */
 void recvsim_check(const struct recv_set *rs, struct lfs_fs *fs, off_t durable, const char *what, uint64_t *failures,
 		   uint64_t *views);
-/* fs mounted read-write: no staged tree any receive made is found. */
-void recvsim_check_gone(const struct recv_set *rs, struct lfs_fs *fs, const char *what, uint64_t *failures);
+/* fs mounted read-write: no staged tree any receive made is found, and
+ * the snapshots are as recvsim_check wants. */
+void recvsim_check_gone(const struct recv_set *rs, struct lfs_fs *fs, off_t durable, const char *what,
+			uint64_t *failures, uint64_t *views);
+/* The run's receives said; 1 if it exercised none (a failure). */
+unsigned recvsim_report(const struct recv_set *rs, unsigned seed, uint64_t views, bool full);
 /* -F: every received snapshot in fs deleted (0, or -errno said). */
 int recvsim_delete_all(const struct recv_set *rs, struct lfs_fs *fs, const char *what);
 void recvsim_free(struct recv_set *rs);
