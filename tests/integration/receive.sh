@@ -141,8 +141,17 @@ start2
 grep -q "freed staged tree" "$WORK/daemon2.log" || fail "the mount did not free the staged tree: $(tail -3 "$WORK/daemon2.log")"
 unchanged "a crash of the target"
 
-# 4. the whole stream, through a pipe
+# 4. the whole stream, through a pipe; then the target's daemon killed
+# soon after the commit: the snapshot is there whole, and the staged
+# tree the live tree let go is gone (rolled forward, or an orphan the
+# mount frees)
 cat "$WORK/s1.stream" | "$RECV" -v "$MNT2" > "$WORK/recv.out" || fail "lfs-receive failed: $(cat "$WORK/recv.out")"
+: > "$WORK/daemon2.log"
+kill -9 "$PID2"; wait "$PID2" 2>/dev/null || true; PID2=
+umount -l "$MNT2"
+start2
+inodes=$(space | sed 's/.*, //')
+[ "$inodes" = "${space0#*, }" ] || fail "after the commit and a crash the target has $inodes, not ${space0#*, } as before"
 "$CKPT" -l "$MNT2" | grep " received " | matches "s1  from $uuid checkpoint $seq" ||
 	fail "lfs-ckpt -l shows: $("$CKPT" -l "$MNT2" | tail -3)"
 "$CKPT" -l -j "$MNT2" | matches "\"source_uuid\": *\"$uuid\"" || fail "lfs-ckpt -l -j: no source_uuid"
