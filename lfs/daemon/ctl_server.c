@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <poll.h>
@@ -47,8 +48,10 @@ struct client {
 	uint64_t view_seq;
 	char *view_mnt;
 	/* the staged tree this connection fills (LFS_CTL_RECV_BEGIN), 0:
-	 * none; only its own thread touches it */
+	 * none, and its generation; only its own thread touches them */
 	uint64_t recv_ino;
+	uint32_t recv_gen;
+	int recv_pidfd;             /* the receiving process (-1: unknown) */
 };
 
 struct lfs_ctl_server {
@@ -69,6 +72,7 @@ struct lfs_ctl_server {
 	bool pass_now;              /* lfs-clean (--now), until the cleaner reads it */
 	struct lfs_ctl_supervisor sup; /* set before the first client; ops NULL: none */
 	struct lfs_ctl_requests req; /* protected by lock; read NULL: not counted */
+	struct lfs_ctl_kernel kern; /* protected by lock; forget NULL: none */
 };
 
 /* Both buffers of a client's thread hold LFS_CTL_MSG_MAX bytes, which
@@ -398,6 +402,61 @@ struct request {
 	uint8_t *rout;              /* the answer's records, after resp */
 };
 
+/* The live tree let staged tree ino.gen go (committed or given up):
+ * the kernel forgets its name, and with it the inodes it looked up
+ * under it, which the daemon then frees (lfs_forget) rather than at the
+ * unmount. */
+static void
+forget_staged(struct lfs_ctl_server *srv, uint64_t ino, uint32_t gen)
+{
+	pthread_mutex_lock(&srv->lock);
+	struct lfs_ctl_kernel k = srv->kern;
+	pthread_mutex_unlock(&srv->lock);
+	char name[LFS_STAGED_NAME_MAX];
+	snprintf(name, sizeof(name), LFS_STAGED_PREFIX "%" PRIu64 ".%" PRIu32, ino, gen);
+	if (k.forget)
+		k.forget(k.ctx, name);
+}
+
+/* The receive of `c` ended: nothing of it kept. */
+static void
+end_receive(struct client *c)
+{
+	c->recv_ino = 0;
+	if (c->recv_pidfd >= 0)
+		close(c->recv_pidfd);
+	c->recv_pidfd = -1;
+}
+
+/* A receive given up: its tree goes, and the kernel's names for it. */
+static int
+abort_receive(struct lfs_ctl_server *srv, struct client *c)
+{
+	/* a delete refused room waits for the reclaimer's round, holding
+	 * nothing, and goes on */
+	unsigned tries = 0;
+	int err;
+	do
+		err = lfs_recv_abort(srv->fs, c->recv_ino);
+	while (err == -ENOSPC && lfs_room_wait(srv->fs, &tries));
+	if (!err)
+		forget_staged(srv, c->recv_ino, c->recv_gen);
+	end_receive(c);
+	return err;
+}
+
+/* The connection of a receive closed: a receiver that exits closes it
+ * before its open files and its working directory in the tree, which
+ * the kernel forgets only once they are closed too.  Its exit waited
+ * for, a little. */
+static void
+receiver_gone(struct client *c)
+{
+	struct pollfd p = { .fd = c->recv_pidfd, .events = POLLIN };
+	if (c->recv_pidfd >= 0)
+		(void)poll(&p, 1, 2000);
+}
+
 /* LFS_CTL_RECV_*: a stream received as a snapshot, by `c`. */
 static void
 answer_receive(struct lfs_ctl_server *srv, struct client *c, struct request *q)
@@ -407,8 +466,12 @@ answer_receive(struct lfs_ctl_server *srv, struct client *c, struct request *q)
 	switch (q->req.op) {
 	case LFS_CTL_RECV_BEGIN:
 		q->resp->err = c->recv_ino ? -EALREADY : lfs_recv_begin(srv->fs, &q->resp->val[0], &gen);
-		if (!q->resp->err)
+		if (!q->resp->err) {
+			pid_t pid = peer_pid(c->fd);
 			c->recv_ino = q->resp->val[0];
+			c->recv_gen = gen;
+			c->recv_pidfd = pid > 0 ? pidfd_open(pid, 0) : -1;
+		}
 		q->resp->val[1] = gen;
 		break;
 	case LFS_CTL_RECV_COMMIT:
@@ -418,12 +481,16 @@ answer_receive(struct lfs_ctl_server *srv, struct client *c, struct request *q)
 		else
 			q->resp->err = lfs_recv_commit(srv->fs, c->recv_ino, r.name, r.uuid, q->req.arg[1],
 						       &q->resp->val[0]);
-		if (!q->resp->err)
-			c->recv_ino = 0;
+		if (!q->resp->err) {
+			forget_staged(srv, c->recv_ino, c->recv_gen);
+			end_receive(c);
+		}
 		break;
 	case LFS_CTL_RECV_ABORT:
-		q->resp->err = !c->recv_ino || q->req.arg[0] != c->recv_ino ? -EINVAL : lfs_recv_abort(srv->fs, c->recv_ino);
-		c->recv_ino = 0;
+		if (!c->recv_ino || q->req.arg[0] != c->recv_ino)
+			q->resp->err = -EINVAL;
+		else
+			q->resp->err = abort_receive(srv, c);
 		break;
 	}
 }
@@ -650,9 +717,11 @@ client_main(void *arg)
 	free(out);
 	struct lfs_ctl_server *srv = c->srv;
 	/* a receive that never committed: its tree goes */
-	if (c->recv_ino && lfs_recv_abort(srv->fs, c->recv_ino))
-		lfs_log("receive: the staged tree %llu is freed at the next mount", (unsigned long long)c->recv_ino);
-	c->recv_ino = 0;
+	uint64_t staged = c->recv_ino;
+	if (staged)
+		receiver_gone(c);
+	if (staged && abort_receive(srv, c))
+		lfs_log("receive: the staged tree %llu is freed at the next mount", (unsigned long long)staged);
 	pthread_mutex_lock(&srv->lock);
 	c->done = true;
 	drop_view(srv, c);
@@ -722,6 +791,8 @@ listen_main(void *arg)
 		}
 		c->srv = srv;
 		c->done = false;
+		c->recv_ino = 0;
+		c->recv_pidfd = -1;
 		c->fd = fd;
 		if (pthread_create(&c->thread, NULL, client_main, c)) {
 			close(fd);
@@ -806,6 +877,14 @@ lfs_ctl_server_set_requests(struct lfs_ctl_server *srv, const struct lfs_ctl_req
 {
 	pthread_mutex_lock(&srv->lock);
 	srv->req = *req;
+	pthread_mutex_unlock(&srv->lock);
+}
+
+void
+lfs_ctl_server_set_kernel(struct lfs_ctl_server *srv, const struct lfs_ctl_kernel *k)
+{
+	pthread_mutex_lock(&srv->lock);
+	srv->kern = *k;
 	pthread_mutex_unlock(&srv->lock);
 }
 

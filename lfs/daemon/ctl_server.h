@@ -45,6 +45,15 @@ struct lfs_ctl_requests {
 	void (*read)(void *ctx, bool reset, uint64_t *counts, uint64_t val[4]);
 };
 void lfs_ctl_server_set_requests(struct lfs_ctl_server *srv, const struct lfs_ctl_requests *req);
+/* The kernel's side of the mount, as the server sees it: forget makes
+ * the kernel forget the name `name` in the root and what it looked up
+ * under it (a staged tree the live tree let go).  Called without the
+ * server's lock or the filesystem's held. */
+struct lfs_ctl_kernel {
+	void *ctx;
+	void (*forget)(void *ctx, const char *name);
+};
+void lfs_ctl_server_set_kernel(struct lfs_ctl_server *srv, const struct lfs_ctl_kernel *k);
 /* The registered cleaner's pid, 0 if none. */
 pid_t lfs_ctl_server_cleaner(struct lfs_ctl_server *srv);
 /* The answer to LFS_IOC_CTL_WHERE: the name and this process. */

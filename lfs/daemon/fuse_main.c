@@ -556,6 +556,18 @@ kernel_mount_args(const struct cmdline *c, struct fuse_args *args)
 	return loop_fd;
 }
 
+/* The kernel forgets name in the root, and every unused name it has
+ * under it (lfs_ctl_kernel): their inodes' last lookups come back as
+ * FORGETs. */
+static void
+forget_name(void *ctx, const char *name)
+{
+	struct lfs_daemon *d = ctx;
+	int err = fuse_lowlevel_notify_inval_entry(d->se, FUSE_ROOT_ID, name, strlen(name));
+	if (err && err != -ENOENT)
+		lfs_log("asking the kernel to forget %s: %s", name, strerror(-err));
+}
+
 /* The helpers beside the request loop: the tick and reclaim threads,
  * the control socket and the supervised cleaner.  The reclaimer takes
  * the requests refused room, which wait for its rounds instead of
@@ -572,6 +584,10 @@ start_helpers(struct lfs_daemon *d, const struct cmdline *c, const char *cleaner
 	if (err)
 		lfs_log("control socket for %s: %s (no cleaner, no lfs-ckpt)", c->mountpoint, strerror(-err));
 	d->ctl = ctl;
+	if (ctl) {
+		struct lfs_ctl_kernel k = { d, forget_name };
+		lfs_ctl_server_set_kernel(ctl, &k);
+	}
 	if (ctl && counted) {
 		struct lfs_ctl_requests rq = { &d->io, lfs_daemon_requests };
 		lfs_ctl_server_set_requests(ctl, &rq);

@@ -68,14 +68,23 @@ lfs_recv_begin(struct lfs_fs *fs, uint64_t *ino, uint32_t *gen)
 	return err;
 }
 
-int
-lfs_recv_abort(struct lfs_fs *fs, uint64_t ino)
+/* Staged tree ino let go: a delete like any other, asking for room as
+ * one (staged.c); refused, it goes on from where it stopped when asked
+ * again (the daemon asks once the reclaimer has made room). */
+static int
+drop_staged(struct lfs_fs *fs, uint64_t ino)
 {
 	lfs_lock(fs);
 	int err = fs->fatal ? fs->fatal : fs->dev.readonly ? -EROFS : lfs_staged_drop(fs, (uint32_t)ino, true);
 	lfs_cache_trim(fs);
 	pthread_mutex_unlock(&fs->lock);
 	return err;
+}
+
+int
+lfs_recv_abort(struct lfs_fs *fs, uint64_t ino)
+{
+	return drop_staged(fs, ino);
 }
 
 int
@@ -103,11 +112,11 @@ lfs_recv_commit(struct lfs_fs *fs, uint64_t ino, const char *name, const uint8_t
 	memcpy(o.uuid, uuid, sizeof(o.uuid));
 	if (!err)
 		err = lfs_ckpt_receive(fs, name, &o, seq);
-	/* the snapshot holds the tree now; the live tree lets it go (a crash
-	 * before the next checkpoint: the mount frees it, an orphan) */
-	if (!err && lfs_staged_drop(fs, (uint32_t)ino, true))
-		lfs_log("receive: snapshot %s committed; its staged tree is freed at the next mount", name);
 	lfs_cache_trim(fs);
 	pthread_mutex_unlock(&fs->lock);
+	/* the snapshot holds the tree now; the live tree lets it go (a crash
+	 * before the next checkpoint: the mount frees it, an orphan) */
+	if (!err && drop_staged(fs, ino))
+		lfs_log("receive: snapshot %s committed; its staged tree is freed at the next mount", name);
 	return err;
 }

@@ -91,8 +91,12 @@ empty_tree(struct lfs_fs *fs, uint32_t top)
 		if ((err = lfs_iget(fs, f.ino, &ip)))
 			break;
 		if (!S_ISDIR(ip->di.mode) || lfs_dir_empty(fs, ip)) {
-			/* dp stays cached: an inode being changed is not evicted */
-			err = remove_one(fs, dp, &f, ip);
+			/* a delete, admitted as unlink is (its flushes evict
+			 * nothing the caller holds); dp stays cached: an inode
+			 * being changed is not evicted */
+			err = fs->up->admit(fs, LFS_SPACE_DELETE, 0);
+			if (!err)
+				err = remove_one(fs, dp, &f, ip);
 			continue;
 		}
 		if (n == cap) {
@@ -119,6 +123,8 @@ lfs_staged_drop(struct lfs_fs *fs, uint32_t ino, bool held)
 		err = -EINVAL;
 	if (!err)
 		err = empty_tree(fs, ino);
+	if (!err)
+		err = fs->up->admit(fs, LFS_SPACE_DELETE, 0);
 	if (!err && (err = lfs_iget(fs, ino, &ip)) == 0) {
 		ip->di.nlink = 0;
 		if (held && ip->nlookup)

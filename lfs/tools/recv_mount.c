@@ -159,6 +159,11 @@ fill_and_commit(struct lfs_ctl_client *cl, uint64_t ino, struct recv *rv, struct
 		struct lfs_stream_begin *b, uint64_t *seq)
 {
 	int err = recv_stream_rest(rv, rd, b);
+	/* nothing of the tree held open: the kernel forgets it whole when
+	 * the daemon lets it go */
+	if (rv->open_fd >= 0)
+		close(rv->open_fd);
+	rv->open_fd = -1;
 	if (chdir("/") < 0 && !err)
 		err = sys(rv, -1, "leaving", "the staged tree");
 	struct lfs_ctl_resp resp;

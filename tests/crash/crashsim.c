@@ -1,7 +1,7 @@
 /*
  * crashsim.c — crash-state testing.
  *
- *   crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-P] [-R] [-D] [-Z] [-v]
+ *   crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-P] [-R] [-D] [-V] [-Z] [-v]
  *
  * 1. Make a small image, mount it through the real code with the block
  *    trace on (bdev.c records every write and every flush), and run a
@@ -29,6 +29,11 @@
  * making returned is there, and reads exactly its files, until its
  * deletion began; one not begun yet, or deleted, is not there; one in
  * between is there whole or not at all.
+ * With -V the workload also receives trees as snapshots, in steps
+ * (recv_model.h): a state shows a received snapshot whole or not at
+ * all, as its commit had returned or not begun, and once mounted
+ * read-write no staged tree is left, the snapshots unharmed, and the
+ * next mount finds the space accounted (fsck).
  * With -D the filesystem is mounted with -o discard and the workload
  * gives clean segments back now and then (lfs_trim_freed, and lfs_trim
  * as FITRIM does): each discard is traced as zeros over its range, in
@@ -56,6 +61,7 @@
  * described (seed, state, what was wrong) and the exit status is 1.
  */
 #include "lfs_int.h"
+#include "recv_model.h"
 #include "state_img.h"
 
 #include <errno.h>
@@ -151,6 +157,8 @@ struct workload {
 	struct snap snaps[MAX_SNAPS];
 	int nsnaps;
 	bool snapshots;             /* -S */
+	bool receive;               /* -V */
+	struct recv_set recvs;
 	struct lfs_fs *fs;
 	struct file files[MAX_FILES];
 	uint64_t dirs[4];
@@ -513,6 +521,14 @@ workload_run(struct workload *w)
 			int err = rnd_below(2) ? lfs_trim_freed(w->fs) : lfs_trim(w->fs, 0, UINT64_MAX, 0, &t);
 			if (err) {
 				fprintf(stderr, "crashsim: op %u (discard): %s\n", op, strerror(-err));
+				return err;
+			}
+			continue;
+		}
+		if (w->receive && rnd_below(100) < 6) {
+			int err = recvsim_op(&w->recvs, w->fs);
+			if (err) {
+				fprintf(stderr, "crashsim: op %u (receive): %s\n", op, strerror(-err));
 				return err;
 			}
 			continue;
@@ -932,6 +948,8 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 		err = lfs_fsck(fs, &problems);
 		if (!err && !problems)
 			check_snaps(c, fs, durable_upto, what);
+		if (!err && !problems && c->w->receive)
+			recvsim_check(&c->w->recvs, fs, durable_upto, what, &c->failures, &c->views);
 		lfs_abandon(fs);
 	}
 	if (err || problems) {
@@ -959,6 +977,9 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 			c->failures++;
 			break;
 		}
+	/* what the mount freed was the live tree's, not a snapshot's */
+	if (c->w->receive)
+		recvsim_check_gone(&c->w->recvs, fs, durable_upto, what, &c->failures, &c->views);
 	uint8_t *buf = c->buf;
 	for (int i = 0; i < MAX_FILES; i++) {
 		const struct file *f = &c->w->files[i];
@@ -1000,6 +1021,8 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 			break;
 		}
 	}
+	if (c->w->full && c->w->receive && recvsim_delete_all(&c->w->recvs, fs, what))
+		c->failures++;
 	for (int i = 0; c->w->full && i < MAX_FILES; i++) {
 		const struct file *f = &c->w->files[i];
 		if (!f->name[0])
@@ -1017,15 +1040,16 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 		printf("crashsim: %s: unmount after recovery failed: %s\n", what, strerror(-err));
 		c->failures++;
 	}
-	/* -R: what the recovering mount wrote holds the relinks by itself */
-	if (!err && c->w->relink) {
+	/* -R: what the recovering mount wrote holds the relinks by itself;
+	 * -V: what it freed of staged trees leaves the space accounted */
+	if (!err && (c->w->relink || c->w->receive)) {
 		o.readonly = true;
 		if ((err = lfs_mount(c->si.path, &o, &fs))) {
 			printf("crashsim: %s: mount after the recovering one failed: %s\n", what, strerror(-err));
 			c->failures++;
 			return 0;
 		}
-		if (fs->rf_relinked) {
+		if (c->w->relink && fs->rf_relinked) {
 			printf("crashsim: %s: relink records rolled forward again after a clean unmount\n", what);
 			c->failures++;
 		}
@@ -1035,7 +1059,10 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 			       err ? strerror(-err) : "mounted", (unsigned long long)problems);
 			c->failures++;
 		}
-		check_big(c, fs, what);
+		if (c->w->relink)
+			check_big(c, fs, what);
+		if (c->w->receive && !c->w->full) /* -F: deleted above */
+			recvsim_check(&c->w->recvs, fs, durable_upto, what, &c->failures, &c->views);
 		lfs_abandon(fs);
 	}
 	return 0;
@@ -1110,8 +1137,8 @@ main(int argc, char **argv)
 	int opt;
 	bool full = false;
 	bool snapshots = false, relink = false, discard = false, protect = false;
-	bool resize = false;
-	while ((opt = getopt(argc, argv, "s:n:t:FSPRDZv")) != -1) {
+	bool resize = false, receive = false;
+	while ((opt = getopt(argc, argv, "s:n:t:FSPRDVZv")) != -1) {
 		switch (opt) {
 		case 's': seed = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'n': ops = (unsigned)strtoul(optarg, NULL, 0); break;
@@ -1123,8 +1150,9 @@ main(int argc, char **argv)
 		case 'R': relink = true; break;
 		case 'D': discard = true; break;
 		case 'Z': resize = true; break;
+		case 'V': receive = true; break;
 		default:
-			fprintf(stderr, "usage: crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-P] [-R] [-D] [-Z] [-v]\n");
+			fprintf(stderr, "usage: crashsim [-s SEED] [-n OPS] [-t TORN_PER_POINT] [-F] [-S] [-P] [-R] [-D] [-V] [-Z] [-v]\n");
 			return 2;
 		}
 	}
@@ -1157,7 +1185,8 @@ main(int argc, char **argv)
 
 	static struct workload w;
 	w = (struct workload){ .trace = trace, .ops = ops, .verbose = verbose, .full = full, .max_size = 400000,
-			       .snapshots = snapshots, .relink = relink, .discard = discard, .resize = resize };
+			       .snapshots = snapshots, .relink = relink, .discard = discard, .resize = resize,
+			       .receive = receive, .recvs = { .rnd_below = rnd_below, .trace_len = trace_len, .trace = trace } };
 	struct lfs_opts o;
 	lfs_opts_default(&o);
 	o.ckpt_interval_s = 0;
@@ -1220,6 +1249,8 @@ main(int argc, char **argv)
 		printf("crashsim: seed %u: %d snapshots made, %d deleted; %llu snapshot views read in the states\n", seed,
 		       w.nsnaps, deleted, (unsigned long long)c.views);
 	}
+	if (receive)
+		c.failures += recvsim_report(&w.recvs, seed, c.views, full);
 	if (discard) {
 		for (size_t i = 0; i < nrecs; i++)
 			c.discards += c.recs[i].type == LFS_TRACE_DISCARD;
@@ -1286,6 +1317,7 @@ main(int argc, char **argv)
 		free(w.big[i].seals);
 		free(w.big[i].init);
 	}
+	recvsim_free(&w.recvs);
 	unlink(trace);
 	unlink(img);
 	rmdir(dir);

@@ -5,7 +5,9 @@
  * it); the committed snapshot's view has it as its root, with the
  * origin recorded, across a remount; the live tree lets it go; a
  * receive given up, or one a crash ended after a checkpoint wrote the
- * staged tree, leaves no inode behind, and fsck finds nothing wrong.
+ * staged tree, leaves no inode behind, and fsck finds nothing wrong;
+ * letting a staged tree go is a delete, admitted as one (on a full
+ * filesystem too).
  */
 #include "check_run.h"
 #include "testfs.h"
@@ -154,4 +156,83 @@ START_TEST(abort_and_crash_leave_nothing)
 }
 END_TEST
 
-CHECK_MAIN("receive", "core", 20, commit_makes_a_snapshot, abort_and_crash_leave_nothing)
+#define MIB (1ull << 20)
+
+/* Write new files until one is refused (plain writes, or cached as
+ * writeback); the last file's number. */
+static void
+fill_until_enospc(struct lfs_fs *fs, uint64_t ino, bool cached)
+{
+	static uint8_t buf[256 << 10];
+	uint64_t off = 0;
+	for (unsigned i = 0; i < 1000; i++) {
+		memset(buf, (int)i, sizeof(buf));
+		ssize_t n = cached ? lfs_write_cached(fs, ino, buf, sizeof(buf), (off_t)off, NULL, NULL)
+				   : lfs_write(fs, ino, buf, sizeof(buf), (off_t)off, NULL);
+		if (n == -ENOSPC)
+			return;
+		ck_assert_int_gt(n, 0);
+		off += (uint64_t)n;
+	}
+	ck_abort_msg("no ENOSPC after 250 MiB");
+}
+
+/* Admission, counted: the deletes asked for room. */
+static unsigned delete_admits;
+static int
+counting_admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
+{
+	delete_admits += cls == LFS_SPACE_DELETE;
+	return lfs_space_admit(fs, cls, bytes);
+}
+
+/* A staged tree of DIRS directories, a small file in each, given up on
+ * a full filesystem (16 MiB, 256 KiB segments; the live files filled
+ * to ENOSPC, then writeback to the reserve): the drop is a delete and
+ * asks for room as each unlink does (once a name, and for the top), is
+ * let in as deletes are, leaves the dirty state within what deletes may
+ * use of the reserve, and the checkpoint after it goes through. */
+#define DIRS 600
+START_TEST(abort_on_a_full_filesystem)
+{
+	testfs_make(16 * MIB, 256u << 10);
+	struct lfs_fs *fs = testfs_mount();
+	uint64_t ino;
+	uint32_t gen;
+	struct stat st;
+	ck_assert_int_eq(lfs_recv_begin(fs, &ino, &gen), 0);
+	for (int i = 0; i < DIRS; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "d%d", i);
+		ck_assert_int_eq(lfs_mkdir(fs, ino, name, 0755, &testfs_me, &st), 0);
+		uint64_t d = st.st_ino;
+		ck_assert_int_eq(lfs_mknod(fs, d, "f", S_IFREG | 0644, 0, &testfs_me, &st), 0);
+		ck_assert_int_eq(lfs_write(fs, st.st_ino, name, strlen(name), 0, NULL), (ssize_t)strlen(name));
+		lfs_forget(fs, st.st_ino, 1);
+		lfs_forget(fs, d, 1);
+	}
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	uint64_t a = testfs_mkfile(fs, LFS_ROOT_INO, "a"), b = testfs_mkfile(fs, LFS_ROOT_INO, "b");
+	fill_until_enospc(fs, a, false);
+	fill_until_enospc(fs, b, true);
+	ck_assert_int_eq(lfs_fsync(fs, b, false), 0);
+	ck_assert_int_eq(lfs_space_admit(fs, LFS_SPACE_WRITE, 4096), -ENOSPC);
+	uint64_t used = inodes_used(fs);
+	struct lfs_upcalls up = lfs_upcalls;
+	up.admit = counting_admit;
+	fs->up = &up;
+	delete_admits = 0;
+	ck_assert_int_eq(lfs_recv_abort(fs, ino), 0);
+	fs->up = &lfs_upcalls;
+	ck_assert_uint_eq(delete_admits, 2 * DIRS + 1);
+	ck_assert_uint_eq(inodes_used(fs), used - 2 * DIRS - 1);
+	ck_assert_msg(lfs_space_fits(fs, LFS_SPACE_DELETE, 0), "the drop took the dirty state past what deletes may use");
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	ck_assert_int_eq(fs->fatal, 0);
+	ck_assert_int_eq(names_in(fs, LFS_ROOT_INO), 2);
+	testfs_fsck_clean(fs);
+	testfs_finish(fs);
+}
+END_TEST
+
+CHECK_MAIN("receive", "core", 20, commit_makes_a_snapshot, abort_and_crash_leave_nothing, abort_on_a_full_filesystem)
