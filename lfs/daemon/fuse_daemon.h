@@ -20,10 +20,15 @@
 /* background requests (writeback's WRITEs) the kernel lets out at once */
 #define LFS_MAX_BACKGROUND 64
 
+/* the kernel's cache times, seconds, unless -o cache_timeout, entry_timeout */
+#define LFS_ATTR_TIMEOUT 1.0
+#define LFS_ENTRY_TIMEOUT 600.0
+
 struct lfs_daemon {
 	struct lfs_fs *fs;
 	struct fuse_session *se;
-	double timeout;             /* entry and attribute cache, seconds */
+	double timeout;             /* attribute cache, seconds */
+	double entry_timeout;       /* names and negative lookups, seconds */
 	pthread_t ticker;
 	pthread_t reclaimer;          /* lfs_reclaim_serve, for a read-write mount */
 	volatile int stop;

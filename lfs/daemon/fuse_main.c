@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -68,7 +69,8 @@ struct cmdline {
 	char *fault;
 	int no_cleaner;
 	char *cleaner_conf;
-	double timeout;
+	double timeout;             /* -o cache_timeout; NAN: not given */
+	double entry_timeout;       /* -o entry_timeout; NAN: not given */
 	int ro;
 	int ro_given;               /* ro or rw named: the last counts */
 	unsigned max_ratio;
@@ -100,6 +102,7 @@ static const struct fuse_opt lfs_fuse_opts[] = {
 	OPT("nocleaner", no_cleaner),
 	OPT("cleaner_conf=%s", cleaner_conf),
 	OPT("cache_timeout=%lf", timeout),
+	OPT("entry_timeout=%lf", entry_timeout),
 	OPT("max_ratio=%u", max_ratio),
 	OPT("writethrough", writethrough),
 	OPT("writeback", writeback),
@@ -264,7 +267,9 @@ usage(FILE *f)
 	       "    -o cache=SIZE        inode cache budget, K/M/G suffix (default 32M, 0 = no limit)\n"
 	       "    -o nocleaner         do not start lfs_cleanerd\n"
 	       "    -o cleaner_conf=F    config file for lfs_cleanerd\n"
-	       "    -o cache_timeout=S   kernel entry/attribute cache time (default 1.0)\n"
+	       "    -o cache_timeout=S   kernel attribute cache time (default 1.0)\n"
+	       "    -o entry_timeout=S   kernel name and negative lookup cache time\n"
+	       "                         (default: cache_timeout if given, else 600)\n"
 	       "    -o max_ratio=N       share of the dirty page cache the mount may use, %% (default 40)\n"
 	       "    -o log=FILE          append messages to FILE (default: stderr with -f; else\n"
 	       "                         syslog, or /var/log/lfs.log or ~/.lfs.log without one)\n"
@@ -446,6 +451,27 @@ uring_option(struct cmdline *c)
 		return -1;
 	}
 	c->uring = env[1] == 'n';
+	return 0;
+}
+
+/* The kernel's cache times: attributes 1 s, so that a writer near a full
+ * filesystem is asked again soon (op_getattr); names and negative lookups
+ * longer, since only this daemon changes the tree and a name the kernel
+ * must look up again costs a request, in the middle of every create that
+ * a stat or open of the same name preceded.  cache_timeout alone sets
+ * both, as it always did.  -1 after a message. */
+static int
+cache_times(struct cmdline *c)
+{
+	if (isnan(c->entry_timeout))
+		c->entry_timeout = isnan(c->timeout) ? LFS_ENTRY_TIMEOUT : c->timeout;
+	if (isnan(c->timeout))
+		c->timeout = LFS_ATTR_TIMEOUT;
+	/* the kernel keeps the times in whole seconds: a day is plenty */
+	if (!(c->timeout >= 0 && c->timeout <= 86400 && c->entry_timeout >= 0 && c->entry_timeout <= 86400)) {
+		fprintf(stderr, "lfs: cache_timeout and entry_timeout: 0 to 86400 seconds\n");
+		return -1;
+	}
 	return 0;
 }
 
@@ -691,12 +717,12 @@ main(int argc, char *argv[])
 	char opts_given[1024];
 	given_options(argc, argv, opts_given, sizeof(opts_given));
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	struct cmdline c = { .timeout = 1.0, .ckpt_interval = UINT_MAX, .ckpt_segs = UINT_MAX,
+	struct cmdline c = { .timeout = NAN, .entry_timeout = NAN, .ckpt_interval = UINT_MAX, .ckpt_segs = UINT_MAX,
 			   .flush_ms = UINT_MAX, .dirty_mb = UINT_MAX, .max_ratio = UINT_MAX, .uring = -1 };
 	char cleaner[PATH_MAX];
 	struct lfs_opts o;
 	int ret = read_cmdline(&c, &args, cleaner, sizeof(cleaner));
-	if (ret < 0 && (mount_options(&c, &o) || uring_option(&c) || !fuse_options_valid(&args)))
+	if (ret < 0 && (mount_options(&c, &o) || uring_option(&c) || cache_times(&c) || !fuse_options_valid(&args)))
 		ret = 2;
 	/* a /dev/fd/N mount point was mounted by its opener: the table
 	 * shows that mount already */
@@ -718,7 +744,8 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	lfs_log_hold();
-	struct lfs_daemon d = { .timeout = c.timeout, .writeback = !c.writethrough, .acl = !c.noacl,
+	struct lfs_daemon d = { .timeout = c.timeout, .entry_timeout = c.entry_timeout,
+				.writeback = !c.writethrough, .acl = !c.noacl,
 				.flush_past_eof = PTHREAD_MUTEX_INITIALIZER };
 	lfs_fuse_cache_init(&d.cache);
 	struct lfs_remote *remote = NULL;

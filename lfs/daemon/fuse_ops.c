@@ -60,22 +60,30 @@ fill_entry(fuse_req_t req, const struct stat *st, struct fuse_entry_param *e)
 	e->generation = gen;
 	e->attr = *st;
 	e->attr_timeout = D(req)->timeout;
-	e->entry_timeout = D(req)->timeout;
+	e->entry_timeout = D(req)->entry_timeout;
 	return err;
 }
 
-/* A reply of the entry of an inode lfs has given a reference to: on an
- * error the reference goes back, since the kernel will not take it. */
+/* A reply of the entry of an inode lfs has given a reference to, the
+ * name cached for entry_timeout: on an error the reference goes back,
+ * since the kernel will not take it. */
 static void
-reply_entry(fuse_req_t req, int err, const struct stat *st)
+reply_entry_for(fuse_req_t req, int err, const struct stat *st, double entry_timeout)
 {
 	struct fuse_entry_param e;
 	if (!err && (err = fill_entry(req, st, &e)))
 		lfs_forget(FS(req), st->st_ino, 1);
+	e.entry_timeout = entry_timeout;
 	if (err)
 		fuse_reply_err(req, -err);
 	else
 		fuse_reply_entry(req, &e);
+}
+
+static void
+reply_entry(fuse_req_t req, int err, const struct stat *st)
+{
+	reply_entry_for(req, err, st, D(req)->entry_timeout);
 }
 
 static struct lfs_cred
@@ -155,18 +163,21 @@ op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct stat st;
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	/* a staged tree (lfs-receive) is for root and the daemon's user */
+	/* a staged tree (lfs-receive) is for root and the daemon's user; its
+	 * name is in no directory and comes and goes through the control
+	 * socket, behind the kernel's back: never cached */
 	bool staged = parent == FUSE_ROOT_ID && !strncmp(name, LFS_STAGED_PREFIX, strlen(LFS_STAGED_PREFIX));
 	int err = staged && ctx->uid && ctx->uid != getuid() ? -ENOENT : lfs_lookup(FS(req), parent, name, &st);
+	double entry_timeout = staged ? 0 : D(req)->entry_timeout;
 	if (err == -ENOENT) {
 		/* a negative entry the kernel may cache: only we change the tree */
 		struct fuse_entry_param e;
 		memset(&e, 0, sizeof(e));
-		e.entry_timeout = D(req)->timeout;
+		e.entry_timeout = entry_timeout;
 		fuse_reply_entry(req, &e);
 		return;
 	}
-	reply_entry(req, err, &st);
+	reply_entry_for(req, err, &st, entry_timeout);
 }
 
 static void

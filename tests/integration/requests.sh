@@ -11,6 +11,12 @@
 # ten listings of an unchanged directory cost no OPENDIR or RELEASEDIR
 # and at most one reading of it, and a change shows in the next listing;
 # every opcode the kernel sends is shown by its name (STATX too).
+# Names outlive attributes (-o entry_timeout, cache_timeout): with
+# attributes given for no time, a name stat-ed before (a negative
+# lookup) is created, stat-ed and unlinked with no LOOKUP of it again,
+# as fio's filecreate does after laying out its names; a staged tree's
+# name is never cached; cache_timeout alone still sets both; times out
+# of 0-86400 s are refused.
 . "$(dirname "$0")/lib.sh"
 
 REQ="$top_builddir/cleaner/lfs-requests"
@@ -65,12 +71,15 @@ def reading(first=False):
     return req
 
 def forgets_only(req):
-    return {k: v for k, v in req.items() if k not in ("FORGET", "BATCH_FORGET")}
+    # attributes given for no time: a reading's own walk to the mount
+    # point asks for the root's
+    quiet = ("FORGET", "BATCH_FORGET") + (("GETATTR",) if what != "create" else ())
+    return {k: v for k, v in req.items() if k not in quiet}
 
 reading(first=True)
 if forgets_only(reading()):
     fail("requests counted with nothing done between two readings")
-d = os.path.join(mnt, "d")
+d = os.path.join(mnt, what)
 os.mkdir(d)
 os.stat(d)
 reading()
@@ -126,7 +135,61 @@ if what == "create":
     os.unlink(os.path.join(d, "n"))
     if os.listdir(d) != ["f"]:
         fail("a removed name still listed: %s" % os.listdir(d))
+if what == "names":
+    n = 20
+    for i in range(n):
+        try:
+            os.stat(os.path.join(d, "n%d" % i))
+            fail("n%d exists before it is made" % i)
+        except FileNotFoundError:
+            pass
+    req = reading()
+    if req.get("LOOKUP") != n:
+        fail("%d stats of missing names counted as %s" % (n, req))
+    for i in range(n):
+        os.close(os.open(os.path.join(d, "n%d" % i), os.O_CREAT | os.O_WRONLY, 0o644))
+    req = reading()
+    # the kernel asks for the directory's attributes again after each
+    # change (it has no time left): GETATTR; the names it remembers
+    print("%d creates of names looked up before:" % n, json.dumps(req, sort_keys=True))
+    if req.get("CREATE") != n or req.get("LOOKUP"):
+        fail("%d creates of names looked up before counted as %s" % (n, req))
+    for i in range(n):
+        os.stat(os.path.join(d, "n%d" % i))
+    req = reading()
+    if req.get("LOOKUP") or req.get("GETATTR", 0) < n:
+        fail("%d stats of new names, attributes given for no time, counted as %s" % (n, req))
+    for i in range(n):
+        os.unlink(os.path.join(d, "n%d" % i))
+    req = reading()
+    if req.get("UNLINK") != n or req.get("LOOKUP"):
+        fail("%d unlinks counted as %s" % (n, req))
+if what in ("names", "short"):
+    # the name of a tree being received is looked up every time, and so
+    # is every name when cache_timeout alone is given (0: no cache)
+    staged = os.path.join(mnt, ".lfs-staged.1.1")
+    names = [staged, staged] + ([os.path.join(d, "m"), os.path.join(d, "m")] if what == "short" else [])
+    for p in names:
+        if os.path.exists(p):
+            fail(p + " exists")
+    req = reading()
+    # (with no cache, the walk looks up the directory's name too)
+    if req.get("LOOKUP", 0) < len(names) or what == "names" and req["LOOKUP"] != len(names):
+        fail("%d lookups of names not to be cached counted as %s" % (len(names), req))
 PY
 python3 "$WORK/count.py" "$REQ" "$MNT" create
 lfs_umount
+lfs_mount cache_timeout=0,entry_timeout=600
+python3 "$WORK/count.py" "$REQ" "$MNT" names
+lfs_umount
+lfs_mount cache_timeout=0
+python3 "$WORK/count.py" "$REQ" "$MNT" short
+lfs_umount
+for bad in entry_timeout=-1 cache_timeout=86401 entry_timeout=nonsense; do
+	if "$LFS" -f -o "nocleaner,$bad" "$IMG" "$MNT" 2>"$WORK/err"; then
+		fail "lfs mounted with -o $bad"
+	fi
+	mountpoint -q "$MNT" && fail "-o $bad left a mount"
+	grep -qE "0 to 86400 seconds|unknown option|invalid" "$WORK/err" || { cat "$WORK/err"; fail "-o $bad refused without saying why"; }
+done
 echo "ok requests counted by opcode"
