@@ -22,7 +22,9 @@
  *     same checks of names, links, records and block maps, every block
  *     it names found through the held table where a verifying summary
  *     describes it; kept checkpoints that read one tree (no held entry
- *     or inode-map block begins or ends between them) are checked once.
+ *     or inode-map block begins or ends between them) are checked once,
+ *     and an inode found sound in one kept tree is not walked again in
+ *     another that reads the same record and blocks.
  * Each problem is one line on stdout; one about an inode names its path
  * too, where the walk of the tree found one ("inode 12 (/a/b)").
  */
@@ -225,7 +227,8 @@ relinks_from_memory(struct lfs_fs *fs, struct lfs_inode *ip)
 static const struct sound *
 sound_of(const struct fsck *f, uint32_t ino)
 {
-	if (!f->kept_of || f->fs->view_root)
+	/* (a map that relinks patch is not its record's alone) */
+	if (!f->kept_of || f->fs->view_root || f->fs->relink.count)
 		return NULL;
 	const struct lfs_imap_entry *e = lfs_imap_get(f->fs, ino);
 	const struct sound *m = u64map_get(&f->kept_of->sound, e->daddr << 16 | e->slot);
@@ -674,7 +677,7 @@ check_inode(struct fsck *f, uint32_t ino)
 	/* reading them checks every entry and slot */
 	if (!err && ip->di.xattr && !ip->xattr_dirty && (err = lfs_xattr_load(fs, ip)))
 		problem(f, "inode %u%s: extended attributes cannot be read (%s)", ino, ipath, strerror(-err));
-	if (f->kept_of && !fs->view_root && f->problems == problems && e->daddr && !ip->dirty && !ip->pending_new &&
+	if (f->kept_of && !fs->view_root && !fs->relink.count && f->problems == problems && e->daddr && !ip->dirty && !ip->pending_new &&
 	    !ip->xattr_dirty && !live_relinks)
 		remember_sound(f, ip, e);
 	if (!was_cached && !ip->dirty)
