@@ -275,19 +275,18 @@ check_entry(void *ctx, const struct lfs_dirent *d, uint64_t pos)
 	struct fsck *f = c->f;
 	struct lfs_fs *fs = f->fs;
 	char where[PATH_BUF];
-	const char *dpath = path_of(f, c->dp->ino, where, sizeof(where));
 	(void)pos;
 	if (!lfs_imap_valid_ino(fs, d->ino)) {
-		problem(f, "directory %u%s: entry '%.*s' points at inode %u, which is not in use", c->dp->ino, dpath,
-			d->name_len, d->name, d->ino);
+		problem(f, "directory %u%s: entry '%.*s' points at inode %u, which is not in use", c->dp->ino,
+			path_of(f, c->dp->ino, where, sizeof(where)), d->name_len, d->name, d->ino);
 		return 0;
 	}
 	const struct sound *m = sound_of(f, d->ino);
 	struct lfs_inode *ip;
 	int err = m ? 0 : lfs_iget(fs, d->ino, &ip);
 	if (err) {
-		problem(f, "directory %u%s: entry '%.*s': inode %u cannot be read (%s)", c->dp->ino, dpath, d->name_len,
-			d->name, d->ino, strerror(-err));
+		problem(f, "directory %u%s: entry '%.*s': inode %u cannot be read (%s)", c->dp->ino,
+			path_of(f, c->dp->ino, where, sizeof(where)), d->name_len, d->name, d->ino, strerror(-err));
 		/* named, so that what is said of it later says where it is */
 		if (!f->name[d->ino]) {
 			f->parent[d->ino] = c->dp->ino;
@@ -297,8 +296,8 @@ check_entry(void *ctx, const struct lfs_dirent *d, uint64_t pos)
 	}
 	uint32_t mode = m ? m->mode : ip->di.mode, parent = m ? m->parent : ip->di.parent;
 	if (lfs_mode_to_dt(mode) != d->type)
-		problem(f, "directory %u%s: entry '%.*s' has type %u, inode %u is type %u", c->dp->ino, dpath,
-			d->name_len, d->name, d->type, d->ino, lfs_mode_to_dt(mode));
+		problem(f, "directory %u%s: entry '%.*s' has type %u, inode %u is type %u", c->dp->ino,
+			path_of(f, c->dp->ino, where, sizeof(where)), d->name_len, d->name, d->type, d->ino, lfs_mode_to_dt(mode));
 	f->refs[d->ino]++;
 	if (S_ISDIR(mode)) {
 		f->subdirs[c->dp->ino]++;
@@ -619,7 +618,8 @@ check_inode(struct fsck *f, uint32_t ino)
 	}
 	bool was_cached = u64map_get(&fs->icache, ino) != NULL;
 	char where[PATH_BUF];
-	const char *ipath = path_of(f, ino, where, sizeof(where));
+	/* (the path is made only for a problem: a walk of the tree
+	 * finds none in most inodes) */
 	int err = lfs_iget(fs, ino, &ip);
 	if (err) {
 		/* the invariants are those every mount applies
@@ -629,8 +629,8 @@ check_inode(struct fsck *f, uint32_t ino)
 		const struct lfs_imap_entry *e = lfs_imap_get(fs, ino);
 		if (err == -EFSCORRUPTED && e->daddr)
 			lfs_inode_read_record(fs, e->daddr, e->slot, &di, NULL, &why);
-		problem(f, "inode %u%s cannot be read (%s)%s%s", ino, ipath, strerror(-err), why ? ": " : "",
-			why ? why : "");
+		problem(f, "inode %u%s cannot be read (%s)%s%s", ino, path_of(f, ino, where, sizeof(where)), strerror(-err),
+			why ? ": " : "", why ? why : "");
 		f->unread++;
 		return;
 	}
@@ -661,24 +661,27 @@ check_inode(struct fsck *f, uint32_t ino)
 	if (live_relinks)
 		lfs_relink_drop(fs, ino);
 	if (err)
-		problem(f, "inode %u%s: block map cannot be read (%s)", ino, ipath, strerror(-err));
+		problem(f, "inode %u%s: block map cannot be read (%s)", ino, path_of(f, ino, where, sizeof(where)),
+			strerror(-err));
 	/* an inode with changes in memory only (fsck on a mounted
 	 * filesystem) counts blocks the disk does not show yet */
 	else if (!ip->dirty && !ip->pending_new && o.blocks + unw != ip->di.blocks)
 		problem(f, "inode %u%s: its block count says %llu blocks, its block map names %llu", ino,
-			ipath, (unsigned long long)ip->di.blocks, (unsigned long long)(o.blocks + unw));
+			path_of(f, ino, where, sizeof(where)), (unsigned long long)ip->di.blocks,
+			(unsigned long long)(o.blocks + unw));
 	else if (!ip->dirty && unw != ip->di.unwritten)
 		problem(f, "inode %u%s: its record says %u unwritten blocks, its block map marks %llu", ino,
-			ipath, ip->di.unwritten, (unsigned long long)unw);
+			path_of(f, ino, where, sizeof(where)), ip->di.unwritten, (unsigned long long)unw);
 	f->unwritten += ip->di.unwritten;
 	if (!err && !ip->xattr_dirty && lfs_dinode_xattr_blocks(&ip->di) != o.xattr_blocks)
-		problem(f, "inode %u%s holds %u xattr blocks, but its record says %u", ino, ipath,
-			o.xattr_blocks, lfs_dinode_xattr_blocks(&ip->di));
+		problem(f, "inode %u%s holds %u xattr blocks, but its record says %u", ino,
+			path_of(f, ino, where, sizeof(where)), o.xattr_blocks, lfs_dinode_xattr_blocks(&ip->di));
 	/* reading them checks every entry and slot */
 	if (!err && ip->di.xattr && !ip->xattr_dirty && (err = lfs_xattr_load(fs, ip)))
-		problem(f, "inode %u%s: extended attributes cannot be read (%s)", ino, ipath, strerror(-err));
-	if (f->kept_of && !fs->view_root && !fs->relink.count && f->problems == problems && e->daddr && !ip->dirty && !ip->pending_new &&
-	    !ip->xattr_dirty && !live_relinks)
+		problem(f, "inode %u%s: extended attributes cannot be read (%s)", ino,
+			path_of(f, ino, where, sizeof(where)), strerror(-err));
+	if (f->kept_of && !fs->view_root && !fs->relink.count && f->problems == problems && e->daddr &&
+	    !ip->dirty && !ip->pending_new && !ip->xattr_dirty && !live_relinks)
 		remember_sound(f, ip, e);
 	if (!was_cached && !ip->dirty)
 		lfs_inode_evict(fs, ip);
