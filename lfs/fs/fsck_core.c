@@ -22,7 +22,9 @@
  *     same checks of names, links, records and block maps, every block
  *     it names found through the held table where a verifying summary
  *     describes it; kept checkpoints that read one tree (no held entry
- *     or inode-map block begins or ends between them) are checked once.
+ *     or inode-map block begins or ends between them) are checked once,
+ *     and an inode found sound in one kept tree is not walked again in
+ *     another that reads the same record and blocks.
  * Each problem is one line on stdout; one about an inode names its path
  * too, where the walk of the tree found one ("inode 12 (/a/b)").
  */
@@ -51,6 +53,21 @@ struct fsck {
 	 * table) and the problems' prefix */
 	struct fsck *kept_of;
 	char pfx[80];
+	/* the checkpoints around this one that read every block the
+	 * inode being checked names where this one does */
+	uint64_t span_lo, span_hi;
+	/* the live pass's: the inodes a kept tree found sound (struct
+	 * sound), by record (address << 16 | slot) */
+	struct u64map sound;
+};
+
+/* An inode a kept tree checked without a problem of its own: any tree
+ * of a checkpoint in [lo, hi) whose inode map names the same record
+ * reads the same record and blocks, so checks them the same way. */
+struct sound {
+	uint64_t daddr, lo, hi;
+	uint32_t ino, mode, nlink, parent, flags;
+	uint16_t slot;
 };
 
 /* " (/a/b)" for an inode the walk has reached, else "": where the
@@ -125,9 +142,9 @@ claim(struct fsck *f, uint64_t addr, uint8_t kind, uint32_t ino, uint32_t bytes)
 	char where[PATH_BUF];
 	/* a kept checkpoint may name a block past a shrunk log's end, if
 	 * the held table says where it went (resize.c) */
-	bool kept_past_end = f->kept_of && lfs_addr_kept(fs, addr) &&
-			     lfs_held_entry_for(&f->kept_of->fs->held, addr, fs->view_seq);
-	if (!lfs_addr_valid(fs, addr) && !kept_past_end) {
+	const struct lfs_held_entry *he = f->kept_of ?
+		lfs_held_entry_span(&f->kept_of->fs->held, addr, fs->view_seq, &f->span_lo, &f->span_hi) : NULL;
+	if (!lfs_addr_valid(fs, addr) && !(he && lfs_addr_kept(fs, addr))) {
 		problem(f, "inode %u%s: block address %llu is outside the log", ino, path_of(f, ino, where, sizeof(where)),
 			(unsigned long long)addr);
 		return 0;
@@ -135,7 +152,6 @@ claim(struct fsck *f, uint64_t addr, uint8_t kind, uint32_t ino, uint32_t bytes)
 	if (f->kept_of) {
 		/* a kept checkpoint's block: where the held table says it is
 		 * now, a copy (HELD) or the block itself */
-		const struct lfs_held_entry *he = lfs_held_entry_for(&f->kept_of->fs->held, addr, fs->view_seq);
 		uint64_t at = he ? he->cur : addr;
 		uint64_t st = (uint64_t)(uintptr_t)u64map_get(&f->kept_of->summary, at);
 		if (!st)
@@ -206,6 +222,45 @@ relinks_from_memory(struct lfs_fs *fs, struct lfs_inode *ip)
 	return err;
 }
 
+/* What an earlier kept tree found of inode ino where this tree reads
+ * the same (NULL: nothing, check it). */
+static const struct sound *
+sound_of(const struct fsck *f, uint32_t ino)
+{
+	/* (a map that relinks patch is not its record's alone) */
+	if (!f->kept_of || f->fs->view_root || f->fs->relink.count)
+		return NULL;
+	const struct lfs_imap_entry *e = lfs_imap_get(f->fs, ino);
+	const struct sound *m = u64map_get(&f->kept_of->sound, e->daddr << 16 | e->slot);
+	uint64_t c = f->fs->view_seq;
+	return m && m->ino == ino && m->daddr == e->daddr && m->slot == e->slot && m->lo <= c && c < m->hi ? m :
+		NULL;
+}
+
+/* Inode ip, checked in this kept tree with no problem of its own, for
+ * the trees after it (a failure to remember costs only time). */
+static void
+remember_sound(struct fsck *f, const struct lfs_inode *ip, const struct lfs_imap_entry *e)
+{
+	struct sound *m = malloc(sizeof(*m));
+	if (!m)
+		return;
+	*m = (struct sound){ .daddr = e->daddr, .lo = f->span_lo, .hi = f->span_hi, .ino = ip->ino,
+			     .mode = ip->di.mode, .nlink = ip->di.nlink, .parent = ip->di.parent,
+			     .flags = ip->di.flags, .slot = e->slot };
+	uint64_t key = e->daddr << 16 | e->slot;
+	free(u64map_get(&f->kept_of->sound, key));
+	if (u64map_put(&f->kept_of->sound, key, m))
+		free(m);
+}
+
+static void
+free_sound(uint64_t key, void *val, void *ctx)
+{
+	(void)key, (void)ctx;
+	free(val);
+}
+
 struct dir_ctx {
 	struct fsck *f;
 	struct lfs_inode *dp;
@@ -220,18 +275,18 @@ check_entry(void *ctx, const struct lfs_dirent *d, uint64_t pos)
 	struct fsck *f = c->f;
 	struct lfs_fs *fs = f->fs;
 	char where[PATH_BUF];
-	const char *dpath = path_of(f, c->dp->ino, where, sizeof(where));
 	(void)pos;
 	if (!lfs_imap_valid_ino(fs, d->ino)) {
-		problem(f, "directory %u%s: entry '%.*s' points at inode %u, which is not in use", c->dp->ino, dpath,
-			d->name_len, d->name, d->ino);
+		problem(f, "directory %u%s: entry '%.*s' points at inode %u, which is not in use", c->dp->ino,
+			path_of(f, c->dp->ino, where, sizeof(where)), d->name_len, d->name, d->ino);
 		return 0;
 	}
+	const struct sound *m = sound_of(f, d->ino);
 	struct lfs_inode *ip;
-	int err = lfs_iget(fs, d->ino, &ip);
+	int err = m ? 0 : lfs_iget(fs, d->ino, &ip);
 	if (err) {
-		problem(f, "directory %u%s: entry '%.*s': inode %u cannot be read (%s)", c->dp->ino, dpath, d->name_len,
-			d->name, d->ino, strerror(-err));
+		problem(f, "directory %u%s: entry '%.*s': inode %u cannot be read (%s)", c->dp->ino,
+			path_of(f, c->dp->ino, where, sizeof(where)), d->name_len, d->name, d->ino, strerror(-err));
 		/* named, so that what is said of it later says where it is */
 		if (!f->name[d->ino]) {
 			f->parent[d->ino] = c->dp->ino;
@@ -239,15 +294,16 @@ check_entry(void *ctx, const struct lfs_dirent *d, uint64_t pos)
 		}
 		return 0;
 	}
-	if (lfs_mode_to_dt(ip->di.mode) != d->type)
-		problem(f, "directory %u%s: entry '%.*s' has type %u, inode %u is type %u", c->dp->ino, dpath,
-			d->name_len, d->name, d->type, d->ino, lfs_mode_to_dt(ip->di.mode));
+	uint32_t mode = m ? m->mode : ip->di.mode, parent = m ? m->parent : ip->di.parent;
+	if (lfs_mode_to_dt(mode) != d->type)
+		problem(f, "directory %u%s: entry '%.*s' has type %u, inode %u is type %u", c->dp->ino,
+			path_of(f, c->dp->ino, where, sizeof(where)), d->name_len, d->name, d->type, d->ino, lfs_mode_to_dt(mode));
 	f->refs[d->ino]++;
-	if (S_ISDIR(ip->di.mode)) {
+	if (S_ISDIR(mode)) {
 		f->subdirs[c->dp->ino]++;
-		if (ip->di.parent != c->dp->ino)
+		if (parent != c->dp->ino)
 			problem(f, "directory %u ('%.*s') says its parent is %u, but it is in %u", d->ino, d->name_len,
-				d->name, ip->di.parent, c->dp->ino);
+				d->name, parent, c->dp->ino);
 		if (f->seen[d->ino])
 			problem(f, "directory %u has more than one name", d->ino);
 	}
@@ -399,6 +455,7 @@ check_kept(struct fsck *live)
 	uint64_t *seqs = malloc((n ? n : 1) * sizeof(*seqs)), *changes = NULL;
 	size_t *start = malloc((n + 1) * sizeof(*start));
 	int err = seqs && start ? tree_changes(fs, &changes, &nchanges) : -ENOMEM;
+	u64map_init(&live->sound);
 	if (!err) {
 		n = lfs_hist_retained(&fs->hist, seqs);
 		ngroups = tree_groups(seqs, n, changes, nchanges, start);
@@ -431,6 +488,8 @@ check_kept(struct fsck *live)
 		fsck_free(&fx);
 		lfs_abandon(v);
 	}
+	u64map_each(&live->sound, free_sound, NULL);
+	u64map_free(&live->sound);
 	free(changes);
 	free(start);
 	free(seqs);
@@ -478,9 +537,13 @@ add_staged_roots(struct fsck *f, uint32_t *queue, size_t qn)
 {
 	struct lfs_fs *fs = f->fs;
 	for (uint32_t ino = LFS_ROOT_INO + 1; ino < fs->sb.max_inodes && !fs->view_root; ino++) {
+		if (!lfs_imap_valid_ino(fs, ino) || !(lfs_imap_get(fs, ino)->flags & LFS_IMAP_ORPHAN))
+			continue;
+		const struct sound *m = sound_of(f, ino);
 		struct lfs_inode *ip;
-		if (!lfs_imap_valid_ino(fs, ino) || !(lfs_imap_get(fs, ino)->flags & LFS_IMAP_ORPHAN) ||
-		    lfs_iget(fs, ino, &ip) || !S_ISDIR(ip->di.mode) || !(ip->di.flags & LFS_DI_STAGED))
+		if (!m && lfs_iget(fs, ino, &ip))
+			continue;
+		if (!S_ISDIR(m ? m->mode : ip->di.mode) || !((m ? m->flags : ip->di.flags) & LFS_DI_STAGED))
 			continue;
 		queue[qn++] = ino;
 		f->seen[ino] = 1;
@@ -506,6 +569,9 @@ walk_tree(struct fsck *f)
 	while (qi < qn) {
 		struct lfs_inode *ip;
 		uint32_t ino = queue[qi++];
+		const struct sound *m = sound_of(f, ino);
+		if (m && !S_ISDIR(m->mode))
+			continue;
 		int err = lfs_iget(fs, ino, &ip);
 		if (err)
 			continue; /* reported at its entry */
@@ -522,6 +588,21 @@ walk_tree(struct fsck *f)
 	return 0;
 }
 
+/* 3a. an inode in this tree: reachable, and its link count (mode and
+ * nlink its record's; orphan: unlinked while open) */
+static void
+check_links(struct fsck *f, uint32_t ino, uint32_t mode, uint32_t nlink, bool orphan)
+{
+	char where[PATH_BUF];
+	if (!f->seen[ino] && !orphan)
+		problem(f, "inode %u (mode %o, %u links) is in use but not reachable from the root", ino, mode, nlink);
+	uint32_t want = S_ISDIR(mode) ? 2 + f->subdirs[ino] : f->refs[ino];
+	if (!orphan && nlink != want)
+		problem(f, "inode %u%s has link count %u, but %u names refer to it%s", ino,
+			path_of(f, ino, where, sizeof(where)), nlink, want,
+			S_ISDIR(mode) ? " (counting subdirectories)" : "");
+}
+
 /* 3. one inode in use: reachable, its link count, its blocks */
 static void
 check_inode(struct fsck *f, uint32_t ino)
@@ -530,9 +611,15 @@ check_inode(struct fsck *f, uint32_t ino)
 	struct lfs_inode *ip;
 	/* only what this pass loaded is dropped again: a mounted
 	 * filesystem may hold the rest */
+	const struct sound *m = sound_of(f, ino);
+	if (m) {
+		check_links(f, ino, m->mode, m->nlink, m->nlink == 0 && (lfs_imap_get(fs, ino)->flags & LFS_IMAP_ORPHAN));
+		return;
+	}
 	bool was_cached = u64map_get(&fs->icache, ino) != NULL;
 	char where[PATH_BUF];
-	const char *ipath = path_of(f, ino, where, sizeof(where));
+	/* (the path is made only for a problem: a walk of the tree
+	 * finds none in most inodes) */
 	int err = lfs_iget(fs, ino, &ip);
 	if (err) {
 		/* the invariants are those every mount applies
@@ -542,21 +629,19 @@ check_inode(struct fsck *f, uint32_t ino)
 		const struct lfs_imap_entry *e = lfs_imap_get(fs, ino);
 		if (err == -EFSCORRUPTED && e->daddr)
 			lfs_inode_read_record(fs, e->daddr, e->slot, &di, NULL, &why);
-		problem(f, "inode %u%s cannot be read (%s)%s%s", ino, ipath, strerror(-err), why ? ": " : "",
-			why ? why : "");
+		problem(f, "inode %u%s cannot be read (%s)%s%s", ino, path_of(f, ino, where, sizeof(where)), strerror(-err),
+			why ? ": " : "", why ? why : "");
 		f->unread++;
 		return;
 	}
 	/* on a mounted filesystem, an inode unlinked while open is an
 	 * orphan before its record with no links is written */
 	bool orphan = ip->di.nlink == 0 && ((lfs_imap_get(fs, ino)->flags & LFS_IMAP_ORPHAN) || ip->dirty);
-	if (!f->seen[ino] && !orphan)
-		problem(f, "inode %u (mode %o, %u links) is in use but not reachable from the root", ino,
-			ip->di.mode, ip->di.nlink);
-	uint32_t want = S_ISDIR(ip->di.mode) ? 2 + f->subdirs[ino] : f->refs[ino];
-	if (!orphan && ip->di.nlink != want)
-		problem(f, "inode %u%s has link count %u, but %u names refer to it%s", ino, ipath, ip->di.nlink, want,
-			S_ISDIR(ip->di.mode) ? " (counting subdirectories)" : "");
+	check_links(f, ino, ip->di.mode, ip->di.nlink, orphan);
+	/* what follows is the record's and its blocks' alone */
+	uint64_t problems = f->problems;
+	f->span_lo = 0;
+	f->span_hi = UINT64_MAX;
 	const struct lfs_imap_entry *e = lfs_imap_get(fs, ino);
 	/* a new inode's record is not written before its first flush */
 	if (e->daddr || !ip->dirty) {
@@ -576,22 +661,28 @@ check_inode(struct fsck *f, uint32_t ino)
 	if (live_relinks)
 		lfs_relink_drop(fs, ino);
 	if (err)
-		problem(f, "inode %u%s: block map cannot be read (%s)", ino, ipath, strerror(-err));
+		problem(f, "inode %u%s: block map cannot be read (%s)", ino, path_of(f, ino, where, sizeof(where)),
+			strerror(-err));
 	/* an inode with changes in memory only (fsck on a mounted
 	 * filesystem) counts blocks the disk does not show yet */
 	else if (!ip->dirty && !ip->pending_new && o.blocks + unw != ip->di.blocks)
 		problem(f, "inode %u%s: its block count says %llu blocks, its block map names %llu", ino,
-			ipath, (unsigned long long)ip->di.blocks, (unsigned long long)(o.blocks + unw));
+			path_of(f, ino, where, sizeof(where)), (unsigned long long)ip->di.blocks,
+			(unsigned long long)(o.blocks + unw));
 	else if (!ip->dirty && unw != ip->di.unwritten)
 		problem(f, "inode %u%s: its record says %u unwritten blocks, its block map marks %llu", ino,
-			ipath, ip->di.unwritten, (unsigned long long)unw);
+			path_of(f, ino, where, sizeof(where)), ip->di.unwritten, (unsigned long long)unw);
 	f->unwritten += ip->di.unwritten;
 	if (!err && !ip->xattr_dirty && lfs_dinode_xattr_blocks(&ip->di) != o.xattr_blocks)
-		problem(f, "inode %u%s holds %u xattr blocks, but its record says %u", ino, ipath,
-			o.xattr_blocks, lfs_dinode_xattr_blocks(&ip->di));
+		problem(f, "inode %u%s holds %u xattr blocks, but its record says %u", ino,
+			path_of(f, ino, where, sizeof(where)), o.xattr_blocks, lfs_dinode_xattr_blocks(&ip->di));
 	/* reading them checks every entry and slot */
 	if (!err && ip->di.xattr && !ip->xattr_dirty && (err = lfs_xattr_load(fs, ip)))
-		problem(f, "inode %u%s: extended attributes cannot be read (%s)", ino, ipath, strerror(-err));
+		problem(f, "inode %u%s: extended attributes cannot be read (%s)", ino,
+			path_of(f, ino, where, sizeof(where)), strerror(-err));
+	if (f->kept_of && !fs->view_root && !fs->relink.count && f->problems == problems && e->daddr &&
+	    !ip->dirty && !ip->pending_new && !ip->xattr_dirty && !live_relinks)
+		remember_sound(f, ip, e);
 	if (!was_cached && !ip->dirty)
 		lfs_inode_evict(fs, ip);
 }

@@ -492,6 +492,25 @@ lfs_held_entry_for(const struct lfs_held *h, uint64_t orig, uint64_t c)
 	return NULL;
 }
 
+const struct lfs_held_entry *
+lfs_held_entry_span(const struct lfs_held *h, uint64_t orig, uint64_t c, uint64_t *lo, uint64_t *hi)
+{
+	const struct lfs_held_entry *found = NULL;
+	for (uint64_t j = (uint64_t)(uintptr_t)u64map_get(&h->by_orig, orig); j; j = h->orig_next[j - 1]) {
+		const struct lfs_held_entry *e = &h->ent[j - 1];
+		uint64_t l = e->until, u = e->from; /* c past it, or before it */
+		if (e->from <= c && c < e->until) {
+			found = found ? found : e;
+			l = e->from, u = e->until;
+		}
+		if (l <= c && l > *lo)
+			*lo = l;
+		if (u > c && u < *hi)
+			*hi = u;
+	}
+	return found;
+}
+
 uint64_t
 lfs_held_translate(const struct lfs_held *h, uint64_t orig, uint64_t c)
 {

@@ -110,5 +110,10 @@ int lfs_held_freed_by(const struct lfs_held *h, const bool *may_go, uint64_t *fr
  * that says so (NULL: none, it reads orig itself). */
 uint64_t lfs_held_translate(const struct lfs_held *h, uint64_t orig, uint64_t c);
 const struct lfs_held_entry *lfs_held_entry_for(const struct lfs_held *h, uint64_t orig, uint64_t c);
+/* The same, and [*lo, *hi) narrowed to the checkpoints around c for
+ * which every entry of orig applies as it does to c (so that any of
+ * them reads orig where c does). */
+const struct lfs_held_entry *lfs_held_entry_span(const struct lfs_held *h, uint64_t orig, uint64_t c, uint64_t *lo,
+						 uint64_t *hi);
 
 #endif

@@ -558,6 +558,58 @@ START_TEST(running_counts_checked)
 }
 END_TEST
 
+static void
+blocks_one_more(struct lfs_dinode *di, const struct facts *fx)
+{
+	(void)fx;
+	di->blocks++;
+}
+
+static void
+f_counts_a_block_more(struct img *im, const struct facts *fx)
+{
+	edit_record(im, &fx->rec_f, blocks_one_more, fx);
+}
+
+/* A record that kept checkpoints of different trees share (snapshots
+ * s1 and s2, a file made between them) is checked in each tree: damage
+ * to it is reported for the live tree and for each snapshot, though
+ * fsck checks an inode a kept tree found sound only once for all the
+ * trees that read the same record and blocks. */
+START_TEST(damage_shared_by_kept_trees_reported_in_each)
+{
+	struct facts fx;
+	make_sample(&fx);
+	struct lfs_fs *fs = testfs_mount();
+	uint64_t s1, s2;
+	ck_assert_int_eq(lfs_snapshot_make(fs, "s1", &s1), 0);
+	make_file(fs, LFS_ROOT_INO, "x", 3, 3);
+	ck_assert_int_eq(lfs_snapshot_make(fs, "s2", &s2), 0);
+	ck_assert_int_eq(lfs_unmount(fs), 0);
+	fs = testfs_mount_ro();
+	const struct lfs_imap_entry *e = lfs_imap_get(fs, fx.f);
+	ck_assert_uint_eq(e->daddr, fx.rec_f.daddr); /* f itself is unchanged */
+	ck_assert_uint_eq(e->slot, fx.rec_f.slot);
+	lfs_abandon(fs);
+	char out[REPORT], want[160];
+	ck_assert_uint_eq(fsck_image(out, sizeof(out)), 0);
+
+	damage(f_counts_a_block_more, &fx, true);
+	uint64_t p = fsck_image(out, sizeof(out));
+	snprintf(want, sizeof(want), "fsck.lfs: inode %llu (/d/f): its block count says %u blocks, its block map names %u",
+		 (unsigned long long)fx.f, BIG_BLOCKS + 2, BIG_BLOCKS + 1); /* and a node */
+	expect_report(p, out, 3, want);
+	/* each snapshot its own tree: a file was made between them */
+	uint64_t seqs[2] = { s1, s2 };
+	for (int i = 0; i < 2; i++) {
+		snprintf(want, sizeof(want), "fsck.lfs: checkpoint %llu: inode %llu (/d/f): its block count says",
+			 (unsigned long long)seqs[i], (unsigned long long)fx.f);
+		ck_assert_msg(strstr(out, want), "report lacks \"%s\":\n%.2000s", want, out);
+	}
+	testfs_remove();
+}
+END_TEST
+
 CHECK_MAIN("fsck", "checks", 60, sound_image_has_no_problem, summary_must_name_each_block,
 	   record_invariants_checked, tree_checked, ownership_and_counts_checked, usage_table_checked,
-	   running_counts_checked)
+	   running_counts_checked, damage_shared_by_kept_trees_reported_in_each)
