@@ -7,7 +7,9 @@
 The CSV is self-describing (round,target,workload,metric,value,unit,better,
 status,note), so a workload added to bench/run later shows up here without
 changes: it gets a section with its metrics in the order they first appear.
-Only the prose in WORKLOAD_TEXT below is per workload.
+Only the prose in WORKLOAD_TEXT below is per workload.  Sections written
+by hand after the generated ones (after "## Reproducing") are carried over
+from the file being replaced, unchanged.
 """
 import argparse
 import csv
@@ -1257,6 +1259,20 @@ def section_targets(res, env):
     return o
 
 
+def hand_sections(path):
+    """The sections of the RESULTS.md at path that follow the generated
+    ones: written by hand, kept when the file is made again."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+    except FileNotFoundError:
+        return []
+    heads = [i for i, l in enumerate(lines) if l.startswith("## ")]
+    repro = [i for i in heads if lines[i].startswith("## Reproducing")]
+    after = [i for i in heads if repro and i > repro[0]]
+    return lines[after[0]:] if after else []
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--csv", required=True)
@@ -1456,6 +1472,10 @@ def main():
              f"{env.get('lat_utils', '?')} %, overwrite {env.get('cl_times', '?')} × capacity; recovery sizes "
              f"{env.get('rc_sizes', '?')}.\n")
 
+    hand = hand_sections(a.out)
+    if hand:
+        o.append("")
+        o.extend(hand)
     tmp = a.out + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write("\n".join(o))
