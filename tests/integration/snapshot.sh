@@ -29,30 +29,68 @@ CONF
 
 # Every entry of a tree: type, mode, owner, size, times, links, target,
 # extended attributes and a hash of the content, in name order.
-manifest() {
-	python3 - "$1" <<'PY'
+MANIFEST_PY='
 import hashlib, os, stat, sys
-root = sys.argv[1]
-out = []
-for d, dirs, files in os.walk(root):
-    dirs.sort()
-    for n in sorted(dirs + files) + ([] if d != root else ['.']):
-        p = os.path.join(d, n) if n != '.' else d
-        st = os.lstat(p)
-        line = [os.path.relpath(p, root), oct(st.st_mode), st.st_uid, st.st_gid, st.st_nlink,
-                st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-        if stat.S_ISLNK(st.st_mode):
-            line.append(os.readlink(p))
-        else:
-            for a in sorted(os.listxattr(p)):
-                line.append((a, os.getxattr(p, a).hex()))
-        if stat.S_ISREG(st.st_mode):
-            with open(p, 'rb') as f:
-                line.append(hashlib.sha256(f.read()).hexdigest())
-        out.append(repr(line))
-print('\n'.join(out))
-PY
+def manifest(root):
+    out = []
+    for d, dirs, files in os.walk(root):
+        dirs.sort()
+        for n in sorted(dirs + files) + ([] if d != root else ["."]):
+            p = os.path.join(d, n) if n != "." else d
+            st = os.lstat(p)
+            line = [os.path.relpath(p, root), oct(st.st_mode), st.st_uid, st.st_gid, st.st_nlink,
+                    st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+            if stat.S_ISLNK(st.st_mode):
+                line.append(os.readlink(p))
+            else:
+                for a in sorted(os.listxattr(p)):
+                    line.append((a, os.getxattr(p, a).hex()))
+            if stat.S_ISREG(st.st_mode):
+                with open(p, "rb") as f:
+                    line.append(hashlib.sha256(f.read()).hexdigest())
+            out.append(repr(line))
+    return "\n".join(out) + "\n"
+'
+manifest() {
+	python3 -c "$MANIFEST_PY
+sys.stdout.write(manifest(sys.argv[1]))" "$1"
 }
+
+# The reader of the snapshot during the overwrite, with ROOT M1 STOP PID
+# STEP: one process that reads the whole tree at ROOT and compares it
+# with the manifest M1, again and again until the file STOP exists, but
+# not twice before the overwrite (PID) has written another STEP bytes:
+# on a loaded machine it would otherwise spin over the same state of the
+# cleaner while the overwrite waits for the CPU.  It prints "ok N" (N
+# reads) or why it stopped.
+READER_PY='
+import time
+root, want, stop, pid, step = sys.argv[1], open(sys.argv[2]).read(), sys.argv[3], sys.argv[4], int(sys.argv[5])
+def written():
+    try:
+        with open("/proc/%s/io" % pid) as f:
+            return next(int(l.split()[1]) for l in f if l.startswith("wchar:"))
+    except (OSError, StopIteration):
+        return None
+n = 0
+while not os.path.exists(stop):
+    w0 = written()
+    try:
+        got = manifest(root)
+    except OSError as e:
+        print("read-failed", e)
+        sys.exit(1)
+    if got != want:
+        print("differs")
+        sys.exit(1)
+    n += 1
+    while not os.path.exists(stop):
+        w = written()
+        if w is None or w0 is None or w - w0 >= step:
+            break
+        time.sleep(0.05)
+print("ok", n)
+'
 
 mkfs_img 128M
 lfs_mount_cleaner "$WORK/cleaner.conf"
@@ -127,19 +165,15 @@ snap_mount s1
 # cleaner running, the snapshot read again and again meanwhile
 rm -rf "$MNT/src/a"
 echo changed > "$MNT/src/f6"
-(
-	n=0
-	while [ ! -e "$WORK/stop" ]; do
-		manifest "$SNAP" > "$WORK/m_during" || { echo read-failed > "$WORK/reader"; exit 1; }
-		cmp -s "$WORK/m_during" "$WORK/m1" || { echo differs > "$WORK/reader"; exit 1; }
-		n=$((n + 1))
-	done
-	echo "ok $n" > "$WORK/reader"
-) &
-reader=$!
 written=$((cap * times))
-"$OW" -s 2 -y 0 "$MNT/ow" "$WORK/model" "$nfiles" "$fbytes" "$written" >/dev/null ||
-	fail "overwriting ten times the capacity"
+"$OW" -s 2 -y 0 "$MNT/ow" "$WORK/model" "$nfiles" "$fbytes" "$written" >/dev/null &
+ow=$!
+# a read per sixteenth of the capacity overwritten (twice that written,
+# with the model)
+python3 -c "$MANIFEST_PY
+$READER_PY" "$SNAP" "$WORK/m1" "$WORK/stop" "$ow" $((cap / 8)) >"$WORK/reader" &
+reader=$!
+wait "$ow" || fail "overwriting ten times the capacity"
 sync
 touch "$WORK/stop"
 wait "$reader" || true
