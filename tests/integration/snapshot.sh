@@ -16,6 +16,11 @@ FSCK="$top_builddir/ckpt/fsck.lfs"
 DUMP="$top_builddir/ckpt/dumplfs"
 CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
 times=$(soak "${SNAPSHOT_TIMES:-10}")
+# the interpreter itself: a "python3" found on the PATH may be a
+# version manager's shim, a shell script that costs more than the short
+# programs run here
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
 snap_setup
 
 cat > "$WORK/cleaner.conf" <<CONF
@@ -52,7 +57,7 @@ def manifest(root):
     return "\n".join(out) + "\n"
 '
 manifest() {
-	python3 -c "$MANIFEST_PY
+	"$PY" -c "$MANIFEST_PY
 sys.stdout.write(manifest(sys.argv[1]))" "$1"
 }
 
@@ -104,7 +109,7 @@ echo small > "$MNT/src/a/b/inline"
 ln -s ../f1 "$MNT/src/a/link"
 ln "$MNT/src/f2" "$MNT/src/a/b/hard"
 mkfifo "$MNT/src/fifo"
-python3 -c "import os; os.setxattr('$MNT/src/f3', 'user.note', b'kept'); os.setxattr('$MNT/src/a', 'user.big', os.urandom(3000))"
+"$PY" -c "import os; os.setxattr('$MNT/src/f3', 'user.note', b'kept'); os.setxattr('$MNT/src/a', 'user.big', os.urandom(3000))"
 chmod 640 "$MNT/src/f4"; chown 1234:5678 "$MNT/src/f5"
 # and files of a third of the capacity overwritten at random, so that the
 # segments the snapshot reads from are part dead: the cleaner must move
@@ -122,7 +127,7 @@ s1=$("$CKPT" -s -n s1 "$MNT") || fail "lfs-ckpt -s"
 "$CKPT" -s -n s1 "$MNT" 2>"$WORK/err" && fail "a second snapshot called s1 was made"
 matches "another snapshot has that name" <"$WORK/err" || fail "the refused name was not explained: $(cat "$WORK/err")"
 "$CKPT" -l "$MNT" | matches -E "^  $s1 +[0-9T:.-]+Z +snapshot +[0-9]+ +s1$" || fail "lfs-ckpt -l does not list s1"
-"$CKPT" -j "$MNT" | python3 -c "
+"$CKPT" -j "$MNT" | "$PY" -c "
 import json, sys
 j = json.load(sys.stdin)
 c = [c for c in j['checkpoints'] if c['seq'] == $s1]
@@ -171,7 +176,7 @@ ow=$!
 # at most a read per 32nd of the capacity overwritten (twice that
 # written, with the model): more often than a read takes on a quiet
 # machine
-python3 -c "$MANIFEST_PY
+"$PY" -c "$MANIFEST_PY
 $READER_PY" "$SNAP" "$WORK/m1" "$WORK/stop" "$ow" $((cap / 16)) >"$WORK/reader" &
 reader=$!
 wait "$ow" || fail "overwriting ten times the capacity"
@@ -182,7 +187,7 @@ read -r state n < "$WORK/reader"
 [ "$state" = ok ] || fail "reading the snapshot while the live tree was overwritten: $state"
 [ "$n" -ge 2 ] || fail "the snapshot was read only $n times during the overwrite"
 "$CLEANERD" --status --json "$MNT" > "$WORK/status.json"
-cleaned=$(python3 -c "import json; print(json.load(open('$WORK/status.json'))['segments_cleaned'])")
+cleaned=$("$PY" -c "import json; print(json.load(open('$WORK/status.json'))['segments_cleaned'])")
 [ "$cleaned" -gt 0 ] || fail "the cleaner cleaned nothing during the overwrite"
 manifest "$SNAP" | diff -q - "$WORK/m1" >/dev/null || fail "the snapshot changed after the overwrite"
 echo "overwrote $((written >> 20)) MiB ($times x $((cap >> 20)) MiB), the snapshot read $n times meanwhile; $cleaned segments cleaned"
@@ -254,13 +259,13 @@ done
 sync
 matches -E "full: [0-9]+ MiB of it are held for 2 kept checkpoints or snapshots" <"$WORK/daemon.log" ||
 	fail "the full filesystem did not say snapshots hold its space"
-"$CLEANERD" --status --json "$MNT" | python3 -c "
+"$CLEANERD" --status --json "$MNT" | "$PY" -c "
 import json, sys
 s = json.load(sys.stdin)
 assert s['snapshots'] == 2 and s['held_bytes'] > 0, s" || fail "lfs_cleanerd --status does not count the snapshots"
 rm -rf "$MNT"/fill* "$MNT/src" "$MNT/ow"
 sync
-own=$("$CKPT" -j "$MNT" | python3 -c "
+own=$("$CKPT" -j "$MNT" | "$PY" -c "
 import json, sys
 print(sum(c['own_bytes'] for c in json.load(sys.stdin)['checkpoints'] if c['name'] == 's1'))")
 [ "$own" -gt $((cap / 4)) ] || fail "s1 alone holds only $own bytes"
@@ -280,7 +285,7 @@ echo "s1 alone held $((own >> 20)) MiB; deleting it freed $((((avail1 - avail0) 
 # 7. on its own, from the unmounted image; fsck checks the kept tree
 lfs_umount
 "$FSCK" "$IMG" > "$WORK/fsck" || { cat "$WORK/fsck"; fail "fsck.lfs at the end"; }
-"$DUMP" -k -j "$IMG" | python3 -c "
+"$DUMP" -k -j "$IMG" | "$PY" -c "
 import json, sys
 k = json.load(sys.stdin)['snapshots']
 assert [c['name'] for c in k['kept']] == ['s2'] and k['kept'][0]['snapshot'], k['kept']
