@@ -45,6 +45,8 @@ struct fsck {
 	uint64_t *live;             /* recomputed live bytes per segment */
 	uint32_t *parent;           /* the directory the walk first found each inode in */
 	char **name;                /* and its name there (NULL: not found yet) */
+	uint32_t *named;            /* the inodes given a name, for fsck_free */
+	size_t nnamed, named_cap;
 	uint64_t problems;
 	uint64_t unwritten;         /* the inodes' unwritten blocks, summed */
 	uint64_t drag;              /* their records' and nodes' bytes, summed */
@@ -303,6 +305,26 @@ struct dir_ctx {
 	size_t *qn;
 };
 
+/* Inode ino's first name the walk found (in directory parent), for
+ * path_of; listed, so that fsck_free frees those made and does not
+ * read a pointer for every inode the filesystem may have.  No room: no
+ * path, no harm. */
+static void
+name_inode(struct fsck *f, uint32_t ino, uint32_t parent, const char *name, size_t len)
+{
+	f->parent[ino] = parent;
+	if (f->nnamed == f->named_cap) {
+		size_t cap = f->named_cap ? f->named_cap * 2 : 64;
+		uint32_t *p = realloc(f->named, cap * sizeof(*p));
+		if (!p)
+			return;
+		f->named = p;
+		f->named_cap = cap;
+	}
+	if ((f->name[ino] = strndup(name, len)))
+		f->named[f->nnamed++] = ino;
+}
+
 static int
 check_entry(void *ctx, const struct lfs_dirent *d, uint64_t pos)
 {
@@ -323,10 +345,8 @@ check_entry(void *ctx, const struct lfs_dirent *d, uint64_t pos)
 		problem(f, "directory %u%s: entry '%.*s': inode %u cannot be read (%s)", c->dp->ino,
 			path_of(f, c->dp->ino, where, sizeof(where)), d->name_len, d->name, d->ino, strerror(-err));
 		/* named, so that what is said of it later says where it is */
-		if (!f->name[d->ino]) {
-			f->parent[d->ino] = c->dp->ino;
-			f->name[d->ino] = strndup(d->name, d->name_len);
-		}
+		if (!f->name[d->ino])
+			name_inode(f, d->ino, c->dp->ino, d->name, d->name_len);
 		return 0;
 	}
 	uint32_t mode = m ? m->mode : ip->di.mode, parent = m ? m->parent : ip->di.parent;
@@ -344,8 +364,7 @@ check_entry(void *ctx, const struct lfs_dirent *d, uint64_t pos)
 	}
 	if (!f->seen[d->ino]) {
 		f->seen[d->ino] = 1;
-		f->parent[d->ino] = c->dp->ino;
-		f->name[d->ino] = strndup(d->name, d->name_len); /* NULL: no path, no harm */
+		name_inode(f, d->ino, c->dp->ino, d->name, d->name_len);
 		c->queue[(*c->qn)++] = d->ino;
 	}
 	return 0;
@@ -383,8 +402,9 @@ fsck_free(struct fsck *f)
 	free(f->subdirs);
 	free(f->seen);
 	free(f->live);
-	for (uint32_t i = 0; f->name && i < f->fs->sb.max_inodes; i++)
-		free(f->name[i]);
+	for (size_t i = 0; i < f->nnamed; i++)
+		free(f->name[f->named[i]]);
+	free(f->named);
 	free(f->name);
 	free(f->parent);
 }
