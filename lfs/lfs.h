@@ -411,6 +411,17 @@ void lfs_get_stats(struct lfs_fs *fs, struct lfs_stats *st);
 void lfs_abandon(struct lfs_fs *fs);
 /* lfs/fs/fsck_core.c: check everything; problems are printed. */
 int lfs_fsck(struct lfs_fs *fs, uint64_t *problems);
+/* lfs_fsck for a caller that checks many images sharing most of their
+ * segments (crashsim's crash states): a segment an earlier run with the
+ * same memo scanned is not walked and verified again, what its
+ * summaries name is taken from the memo, until the caller says its
+ * bytes changed (lfs_fsck_memo_forget: every write to the image between
+ * runs, off and len in bytes). */
+struct lfs_fsck_memo;
+int lfs_fsck_memo_new(struct lfs_fsck_memo **m);
+void lfs_fsck_memo_forget(struct lfs_fsck_memo *m, uint64_t off, uint64_t len);
+void lfs_fsck_memo_free(struct lfs_fsck_memo *m);
+int lfs_fsck_memo(struct lfs_fs *fs, struct lfs_fsck_memo *m, uint64_t *problems);
 /* Both superblock copies must be the one in use: the blocks of those
  * that are not go in bad[] with why in errs[] (-EFSCORRUPTED: it
  * differs); how many; `copies` gets the blocks of all there are (1 or 2). */

@@ -45,6 +45,8 @@ struct fsck {
 	uint64_t *live;             /* recomputed live bytes per segment */
 	uint32_t *parent;           /* the directory the walk first found each inode in */
 	char **name;                /* and its name there (NULL: not found yet) */
+	uint32_t *named;            /* the inodes given a name, for fsck_free */
+	size_t nnamed, named_cap;
 	uint64_t problems;
 	uint64_t unwritten;         /* the inodes' unwritten blocks, summed */
 	uint64_t drag;              /* their records' and nodes' bytes, summed */
@@ -59,6 +61,28 @@ struct fsck {
 	/* the live pass's: the inodes a kept tree found sound (struct
 	 * sound), by record (address << 16 | slot) */
 	struct u64map sound;
+	/* lfs_fsck_memo: what earlier runs found in the segments, and the
+	 * one whose scan is being remembered (NULL: none) */
+	struct lfs_fsck_memo *memo;
+	struct memo_seg *scanning;
+};
+
+/* A segment a run of lfs_fsck_memo scanned, and the caller has not
+ * said changed since: the (address, owner tag) of every block its
+ * verifying summaries name. */
+struct memo_seg {
+	bool known;
+	uint64_t *found;            /* pairs */
+	size_t n, cap;
+};
+
+struct lfs_fsck_memo {
+	/* the walk the segments were scanned with: another one reads the
+	 * same bytes otherwise, so forgets them */
+	uint64_t seg0;
+	uint32_t bsize, seg_blocks, seed;
+	uint64_t nsegs;
+	struct memo_seg *segs;
 };
 
 /* An inode a kept tree checked without a problem of its own: any tree
@@ -116,8 +140,21 @@ scan_summaries(struct lfs_fs *fs, const struct lfs_pseg_entry *e, uint64_t addr,
 	struct fsck *f = ctx;
 	(void)fs;
 	(void)blk; /* lfs_clean_scan hands over only blocks whose crc verifies */
-	u64map_put(&f->summary, addr, (void *)(uintptr_t)(((uint64_t)e->ino << 8) | e->kind));
-	return 0;
+	uint64_t tag = ((uint64_t)e->ino << 8) | e->kind;
+	struct memo_seg *m = f->scanning;
+	if (m && m->n + 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 256;
+		uint64_t *p = realloc(m->found, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		m->found = p;
+		m->cap = cap;
+	}
+	if (m) {
+		m->found[m->n++] = addr;
+		m->found[m->n++] = tag;
+	}
+	return u64map_put(&f->summary, addr, (void *)(uintptr_t)tag);
 }
 
 struct owner_ctx {
@@ -268,6 +305,26 @@ struct dir_ctx {
 	size_t *qn;
 };
 
+/* Inode ino's first name the walk found (in directory parent), for
+ * path_of; listed, so that fsck_free frees those made and does not
+ * read a pointer for every inode the filesystem may have.  No room: no
+ * path, no harm. */
+static void
+name_inode(struct fsck *f, uint32_t ino, uint32_t parent, const char *name, size_t len)
+{
+	f->parent[ino] = parent;
+	if (f->nnamed == f->named_cap) {
+		size_t cap = f->named_cap ? f->named_cap * 2 : 64;
+		uint32_t *p = realloc(f->named, cap * sizeof(*p));
+		if (!p)
+			return;
+		f->named = p;
+		f->named_cap = cap;
+	}
+	if ((f->name[ino] = strndup(name, len)))
+		f->named[f->nnamed++] = ino;
+}
+
 static int
 check_entry(void *ctx, const struct lfs_dirent *d, uint64_t pos)
 {
@@ -288,10 +345,8 @@ check_entry(void *ctx, const struct lfs_dirent *d, uint64_t pos)
 		problem(f, "directory %u%s: entry '%.*s': inode %u cannot be read (%s)", c->dp->ino,
 			path_of(f, c->dp->ino, where, sizeof(where)), d->name_len, d->name, d->ino, strerror(-err));
 		/* named, so that what is said of it later says where it is */
-		if (!f->name[d->ino]) {
-			f->parent[d->ino] = c->dp->ino;
-			f->name[d->ino] = strndup(d->name, d->name_len);
-		}
+		if (!f->name[d->ino])
+			name_inode(f, d->ino, c->dp->ino, d->name, d->name_len);
 		return 0;
 	}
 	uint32_t mode = m ? m->mode : ip->di.mode, parent = m ? m->parent : ip->di.parent;
@@ -309,8 +364,7 @@ check_entry(void *ctx, const struct lfs_dirent *d, uint64_t pos)
 	}
 	if (!f->seen[d->ino]) {
 		f->seen[d->ino] = 1;
-		f->parent[d->ino] = c->dp->ino;
-		f->name[d->ino] = strndup(d->name, d->name_len); /* NULL: no path, no harm */
+		name_inode(f, d->ino, c->dp->ino, d->name, d->name_len);
 		c->queue[(*c->qn)++] = d->ino;
 	}
 	return 0;
@@ -348,8 +402,9 @@ fsck_free(struct fsck *f)
 	free(f->subdirs);
 	free(f->seen);
 	free(f->live);
-	for (uint32_t i = 0; f->name && i < f->fs->sb.max_inodes; i++)
-		free(f->name[i]);
+	for (size_t i = 0; i < f->nnamed; i++)
+		free(f->name[f->named[i]]);
+	free(f->named);
 	free(f->name);
 	free(f->parent);
 }
@@ -514,9 +569,89 @@ lfs_fsck_super_copies(struct lfs_fs *fs, uint64_t copies[2], int *ncopies, uint6
 }
 
 int
+lfs_fsck_memo_new(struct lfs_fsck_memo **m)
+{
+	*m = calloc(1, sizeof(**m));
+	return *m ? 0 : -ENOMEM;
+}
+
+void
+lfs_fsck_memo_forget(struct lfs_fsck_memo *m, uint64_t off, uint64_t len)
+{
+	uint64_t start = m->seg0 * m->bsize, seg_bytes = (uint64_t)m->seg_blocks * m->bsize;
+	if (!len || !seg_bytes || off + len <= start)
+		return;
+	uint64_t first = off < start ? 0 : (off - start) / seg_bytes;
+	for (uint64_t s = first; s <= (off + len - 1 - start) / seg_bytes && s < m->nsegs; s++)
+		m->segs[s].known = false;
+}
+
+void
+lfs_fsck_memo_free(struct lfs_fsck_memo *m)
+{
+	if (!m)
+		return;
+	for (uint64_t s = 0; s < m->nsegs; s++)
+		free(m->segs[s].found);
+	free(m->segs);
+	free(m);
+}
+
+/* The memo made ready for fs's walk: 0 or -ENOMEM. */
+static int
+memo_fit(struct lfs_fsck_memo *m, const struct lfs_fs *fs)
+{
+	const struct lfs_super *sb = &fs->sb;
+	if (m->seg0 != sb->seg0 || m->bsize != sb->block_size || m->seg_blocks != sb->seg_blocks ||
+	    m->seed != fs->seed) {
+		for (uint64_t s = 0; s < m->nsegs; s++)
+			m->segs[s].known = false;
+		m->seg0 = sb->seg0;
+		m->bsize = sb->block_size;
+		m->seg_blocks = sb->seg_blocks;
+		m->seed = fs->seed;
+	}
+	if (sb->nsegs > m->nsegs) {
+		struct memo_seg *p = realloc(m->segs, sb->nsegs * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		memset(p + m->nsegs, 0, (sb->nsegs - m->nsegs) * sizeof(*p));
+		m->segs = p;
+		m->nsegs = sb->nsegs;
+	}
+	return 0;
+}
+
+/* Step 1 for segment s: what its summaries name, from the memo while it
+ * knows the segment, else scanned (and remembered). */
+static void
+memo_scan(struct fsck *f, uint64_t s)
+{
+	struct memo_seg *ms = &f->memo->segs[s];
+	if (ms->known) {
+		for (size_t i = 0; i < ms->n; i += 2)
+			u64map_put(&f->summary, ms->found[i], (void *)(uintptr_t)ms->found[i + 1]);
+		return;
+	}
+	ms->n = 0;
+	f->scanning = ms;
+	ms->known = lfs_clean_scan(f->fs, s, scan_summaries, f) == 0;
+	f->scanning = NULL;
+}
+
+int
 lfs_fsck(struct lfs_fs *fs, uint64_t *problems)
 {
+	return lfs_fsck_memo(fs, NULL, problems);
+}
+
+int
+lfs_fsck_memo(struct lfs_fs *fs, struct lfs_fsck_memo *memo, uint64_t *problems)
+{
 	struct fsck fx = { .fs = fs }, *f = &fx;
+	if (memo && memo_fit(memo, fs))
+		memo = NULL; /* no room: a run without it */
+	f->memo = memo;
 	if (fs->degraded_from)
 		problem(f, "checkpoint %llu cannot be used: checked the older checkpoint %llu and the log after it "
 			"(what only the newer one held is lost)", (unsigned long long)fs->degraded_from,
@@ -736,9 +871,14 @@ fsck_run(struct fsck *f)
 
 	/* 1. every summary of every segment that holds anything (a kept
 	 * checkpoint's pass uses the live one's) */
-	for (uint64_t s = 0; s < fs->sb.nsegs && !f->kept_of; s++)
-		if (fs->segs[s].state != LFS_SEG_CLEAN || lfs_seg_live(fs, s))
+	for (uint64_t s = 0; s < fs->sb.nsegs && !f->kept_of; s++) {
+		if (fs->segs[s].state == LFS_SEG_CLEAN && !lfs_seg_live(fs, s))
+			continue;
+		if (f->memo)
+			memo_scan(f, s);
+		else
 			lfs_clean_scan(fs, s, scan_summaries, f);
+	}
 	int err = walk_tree(f);
 	if (err)
 		return err;

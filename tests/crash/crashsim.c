@@ -820,6 +820,9 @@ struct checker {
 	/* buffers for every state: a file read back (max_size + 8 KiB),
 	 * and -R a large file and a version of it (BIG_CAP) */
 	uint8_t *buf, *got, *want;
+	/* the states share most of their segments: each one's fsck walks
+	 * and verifies only those written since the last (memo_fsck) */
+	struct lfs_fsck_memo *memo;
 };
 #define BIG_CAP (BIG_BYTES + (320u << 10))
 
@@ -921,6 +924,21 @@ check_snaps(struct checker *c, struct lfs_fs *fs, off_t durable, const char *wha
 	}
 }
 
+static void
+memo_forget(uint64_t off, uint64_t len, void *memo)
+{
+	lfs_fsck_memo_forget(memo, off, len);
+}
+
+/* lfs_fsck of the state mounted, its memo told first what was written
+ * to the image since its last run. */
+static int
+memo_fsck(struct checker *c, struct lfs_fs *fs, uint64_t *problems)
+{
+	int err = state_img_changed(&c->si, memo_forget, c->memo);
+	return err ? err : lfs_fsck_memo(fs, c->memo, problems);
+}
+
 /* Mount the state now in c->si and check it. */
 static int
 check_state(struct checker *c, off_t durable_upto, const char *what)
@@ -945,7 +963,7 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 	}
 	if (!err) {
 		c->relinked_states += fs->rf_relinked > 0;
-		err = lfs_fsck(fs, &problems);
+		err = memo_fsck(c, fs, &problems);
 		if (!err && !problems)
 			check_snaps(c, fs, durable_upto, what);
 		if (!err && !problems && c->w->receive)
@@ -1053,7 +1071,7 @@ check_state(struct checker *c, off_t durable_upto, const char *what)
 			printf("crashsim: %s: relink records rolled forward again after a clean unmount\n", what);
 			c->failures++;
 		}
-		err = lfs_fsck(fs, &problems);
+		err = memo_fsck(c, fs, &problems);
 		if (err || problems) {
 			printf("crashsim: %s: after the recovering mount: %s, %llu fsck problems\n", what,
 			       err ? strerror(-err) : "mounted", (unsigned long long)problems);
@@ -1222,7 +1240,7 @@ main(int argc, char **argv)
 	c.buf = malloc(w.max_size + 8192);
 	c.got = relink ? malloc(BIG_CAP) : NULL;
 	c.want = relink ? malloc(BIG_CAP) : NULL;
-	if (state_img_init(&c.si, base, IMG_BYTES) || !c.buf || (relink && (!c.got || !c.want)))
+	if (state_img_init(&c.si, base, IMG_BYTES) || lfs_fsck_memo_new(&c.memo) || !c.buf || (relink && (!c.got || !c.want)))
 		return 2;
 
 	/* Walk the trace; at every flush, the state up to it is durable. */
@@ -1301,6 +1319,7 @@ main(int argc, char **argv)
 	munmap(t, (size_t)st.st_size + 1);
 	close(fd);
 	state_img_free(&c.si);
+	lfs_fsck_memo_free(c.memo);
 	free(c.buf);
 	free(c.got);
 	free(c.want);

@@ -29,6 +29,14 @@ write_at(int fd, const uint8_t *p, size_t len, uint64_t off)
 	return 0;
 }
 
+/* Write the memfd, and remember where for state_img_changed. */
+static int
+img_write(struct state_img *s, const uint8_t *p, size_t len, uint64_t off)
+{
+	memset(s->changed + off / STATE_BLK, 1, (off % STATE_BLK + len + STATE_BLK - 1) / STATE_BLK);
+	return write_at(s->fd, p, len, off);
+}
+
 static int
 open_memfd(const char *name, char *path, size_t pathlen)
 {
@@ -46,12 +54,13 @@ state_img_init(struct state_img *s, const uint8_t *base, size_t bytes)
 	s->nblk = bytes / STATE_BLK;
 	s->img = malloc(bytes);
 	s->dirty = calloc(s->nblk, 1);
+	s->changed = calloc(s->nblk, 1);
 	s->fd = open_memfd("lfs-crash-state", s->path, sizeof(s->path));
 	s->trace_fd = open_memfd("lfs-crash-recovery", s->trace_path, sizeof(s->trace_path));
-	if (!s->img || !s->dirty || s->fd < 0 || s->trace_fd < 0)
+	if (!s->img || !s->dirty || !s->changed || s->fd < 0 || s->trace_fd < 0)
 		return -ENOMEM;
 	memcpy(s->img, base, bytes);
-	return write_at(s->fd, s->img, bytes, 0);
+	return img_write(s, s->img, bytes, 0);
 }
 
 void
@@ -63,6 +72,7 @@ state_img_free(struct state_img *s)
 		close(s->trace_fd);
 	free(s->img);
 	free(s->dirty);
+	free(s->changed);
 }
 
 int
@@ -72,10 +82,10 @@ state_img_apply(struct state_img *s, uint64_t off, const uint8_t *data, size_t l
 		return 0;           /* past the image: the device refused it */
 	if (data) {
 		memcpy(s->img + off, data, len);
-		return write_at(s->fd, data, len, off);
+		return img_write(s, data, len, off);
 	}
 	memset(s->img + off, 0, len);
-	return write_at(s->fd, s->img + off, len, off);
+	return img_write(s, s->img + off, len, off);
 }
 
 int
@@ -84,7 +94,7 @@ state_img_load(struct state_img *s, const struct overlay *ov)
 	for (size_t b = 0; ov->n && b < s->nblk; b++) {
 		if (!ov->blk[b])
 			continue;
-		int err = write_at(s->fd, ov->blk[b], STATE_BLK, b * STATE_BLK);
+		int err = img_write(s, ov->blk[b], STATE_BLK, b * STATE_BLK);
 		if (err)
 			return err;
 		s->dirty[b] = 1;
@@ -93,7 +103,8 @@ state_img_load(struct state_img *s, const struct overlay *ov)
 	return 0;
 }
 
-/* Mark the blocks the recovering mount wrote (its trace) dirty. */
+/* Mark the blocks the recovering mount wrote (its trace) dirty and
+ * changed. */
 static int
 mark_traced(struct state_img *s)
 {
@@ -115,6 +126,7 @@ mark_traced(struct state_img *s)
 		if (span && off < s->bytes) {
 			uint64_t last = off + span - 1 < s->bytes ? off + span - 1 : s->bytes - 1;
 			memset(s->dirty + off / STATE_BLK, 1, last / STATE_BLK - off / STATE_BLK + 1);
+			memset(s->changed + off / STATE_BLK, 1, last / STATE_BLK - off / STATE_BLK + 1);
 		}
 		p += 16 + n;
 	}
@@ -122,22 +134,35 @@ mark_traced(struct state_img *s)
 	return ftruncate(s->trace_fd, 0) < 0 ? -errno : 0;
 }
 
+/* The next run of set flags, [*b, *e) from *b on, cleared; false when
+ * there is none. */
+static bool
+take_run(uint8_t *flags, size_t n, size_t *b, size_t *e)
+{
+	while (*b < n && !flags[*b])
+		(*b)++;
+	for (*e = *b; *e < n && flags[*e]; (*e)++)
+		flags[*e] = 0;
+	return *b < n;
+}
+
 int
 state_img_undo(struct state_img *s)
 {
 	int err = mark_traced(s);
-	for (size_t b = 0; !err && b < s->nblk;) {
-		if (!s->dirty[b]) {
-			b++;
-			continue;
-		}
-		size_t e = b;
-		while (e < s->nblk && s->dirty[e])
-			s->dirty[e++] = 0;
-		err = write_at(s->fd, s->img + b * STATE_BLK, (e - b) * STATE_BLK, b * STATE_BLK);
+	for (size_t b = 0, e; !err && take_run(s->dirty, s->nblk, &b, &e); b = e) {
+		err = img_write(s, s->img + b * STATE_BLK, (e - b) * STATE_BLK, b * STATE_BLK);
 		s->blocks_written += e - b;
-		b = e;
 	}
+	return err;
+}
+
+int
+state_img_changed(struct state_img *s, void (*fn)(uint64_t off, uint64_t len, void *ctx), void *ctx)
+{
+	int err = mark_traced(s);
+	for (size_t b = 0, e; !err && take_run(s->changed, s->nblk, &b, &e); b = e)
+		fn(b * STATE_BLK, (e - b) * STATE_BLK, ctx);
 	return err;
 }
 

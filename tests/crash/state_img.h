@@ -25,6 +25,7 @@ struct state_img {
 	int trace_fd;               /* where a read-write mount of it traces its writes */
 	char trace_path[64];
 	uint8_t *dirty;             /* per block: the memfd may differ from img */
+	uint8_t *changed;           /* per block: written since state_img_changed */
 	uint64_t blocks_written;    /* into the memfd, to load or undo states */
 };
 
@@ -45,6 +46,10 @@ int state_img_load(struct state_img *s, const struct overlay *ov);
 /* Back to the durable image after the state's mounts: its overlay and
  * what a read-write mount traced to trace_path. */
 int state_img_undo(struct state_img *s);
+/* fn(off, len, ctx) for each run of bytes of the memfd written since
+ * the last call (what a read-write mount wrote too, from its trace); 0,
+ * or -errno if the trace cannot be read. */
+int state_img_changed(struct state_img *s, void (*fn)(uint64_t off, uint64_t len, void *ctx), void *ctx);
 /* The memfd equals the durable image: 0, or -EIO. */
 int state_img_verify(struct state_img *s);
 /* The memfd as it is now, copied to path. */

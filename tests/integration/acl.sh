@@ -10,8 +10,7 @@
 command -v setfacl >/dev/null || skip "setfacl (package acl) is missing"
 command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 (package e2fsprogs) is missing"
 command -v setpriv >/dev/null || skip "setpriv (package util-linux) is missing"
-PY=/usr/bin/python3
-[ -x "$PY" ] || skip "python3 (package python3) is missing"
+[ -n "$PY" ] || skip "python3 (package python3) is missing"
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 chmod 755 "$WORK"
 

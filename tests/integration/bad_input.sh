@@ -21,7 +21,7 @@ expect_refused() { # name, expected message pattern
 
 # patch_super OFFSET FORMAT VALUE: rewrite a superblock field, fix its crc
 patch_super() {
-	python3 - "$IMG" "$1" "$2" "$3" <<'PY'
+	"$PY" - "$IMG" "$1" "$2" "$3" <<'PY'
 import struct, sys, zlib
 path, off, fmt, val = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 with open(path, 'r+b') as f:

@@ -10,7 +10,7 @@
 # WRITE requests the daemon logged (-o debug) between a 4 KiB write()
 # to a new file and its close()
 writes_before_close() {
-	python3 - "$MNT/$1" "$WORK/daemon.log" <<'PY'
+	"$PY" - "$MNT/$1" "$WORK/daemon.log" <<'PY'
 import os, sys
 def count():
     with open(sys.argv[2], 'rb') as f:

@@ -67,7 +67,7 @@ run_case() { # name, overwrite flags, 1 if the cleaner must have cleaned
 	"$CLEANERD" --status --json "$MNT" > "$WORK/status.json"
 	# under set -e a bare failing command ends the script before a
 	# following "[ $? = 0 ] || fail" runs: the check is on the command
-	python3 - "$WORK/status.json" "$1" "$3" <<'PY' || fail "$1: the cleaner did not clean, or its victims were not counted"
+	"$PY" - "$WORK/status.json" "$1" "$3" <<'PY' || fail "$1: the cleaner did not clean, or its victims were not counted"
 import json, sys
 s = json.load(open(sys.argv[1]))
 chosen = s['cleaned_utilization_histogram']

@@ -25,7 +25,7 @@ sync
 
 # why: the cleaner's state and reason, "STATE|REASON"
 why() {
-	"$CLEANERD" --status --json "$MNT" | python3 -c "import json, sys; j = json.load(sys.stdin); print(j['cleaner_state'] + '|' + j['cleaner_why'])"
+	"$CLEANERD" --status --json "$MNT" | "$PY" -c "import json, sys; j = json.load(sys.stdin); print(j['cleaner_state'] + '|' + j['cleaner_why'])"
 }
 # until_why PATTERN: polls (the cleaner's wake-ups, 0.2 s apart) until
 # the state matches; a minute without is a hang

@@ -101,7 +101,7 @@ echo "ok fsck.lfs after kill -9: $(cat "$WORK/out")"
 # log after it, roll-forward would stop before the file): fsck names it
 lfs_mount
 lfs_umount
-addr=$("$DUMPLFS" -j -s "$IMG" | python3 -c '
+addr=$("$DUMPLFS" -j -s "$IMG" | "$PY" -c '
 import json, sys
 d = json.load(sys.stdin)
 ino = int(sys.argv[1])

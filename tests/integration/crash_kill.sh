@@ -137,9 +137,9 @@ for round in 7 8; do
 	lfs_mount_cleaner "$WORK/busy.conf"
 	pids=
 	for w in 1 2 3; do
-		python3 "$OVERWRITES" init "$MNT/big$w" 1536
+		"$PY" "$OVERWRITES" init "$MNT/big$w" 1536
 		: >"$WORK/ow.$w"
-		python3 "$OVERWRITES" write "$MNT/big$w" "$WORK/ow.$w" "$round$w" &
+		"$PY" "$OVERWRITES" write "$MNT/big$w" "$WORK/ow.$w" "$round$w" &
 		pids="$pids $!"
 	done
 	workload=$pids
@@ -151,7 +151,7 @@ for round in 7 8; do
 	r=$(sed -n 's/.*, \([0-9]*\) relink records;.*/\1/p' "$WORK/daemon.log" | tail -1)
 	relinked=$((relinked + ${r:-0}))
 	for w in 1 2 3; do
-		python3 "$OVERWRITES" check "$MNT/big$w" "$WORK/ow.$w" || fail "round $round: big$w after kill -9"
+		"$PY" "$OVERWRITES" check "$MNT/big$w" "$WORK/ow.$w" || fail "round $round: big$w after kill -9"
 	done
 	lfs_umount
 	"$FSCK" "$IMG" >"$WORK/fsck.out" || { cat "$WORK/fsck.out"; fail "fsck after kill -9 round $round"; }

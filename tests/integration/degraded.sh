@@ -20,7 +20,7 @@ sync "$MNT/late"
 lfs_umount
 
 # the newest checkpoint's log head: the segment its tables went to
-newest=$("$DUMP" -j "$IMG" | python3 -c '
+newest=$("$DUMP" -j "$IMG" | "$PY" -c '
 import json, sys
 d = json.load(sys.stdin)
 regions = [r for r in d["checkpoints"] if r.get("valid")]

@@ -23,7 +23,7 @@ segments_per_clean 16
 CONF
 
 alloc() { du -k --block-size=1 "$IMG" | cut -f1; }
-status() { "$LFS_CLEANERD" --status --json "$MNT" | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+status() { "$LFS_CLEANERD" --status --json "$MNT" | "$PY" -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 
 # fill NAME-PREFIX: 80% of what df offers, in 256 KiB files of random
 # bytes, fsynced; their sums in $WORK/sums

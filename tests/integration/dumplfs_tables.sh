@@ -10,7 +10,7 @@ DUMPLFS="$top_builddir/ckpt/dumplfs"
 mkfs_img 64M
 "$DUMPLFS" -i -u "$IMG" >/dev/null 2>"$WORK/err" || { cat "$WORK/err"; fail "dumplfs -i -u on a new image"; }
 # the new image's table blocks, one of each (as dumplfs -s names them)
-read -r bs sut imap < <("$DUMPLFS" -s -j "$IMG" | python3 -c '
+read -r bs sut imap < <("$DUMPLFS" -s -j "$IMG" | "$PY" -c '
 import json, sys
 d = json.load(sys.stdin)
 blocks = [b for s in d["segments"] for p in s.get("pseg_list", []) for b in p.get("blocks", [])]

@@ -68,22 +68,22 @@ PY
 for size in 64M 2G; do
 	mkfs_img "$size" -f
 	lfs_mount
-	out=$(python3 "$WORK/falloc.py" "$MNT" grant 2>&1) || fail "$size: $out"
+	out=$("$PY" "$WORK/falloc.py" "$MNT" grant 2>&1) || fail "$size: $out"
 	echo "$size: $out"
 	[ "$(stat -f -c %a "$MNT")" = 0 ] || fail "$size: df shows $(stat -f -c %a "$MNT") blocks after fallocate of all"
 	lfs_umount
 	lfs_mount
-	out=$(python3 "$WORK/falloc.py" "$MNT" write 2>&1) || fail "$size: writing the allocated range after a remount: $out"
+	out=$("$PY" "$WORK/falloc.py" "$MNT" write 2>&1) || fail "$size: writing the allocated range after a remount: $out"
 	echo "$size: $out"
 	lfs_umount
 done
 mkfs_img 1T -f
 fresh=$(du -k "$IMG" | cut -f1)
 lfs_mount
-out=$(python3 "$WORK/falloc.py" "$MNT" grant 2>&1) || fail "1T: $out"
+out=$("$PY" "$WORK/falloc.py" "$MNT" grant 2>&1) || fail "1T: $out"
 echo "1T: $out"
 [ "$(stat -f -c %a "$MNT")" = 0 ] || fail "1T: df shows $(stat -f -c %a "$MNT") blocks after fallocate of all"
-out=$(python3 "$WORK/falloc.py" "$MNT" parts 1 2>&1) || fail "1T: writing into the allocated range: $out"
+out=$("$PY" "$WORK/falloc.py" "$MNT" parts 1 2>&1) || fail "1T: writing into the allocated range: $out"
 echo "1T: $out"
 [ "$(stat -f -c %a "$MNT")" = 0 ] || fail "1T: df shows $(stat -f -c %a "$MNT") blocks after writing into the range"
 lfs_umount
@@ -93,7 +93,7 @@ used=$(du -k "$IMG" | cut -f1)
 [ $((used - fresh)) -lt $((64 * 1024)) ] || fail "1T: the image grew by $((used - fresh)) KiB"
 echo "1T: the image grew by $((used - fresh)) KiB (from $fresh KiB after mkfs)"
 lfs_mount
-out=$(python3 "$WORK/falloc.py" "$MNT" parts 7 2>&1) || fail "1T: writing into the allocated range after a remount: $out"
+out=$("$PY" "$WORK/falloc.py" "$MNT" parts 7 2>&1) || fail "1T: writing into the allocated range after a remount: $out"
 echo "1T: after a remount, $out"
 lfs_umount
 echo "ok: fallocate grants what df shows"

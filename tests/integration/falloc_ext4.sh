@@ -38,7 +38,7 @@ PY
 cat >"$WORK/cmp.sh" <<'SH'
 set -e
 d=$1
-python3 "$(dirname "$0")/cmp.py" "$d"
+"$PY" "$(dirname "$0")/cmp.py" "$d"
 fallocate -n -o $((8 << 20)) -l $((2 << 20)) "$d/f"
 sync "$d/f"
 echo "keep-size past the end: size $(stat -c %s "$d/f"), $(($(stat -c %b "$d/f") / 2048)) MiB allocated"

@@ -16,7 +16,7 @@ fsx_dirs() {
 	IMG="$MEM/img"
 	MODEL="$MEM/model"
 	: >"$MEM/probe"
-	python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.probe", b"x")' "$MEM/probe" 2>/dev/null ||
+	"$PY" -c 'import os, sys; os.setxattr(sys.argv[1], "user.probe", b"x")' "$MEM/probe" 2>/dev/null ||
 		MODEL="$WORK/model"
 }
 # fsx_run WHAT ARGS...: lfs_fsx with ARGS in a fresh directory against a

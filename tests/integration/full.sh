@@ -161,7 +161,7 @@ mount_with_cleaner
 # file n holds the first (n * 7919) % 6000 bytes of src, 400 to a
 # directory; one process makes them all (a head and a mkdir per file
 # took 90 of the suite's 130 s, in fork and exec)
-n=$(python3 - "$MNT" "$WORK/src" <<'PY'
+n=$("$PY" - "$MNT" "$WORK/src" <<'PY'
 import os, sys
 mnt, src = sys.argv[1], open(sys.argv[2], "rb").read(6000)
 n = 0
@@ -192,12 +192,12 @@ echo "small files: $n files before ENOSPC"
 # that left, and over QUIET more wake-ups nothing at all may be written.
 QUIET=5
 sync -f "$MNT"   # what the kernel still holds dirty from the fill
-cpid=$("$CLEANERD" --status --json "$MNT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["cleaner_pid"])')
+cpid=$("$CLEANERD" --status --json "$MNT" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["cleaner_pid"])')
 [ "$cpid" -gt 0 ] || fail "small files: no cleaner runs"
 trace_cleaner "$cpid"
 written_ckpts() {
 	"$CLEANERD" --status --json "$MNT" |
-		python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["bytes_written"], s["checkpoints"], s["cleaner_passes"])'
+		"$PY" -c 'import json,sys; s=json.load(sys.stdin); print(s["bytes_written"], s["checkpoints"], s["cleaner_passes"])'
 }
 quiet=$(printf "%${QUIET}s" | tr ' ' q)
 wake_until '[ "${w: -$QUIET}" = "$quiet" ]'

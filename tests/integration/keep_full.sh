@@ -34,7 +34,7 @@ head -c $((1 << 20)) /dev/urandom | dd of="$MNT/small" conv=notrunc,fsync status
 read -r bsize blocks < <(stat -f -c '%S %b' "$MNT")
 echo "df before: $(df -k "$MNT" | tail -1)"
 cap=$((bsize * blocks))
-python3 - "$MNT/f" "$cap" <<'EOF' || fail "a write was refused or lost"
+"$PY" - "$MNT/f" "$cap" <<'EOF' || fail "a write was refused or lost"
 import os, sys
 path, cap = sys.argv[1], int(sys.argv[2])
 size = (cap // 2) & ~((1 << 20) - 1)

@@ -17,7 +17,7 @@ CKPT="$top_builddir/ckpt/lfs-ckpt"
 
 # no_controls FILE WHAT: FILE holds lines of printable UTF-8 only
 no_controls() {
-	python3 - "$1" <<'PY' || fail "$2: a control byte or bytes that are not UTF-8 in: $(od -c "$1" | head -20)"
+	"$PY" - "$1" <<'PY' || fail "$2: a control byte or bytes that are not UTF-8 in: $(od -c "$1" | head -20)"
 import sys, unicodedata
 data = open(sys.argv[1], 'rb').read()
 text = data.decode('utf-8')  # raises on bytes that are not UTF-8
@@ -27,13 +27,13 @@ PY
 
 # unescape STRING: the bytes that a \xNN escape stands for, in hex
 unescape_hex() {
-	python3 -c 'import re,sys; s=sys.argv[1].encode(); print(re.sub(rb"\\x([0-9a-f]{2})", lambda m: bytes([int(m.group(1), 16)]), s).hex())' "$1"
+	"$PY" -c 'import re,sys; s=sys.argv[1].encode(); print(re.sub(rb"\\x([0-9a-f]{2})", lambda m: bytes([int(m.group(1), 16)]), s).hex())' "$1"
 }
 
 # set_label HEX: write the label bytes into both superblock copies and
 # re-seal their crcs, as an attacker with the device would
 set_label() {
-	python3 - "$IMG" "$1" <<'PY'
+	"$PY" - "$IMG" "$1" <<'PY'
 import os, struct, sys, zlib
 path, label = sys.argv[1], bytes.fromhex(sys.argv[2])
 size = os.path.getsize(path)

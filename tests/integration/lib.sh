@@ -8,6 +8,10 @@ MKFS="$top_builddir/lfs/mkfs.lfs"
 # the daemons the tests start run the cleaner built beside them, which
 # they would not look for on their own (lfs(8), ENVIRONMENT)
 export LFS_CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
+# PY: python3 itself, not a version manager's shim that PATH may name
+# first (pyenv's costs a fifth of a CPU-second at every start)
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3) || PY=
 
 skip() { echo "SKIP: $*"; exit 77; }
 # fail MESSAGE: the test fails; the daemon's last words go with it, since a
@@ -162,13 +166,12 @@ snap_umount() {
 	SNAP_PID=
 }
 
-# send_setup: the tools of send.sh and receive.sh (PY, CKPT, SEND, RECV,
+# send_setup: the tools of send.sh and receive.sh (CKPT, SEND, RECV,
 # WALK: tree_walk.py), snap_setup, and a second image IMG2 for MNT2 (PID2
 # its daemon, once started)
 send_setup() {
 	command -v setfattr >/dev/null || skip "setfattr (package attr) is missing"
-	PY=/usr/bin/python3
-	[ -x "$PY" ] || skip "python3 (package python3) is missing"
+	[ -n "$PY" ] || skip "python3 (package python3) is missing"
 	CKPT="$top_builddir/ckpt/lfs-ckpt"
 	SEND="$top_builddir/lfs/lfs-send"
 	RECV="$top_builddir/lfs/lfs-receive"

@@ -23,7 +23,7 @@ vfs=no
 for so in /usr/lib/*/ganesha/libfsalvfs.so /usr/lib/ganesha/libfsalvfs.so; do [ -e "$so" ] && vfs=yes; done
 [ $vfs = yes ] || skip "ganesha's VFS backend (package nfs-ganesha-vfs) is missing"
 command -v nfs-cp >/dev/null || skip "nfs-cp (package libnfs-utils) is missing"
-command -v python3 >/dev/null || skip "python3 is missing"
+[ -n "$PY" ] || skip "python3 is missing"
 command -v rpcbind >/dev/null || skip "rpcbind (package rpcbind) is missing"
 
 GPID=
@@ -54,7 +54,7 @@ if ! rpcinfo -p 127.0.0.1 >/dev/null 2>&1; then
 fi
 
 # ports no one listens on, for NFS and its mount protocol on 127.0.0.1
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 PORT=$(free_port)
 MNT_PORT=$(free_port)
 mkdir -p "$WORK/recovery"

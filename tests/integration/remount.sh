@@ -47,7 +47,7 @@ kill "$spid"; wait "$spid" 2>/dev/null || true
 # reads every few seconds, are not requests)
 fuse_fds=$(for f in /proc/"$LFS_PID"/fd/*; do if [ "$(readlink "$f")" = /dev/fuse ]; then echo "${f##*/}"; fi; done | tr '\n' ' ')
 [ -n "$fuse_fds" ] || fail "the daemon holds no /dev/fuse descriptor"
-ops=$(python3 - "$WORK/strace" $fuse_fds <<'PY'
+ops=$("$PY" - "$WORK/strace" $fuse_fds <<'PY'
 import re, sys
 names = {1: "LOOKUP", 2: "FORGET", 3: "GETATTR", 17: "STATFS", 42: "BATCH_FORGET", 50: "SYNCFS"}
 fds = set(sys.argv[2:])

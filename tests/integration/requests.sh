@@ -20,7 +20,7 @@
 . "$(dirname "$0")/lib.sh"
 
 REQ="$top_builddir/cleaner/lfs-requests"
-command -v python3 >/dev/null || skip "python3 is missing"
+[ -n "$PY" ] || skip "python3 is missing"
 mkfs_img 128M
 lfs_mount
 
@@ -177,13 +177,13 @@ if what in ("names", "short"):
     if req.get("LOOKUP", 0) < len(names) or what == "names" and req["LOOKUP"] != len(names):
         fail("%d lookups of names not to be cached counted as %s" % (len(names), req))
 PY
-python3 "$WORK/count.py" "$REQ" "$MNT" create
+"$PY" "$WORK/count.py" "$REQ" "$MNT" create
 lfs_umount
 lfs_mount cache_timeout=0,entry_timeout=600
-python3 "$WORK/count.py" "$REQ" "$MNT" names
+"$PY" "$WORK/count.py" "$REQ" "$MNT" names
 lfs_umount
 lfs_mount cache_timeout=0
-python3 "$WORK/count.py" "$REQ" "$MNT" short
+"$PY" "$WORK/count.py" "$REQ" "$MNT" short
 lfs_umount
 for bad in entry_timeout=-1 cache_timeout=86401 entry_timeout=nonsense; do
 	if "$LFS" -f -o "nocleaner,$bad" "$IMG" "$MNT" 2>"$WORK/err"; then

@@ -12,7 +12,7 @@ DUMP="$top_builddir/ckpt/dumplfs"
 # manifest DIR: one line per path below DIR, sorted; hard links share
 # the name of their first path
 manifest() {
-	python3 - "$1" <<'EOF'
+	"$PY" - "$1" <<'EOF'
 import hashlib, os, stat, sys
 top = sys.argv[1]
 first = {}
@@ -73,7 +73,7 @@ salvage() {
 }
 
 # 1. both checkpoint regions zeroed: nothing is lost
-read -r c0 c1 bs <<<"$("$DUMP" -j "$IMG" | python3 -c '
+read -r c0 c1 bs <<<"$("$DUMP" -j "$IMG" | "$PY" -c '
 import json, sys
 d = json.load(sys.stdin)
 print(d["checkpoints"][0]["addr"], d["checkpoints"][1]["addr"], d["superblock"]["block_size"])')"
@@ -102,7 +102,7 @@ exact() {
 
 # 2. the image truncated in the middle of its log
 cp "$WORK/clean.img" "$IMG"
-read -r head seg0 sblocks <<<"$("$DUMP" -j "$IMG" | python3 -c '
+read -r head seg0 sblocks <<<"$("$DUMP" -j "$IMG" | "$PY" -c '
 import json, sys
 d = json.load(sys.stdin)
 r = max((r for r in d["checkpoints"] if r["valid"]), key=lambda r: r["seq"])

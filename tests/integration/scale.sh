@@ -11,7 +11,7 @@ FSCK="$top_builddir/ckpt/fsck.lfs"
 CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$LFS_PID/status"; }
 written() {
-	"$CLEANERD" --status --json "$MNT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["bytes_written"])'
+	"$CLEANERD" --status --json "$MNT" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["bytes_written"])'
 }
 
 # rss_below KIB WHEN: the daemon's RSS is under KIB, unless it is built
@@ -61,7 +61,7 @@ lfs_mount ckpt_interval=0
 cmp "$WORK/rand" "$MNT/big" || fail "big file differs after remount"
 [ "$(cat "$MNT/d/f77")" = "file 77" ] || fail "small file differs after remount"
 # a crash after fsynced writes: the mount rolls forward
-python3 - "$MNT/big" <<'PY'
+"$PY" - "$MNT/big" <<'PY'
 import os, random, sys
 fd = os.open(sys.argv[1], os.O_WRONLY)
 random.seed(3)

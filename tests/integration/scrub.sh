@@ -33,7 +33,7 @@ mount_it
 
 # newest ADDR-finder: the address the log names last for (INO, KIND, LBLK)
 newest() {
-	"$DUMP" -s -j "$IMG" 2>/dev/null | python3 -c '
+	"$DUMP" -s -j "$IMG" 2>/dev/null | "$PY" -c '
 import json, sys
 ino, kind, lblk = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 best = None
@@ -46,7 +46,7 @@ print(best[1])' "$@"
 }
 # inode_block INO: the block holding INO's record (the newest checkpoint)
 inode_block() {
-	"$DUMP" -i -j "$IMG" 2>/dev/null | python3 -c '
+	"$DUMP" -i -j "$IMG" 2>/dev/null | "$PY" -c '
 import json, sys
 print([e["daddr"] for e in json.load(sys.stdin)["inode_map"]["entries"] if e["ino"] == int(sys.argv[1])][0])' "$1"
 }
@@ -96,7 +96,7 @@ smash "$gone_blk"; want["data $gone_ino 12288 4096"]=1
 meta_blk=$(inode_block "$meta")
 smash "$meta_blk"
 # the inodes whose records that block holds (the map says which): meta2's alone
-in_blk=$("$DUMP" -i -j "$IMG" 2>/dev/null | python3 -c '
+in_blk=$("$DUMP" -i -j "$IMG" 2>/dev/null | "$PY" -c '
 import json, sys
 print(*[e["ino"] for e in json.load(sys.stdin)["inode_map"]["entries"] if e["daddr"] == int(sys.argv[1])])' "$meta_blk")
 [ "$in_blk" = "$meta" ] || fail "the block of meta2's record holds the records of $in_blk, not $meta alone"
@@ -106,7 +106,7 @@ rc=0
 "$SCRUB" -j -s "$STATE" "$MNT" >"$WORK/scrub.json" || rc=$?
 [ $rc = 1 ] || { cat "$WORK/scrub.json"; fail "lfs-scrub over damage: status $rc, not 1"; }
 # what the report names, one line each: WHAT INO OFFSET LENGTH, and the paths
-python3 - "$WORK/scrub.json" "$MNT" >"$WORK/got" <<'EOF' || fail "the JSON report: $(cat "$WORK/scrub.json")"
+"$PY" - "$WORK/scrub.json" "$MNT" >"$WORK/got" <<'EOF' || fail "the JSON report: $(cat "$WORK/scrub.json")"
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["complete"] and j["damaged"] == len(j["damage"]), j
@@ -120,7 +120,7 @@ EOF
 printf '%s\n' "${!want[@]}" | sort >"$WORK/want"
 sort -o "$WORK/got" "$WORK/got"
 diff "$WORK/want" "$WORK/got" || fail "the report does not name exactly the damaged blocks"
-python3 - "$WORK/scrub.json" "$MNT" "$f1" "$f2" "$keep" "$gone_ino" <<'EOF' || fail "paths or flags"
+"$PY" - "$WORK/scrub.json" "$MNT" "$f1" "$f2" "$keep" "$gone_ino" <<'EOF' || fail "paths or flags"
 import json, sys
 j = json.load(open(sys.argv[1]))
 mnt, f1, f2, keep, gone = sys.argv[2], *map(int, sys.argv[3:])
@@ -142,7 +142,7 @@ echo "ok the text report names the same ranges"
 # damaged ones stay where they are, reported, and still fail to read
 f1_blk1=$(newest "$f1" DATA 1)
 f2_blk5=$(newest "$f2" DATA 5)
-passes() { "$CLEANERD" --status --json "$MNT" | python3 -c 'import json, sys; print(json.load(sys.stdin)["cleaner_passes"])'; }
+passes() { "$CLEANERD" --status --json "$MNT" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["cleaner_passes"])'; }
 p0=$(passes)
 "$top_builddir/cleaner/lfs-clean" --now "$MNT" || fail "lfs-clean --now"
 for _ in $(seq 1 600); do [ "$(passes)" -gt "$p0" ] && break; sleep 0.1; done
@@ -153,7 +153,7 @@ grep -q "fails its checksum" "$WORK/daemon.log" || fail "the daemon did not log 
 [ "$(newest "$f2" DATA 5)" = "$f2_blk5" ] || fail "f2's damaged block 5 was copied to $(newest "$f2" DATA 5)"
 # past the kernel's page cache (its pages of f2 dropped), the daemon
 # still refuses the damaged block: it was not rewritten with a new crc
-python3 - "$MNT/d/f2" <<'EOF' || fail "f2's damaged block reads after cleaning: copied as if good"
+"$PY" - "$MNT/d/f2" <<'EOF' || fail "f2's damaged block reads after cleaning: copied as if good"
 import errno, os, sys
 fd = os.open(sys.argv[1], os.O_RDONLY)
 os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
@@ -168,7 +168,7 @@ md5sum -c --quiet "$WORK/f4.md5" || fail "f4 changed"
 rc=0
 "$SCRUB" -j -s "$STATE" "$MNT" >"$WORK/after.json" || rc=$?
 [ $rc = 1 ] || fail "lfs-scrub after cleaning: status $rc"
-python3 - "$WORK/scrub.json" "$WORK/after.json" <<'EOF' || fail "the damage moved or spread with cleaning"
+"$PY" - "$WORK/scrub.json" "$WORK/after.json" <<'EOF' || fail "the damage moved or spread with cleaning"
 import json, sys
 key = lambda d: (d["what"], d.get("ino"), d.get("offset"), d.get("length"), d["address"])
 before, after = (set(map(key, json.load(open(p))["damage"])) for p in sys.argv[1:])
@@ -196,7 +196,7 @@ rc=0
 "$SCRUB" -j --resume -s "$STATE" "$MNT" >"$WORK/resumed.json" 2>"$WORK/resumed.err" || rc=$?
 [ $rc = 1 ] || { cat "$WORK/resumed.err"; fail "--resume: status $rc"; }
 grep -q "resuming at segment [1-9]" "$WORK/resumed.err" || fail "--resume: $(cat "$WORK/resumed.err")"
-python3 - "$WORK/full.json" "$WORK/resumed.json" <<'EOF' || fail "the resumed scrub's report differs"
+"$PY" - "$WORK/full.json" "$WORK/resumed.json" <<'EOF' || fail "the resumed scrub's report differs"
 import json, sys
 key = lambda d: (d["what"], d.get("ino"), d.get("path"), d.get("offset"), d.get("length"), d["address"])
 a, b = (json.load(open(p)) for p in sys.argv[1:])
@@ -218,7 +218,7 @@ wait $spid || rc=$?
 [ $((rc & 4)) = 4 ] || fail "SIGINT: status $rc, not paused: $(cat "$WORK/sig.err")"
 rc=0
 "$SCRUB" --resume -s "$STATE" "$MNT" >"$WORK/sig2.out" 2>&1 || rc=$?
-n=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["damaged"])' "$WORK/full.json")
+n=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["damaged"])' "$WORK/full.json")
 [ $rc = 1 ] && grep -qE "^damaged +$n$" "$WORK/sig2.out" || fail "resumed after SIGINT: status $rc"
 echo "ok a rate-limited scrub shows progress, pauses on SIGINT and resumes"
 
@@ -272,7 +272,7 @@ head -c 100000 /dev/urandom >"$MNT/s2"
 head -c 3M /dev/urandom >"$MNT/later"
 "$CKPT" -c "$MNT" >/dev/null || fail "lfs-ckpt -c"
 "$SCRUB" -s "$WORK/sum.state" "$MNT" >"$WORK/sum0.out" || fail "an intact filesystem: $(cat "$WORK/sum0.out")"
-sum=$("$DUMP" -s -j "$IMG" 2>/dev/null | python3 -c '
+sum=$("$DUMP" -s -j "$IMG" 2>/dev/null | "$PY" -c '
 import json, sys
 ino = int(sys.argv[1])
 for s in json.load(sys.stdin)["segments"]:
@@ -283,7 +283,7 @@ smash "$sum"
 rc=0
 "$SCRUB" -j -s "$WORK/sum.state" "$MNT" >"$WORK/sum.json" || rc=$?
 [ $rc = 1 ] || fail "a damaged summary: status $rc"
-python3 - "$WORK/sum.json" "$sum" <<'PY' || fail "a damaged summary: $(cat "$WORK/sum.json")"
+"$PY" - "$WORK/sum.json" "$sum" <<'PY' || fail "a damaged summary: $(cat "$WORK/sum.json")"
 import json, sys
 d = json.load(open(sys.argv[1]))["damage"]
 assert len(d) == 1 and d[0]["what"] == "summary" and d[0]["address"] == int(sys.argv[2]), d

@@ -75,16 +75,16 @@ PY
 
 command -v mkfs.ext4 >/dev/null || skip "no mkfs.ext4"
 ext4_mount 64M -b 4096 -O ^inline_data
-python3 "$WORK/seek.py" "$EXT4_MNT" make >"$WORK/ext4.out" 2>&1 || fail "ext4: $(tail -5 "$WORK/ext4.out")"
+"$PY" "$WORK/seek.py" "$EXT4_MNT" make >"$WORK/ext4.out" 2>&1 || fail "ext4: $(tail -5 "$WORK/ext4.out")"
 umount "$EXT4_MNT"
 mount -o loop "$EXT4_IMG" "$EXT4_MNT"
-python3 "$WORK/seek.py" "$EXT4_MNT" probe >"$WORK/ext4.again" 2>&1 || fail "ext4: $(tail -5 "$WORK/ext4.again")"
+"$PY" "$WORK/seek.py" "$EXT4_MNT" probe >"$WORK/ext4.again" 2>&1 || fail "ext4: $(tail -5 "$WORK/ext4.again")"
 mkfs_img 64M -f
 lfs_mount
-python3 "$WORK/seek.py" "$MNT" make >"$WORK/lfs.out" 2>&1 || fail "lfs: $(tail -5 "$WORK/lfs.out")"
+"$PY" "$WORK/seek.py" "$MNT" make >"$WORK/lfs.out" 2>&1 || fail "lfs: $(tail -5 "$WORK/lfs.out")"
 lfs_umount
 lfs_mount
-python3 "$WORK/seek.py" "$MNT" probe >"$WORK/lfs.again" 2>&1 || fail "lfs: $(tail -5 "$WORK/lfs.again")"
+"$PY" "$WORK/seek.py" "$MNT" probe >"$WORK/lfs.again" 2>&1 || fail "lfs: $(tail -5 "$WORK/lfs.again")"
 lfs_umount
 grep -v '^  ' "$WORK/ext4.out"
 diff -u "$WORK/ext4.out" "$WORK/lfs.out" || fail "SEEK_DATA/SEEK_HOLE differ from ext4's"

@@ -41,7 +41,7 @@ grep -q "Operation not permitted" "$WORK/err" || { cat "$WORK/err"; fail "uid 65
 echo ok >"$MNT/still-writable" || fail "writes failed after a refused shutdown"
 if "$CKPT" -S sideways "$MNT" 2>/dev/null; then fail "an unknown shutdown mode was accepted"; fi
 # LFS_IOC_SHUTDOWN on a regular file, with a flag ext4 does not know: EINVAL
-python3 - "$MNT/durable" <<'PY' || fail "LFS_IOC_SHUTDOWN with flags 7 was not EINVAL"
+"$PY" - "$MNT/durable" <<'PY' || fail "LFS_IOC_SHUTDOWN with flags 7 was not EINVAL"
 import errno, fcntl, os, struct, sys
 fd = os.open(sys.argv[1], os.O_RDONLY)
 try:
@@ -79,7 +79,7 @@ echo small >"$MNT/d/small"
 # during write() already, so this checks the outcome, not that the
 # daemon's syncfs before the shutdown found pages to write.
 head -c 400000 /dev/urandom >"$WORK/open"
-python3 - "$WORK/open" "$MNT/open" "$CKPT" "$MNT" <<'PY' || fail "shutdown fullsync"
+"$PY" - "$WORK/open" "$MNT/open" "$CKPT" "$MNT" <<'PY' || fail "shutdown fullsync"
 import os, subprocess, sys
 data = open(sys.argv[1], "rb").read()
 fd = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)

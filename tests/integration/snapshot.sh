@@ -16,11 +16,6 @@ FSCK="$top_builddir/ckpt/fsck.lfs"
 DUMP="$top_builddir/ckpt/dumplfs"
 CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
 times=$(soak "${SNAPSHOT_TIMES:-10}")
-# the interpreter itself: a "python3" found on the PATH may be a
-# version manager's shim, a shell script that costs more than the short
-# programs run here
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
 snap_setup
 
 cat > "$WORK/cleaner.conf" <<CONF

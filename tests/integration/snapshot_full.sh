@@ -31,7 +31,7 @@ for mode in writeback writethrough; do
 	# three passes of overwrites in place, 1 MiB a call, each until
 	# write() refuses; what the file must hold is kept in $WORK/want
 	cp "$WORK/orig" "$WORK/want"
-	python3 - "$MNT/f" "$WORK/want" "$mode" <<'EOF' || fail "$mode: an overwrite was lost or misreported"
+	"$PY" - "$MNT/f" "$WORK/want" "$mode" <<'EOF' || fail "$mode: an overwrite was lost or misreported"
 import os, sys
 path, want_path, mode = sys.argv[1:]
 want = bytearray(open(want_path, 'rb').read())

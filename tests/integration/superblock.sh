@@ -18,7 +18,7 @@ fsck_rc() { # expected status, fsck.lfs options...
 }
 
 mkfs_img 64M
-"$DUMP" -j "$IMG" | python3 -c "import json,sys; d=json.load(sys.stdin)['superblock']; \
+"$DUMP" -j "$IMG" | "$PY" -c "import json,sys; d=json.load(sys.stdin)['superblock']; \
 assert d['backup_sb'] == $BACKUP and d['feature_compat'] & 1, d" || fail "dumplfs: backup_sb"
 lfs_mount
 seq 100000 > "$MNT/kept"
@@ -90,7 +90,7 @@ grep -q "no backup superblock" "$WORK/fsck" || { cat "$WORK/fsck"; fail "both co
 
 # an image from before the backup: feature bit and field cleared
 rm -f "$IMG"; mkfs_img 64M
-python3 - "$IMG" <<'PY'
+"$PY" - "$IMG" <<'PY'
 import struct, sys, zlib
 with open(sys.argv[1], 'r+b') as f:
     sb = bytearray(f.read(256))

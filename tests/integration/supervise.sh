@@ -110,7 +110,7 @@ restarted_after() { # old pid -> seconds until the daemon started another
 	# registered: the pid --status names
 	for _ in $(seq 1200); do [ "$(field cleaner_pid)" = "$new" ] && break; sleep 0.05; done
 	[ "$(field cleaner_pid)" = "$new" ] || fail "restarted cleaner $new did not register"
-	echo "$new $(python3 -c "print(f'{$t1 - $t0:.2f}')")"
+	echo "$new $("$PY" -c "print(f'{$t1 - $t0:.2f}')")"
 }
 kill -0 "$pid"
 read -r pid2 d1 < <(restarted_after "$pid")
@@ -120,7 +120,7 @@ read -r pid3 d2 < <(restarted_after "$pid2")
 # machine can only make the time seen here longer, never shorter
 [ "$(sed -n 's/.*lfs_cleanerd (pid [0-9]*) .*; starting another in \([0-9]*\) s$/\1/p' "$WORK/daemon.log" |
 	tr '\n' ' ')" = "1 2 " ] || { cat "$WORK/daemon.log"; fail "restart delays not 1 s then 2 s (backoff)"; }
-python3 -c "import sys; sys.exit(0 if 0.9 <= $d1 and 1.9 <= $d2 else 1)" ||
+"$PY" -c "import sys; sys.exit(0 if 0.9 <= $d1 and 1.9 <= $d2 else 1)" ||
 	fail "restarted after $d1 s then $d2 s, sooner than the 1 s then 2 s the daemon chose"
 [ "$(field cleaner_restarts)" = 2 ] || fail "restarts: $(field cleaner_restarts)"
 "$CLEANERD" --status "$MNT" | matches "restarted 2 times; the last one was killed by signal 9" ||
@@ -216,7 +216,7 @@ wake_until 'ctl_ops "$WORK/trace" | grep -qx 2'
 untrace_cleaner
 t0=$(date +%s.%N)
 lfs_umount
-took=$(python3 -c "import time; print(f'{time.time() - $t0:.1f}')")
+took=$("$PY" -c "import time; print(f'{time.time() - $t0:.1f}')")
 [ "$(grep -c "did not stop within" "$WORK/daemon.log")" = "$kills" ] ||
 	fail "the cleaner in a throttled pass had to be killed"
 "$FSCK" "$IMG" >/dev/null || fail "fsck after the throttled pass"

@@ -50,7 +50,7 @@ crash_after syncfs
 # an idle, full filesystem write 3 checkpoints in 10 s)
 written_ckpts() {
 	"$top_builddir/cleaner/lfs_cleanerd" --status --json "$MNT" |
-		python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["bytes_written"], s["checkpoints"])'
+		"$PY" -c 'import json,sys; s=json.load(sys.stdin); print(s["bytes_written"], s["checkpoints"])'
 }
 echo changed > "$MNT/idle"
 sync
@@ -73,7 +73,7 @@ for i in $(seq 1 200); do echo "$i" > "$MNT/tree/f$i"; done
 umount "$MNT"
 "$FSCK" "$IMG" > "$WORK/fsck.out" 2>&1 || { cat "$WORK/fsck.out"; fail "fsck.lfs right after umount"; }
 live=$(sed -n 's/.* \([0-9.]*\) MiB live.*/\1/p' "$WORK/fsck.out")
-python3 -c "import sys; sys.exit(0 if float('$live') >= 64 else 1)" ||
+"$PY" -c "import sys; sys.exit(0 if float('$live') >= 64 else 1)" ||
 	{ cat "$WORK/fsck.out"; fail "right after umount the image holds $live MiB, not the 64 MiB written"; }
 wait "$LFS_PID" || fail "the daemon exited with an error"
 LFS_PID=

@@ -10,7 +10,7 @@ CKPT="$top_builddir/ckpt/lfs-ckpt"
 
 # newest_seq IMAGE: the sequence number of the newest valid checkpoint
 newest_seq() {
-	"$DUMPLFS" -j "$1" | python3 -c '
+	"$DUMPLFS" -j "$1" | "$PY" -c '
 import json, sys
 d = json.load(sys.stdin)
 print([c for c in d["checkpoints"] if c["newest"]][0]["seq"])'
@@ -54,8 +54,8 @@ echo "ok lfs-ckpt -l"
 grep -q "^superblock:" "$WORK/dump" || fail "dumplfs: no superblock"
 grep -q "^  seg 0 " "$WORK/dump" || fail "dumplfs: no segment summary"
 "$DUMPLFS" -j -s -i -u "$IMG" >"$WORK/dump.json" || fail "dumplfs -j -s -i -u on a mounted image"
-python3 -m json.tool "$WORK/dump.json" >/dev/null || fail "dumplfs -j: not JSON"
-python3 - "$WORK/dump.json" "$s2" <<'PY' || fail "dumplfs -j: content"
+"$PY" -m json.tool "$WORK/dump.json" >/dev/null || fail "dumplfs -j: not JSON"
+"$PY" - "$WORK/dump.json" "$s2" <<'PY' || fail "dumplfs -j: content"
 import json, sys
 d = json.load(open(sys.argv[1]))
 newest = [c for c in d["checkpoints"] if c["newest"]]
@@ -74,7 +74,7 @@ echo "ok dumplfs on a mounted image, JSON valid"
 lfs_umount
 
 # after unmount: the newest checkpoint is clean
-"$DUMPLFS" -j "$IMG" | python3 -c '
+"$DUMPLFS" -j "$IMG" | "$PY" -c '
 import json, sys
 d = json.load(sys.stdin)
 c = [c for c in d["checkpoints"] if c["newest"]][0]
@@ -95,7 +95,7 @@ echo "ok one torn region"
 # both regions torn: exit 1, but still a dump
 dd if=/dev/urandom of="$IMG" bs=4096 seek=1 count=2 conv=notrunc status=none
 NAME="both regions torn" expect_error -j
-python3 -m json.tool "$WORK/out" >/dev/null || fail "dumplfs -j with both regions torn: not JSON"
+"$PY" -m json.tool "$WORK/out" >/dev/null || fail "dumplfs -j with both regions torn: not JSON"
 NAME="both regions torn" expect_error -i
 rc=0; "$CKPT" "$IMG" >/dev/null 2>&1 || rc=$?
 [ $rc = 1 ] || fail "lfs-ckpt with both regions torn: status $rc"

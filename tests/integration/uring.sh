@@ -24,12 +24,12 @@ trap 'rc=$?; echo "$OLD" >"$PARAM"; set +e; (exit $rc); cleanup' EXIT INT TERM
 
 # field KEY: the value of KEY in lfs-requests --json of the mount
 field() {
-	"$REQUESTS" --json "$MNT" | python3 -c "import json, sys; print(json.load(sys.stdin).get('$1', ''))"
+	"$REQUESTS" --json "$MNT" | "$PY" -c "import json, sys; print(json.load(sys.stdin).get('$1', ''))"
 }
 
 # op_count OP: how many OP requests the daemon counted
 op_count() {
-	"$REQUESTS" --json "$MNT" | python3 -c "import json, sys; print(json.load(sys.stdin)['requests'].get('$1', 0))"
+	"$REQUESTS" --json "$MNT" | "$PY" -c "import json, sys; print(json.load(sys.stdin)['requests'].get('$1', 0))"
 }
 
 # transport_is NAME WHAT: lfs-requests and lfs_cleanerd --status agree
@@ -43,7 +43,7 @@ transport_is() {
 # A signal handler that fires while fsync waits for the daemon: the
 # kernel sends INTERRUPT (over /dev/fuse); fsync must still succeed.
 interrupted_fsyncs() {
-	python3 - "$1" <<'EOF'
+	"$PY" - "$1" <<'EOF'
 import os, signal, sys
 signal.signal(signal.SIGUSR1, lambda s, f: None)
 signal.siginterrupt(signal.SIGUSR1, False)
@@ -84,7 +84,7 @@ done
 echo 2 >/proc/sys/vm/drop_caches
 transport_is io_uring "-o uring"
 json=$("$REQUESTS" --json "$MNT")
-python3 - "$json" "$before" <<'EOF' || fail "not every request came over io_uring: $json"
+"$PY" - "$json" "$before" <<'EOF' || fail "not every request came over io_uring: $json"
 import json, sys
 j = json.loads(sys.argv[1])
 ops = j["requests"]

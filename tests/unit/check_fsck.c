@@ -113,9 +113,10 @@ damage(damage_fn *fn, const struct facts *fx, bool reseal)
 	free(buf);
 }
 
-/* lfs_fsck of the mounted fs, its report (stdout) in out: the problems. */
+/* lfs_fsck_memo (memo NULL: lfs_fsck) of the mounted fs, its report
+ * (stdout) in out: the problems. */
 static uint64_t
-fsck_on(struct lfs_fs *fs, char *out, size_t len)
+fsck_memo_on(struct lfs_fs *fs, struct lfs_fsck_memo *memo, char *out, size_t len)
 {
 	fflush(stdout);
 	int saved = dup(1);
@@ -123,7 +124,7 @@ fsck_on(struct lfs_fs *fs, char *out, size_t len)
 	ck_assert_ptr_nonnull(tmp);
 	ck_assert_int_ge(dup2(fileno(tmp), 1), 0);
 	uint64_t problems = 0;
-	int err = lfs_fsck(fs, &problems);
+	int err = lfs_fsck_memo(fs, memo, &problems);
 	fflush(stdout);
 	dup2(saved, 1);
 	close(saved);
@@ -135,14 +136,26 @@ fsck_on(struct lfs_fs *fs, char *out, size_t len)
 	return problems;
 }
 
-/* lfs_fsck of the image as it is on disk (a read-only mount). */
+static uint64_t
+fsck_on(struct lfs_fs *fs, char *out, size_t len)
+{
+	return fsck_memo_on(fs, NULL, out, len);
+}
+
+/* lfs_fsck(_memo) of the image as it is on disk (a read-only mount). */
+static uint64_t
+fsck_image_memo(struct lfs_fsck_memo *memo, char *out, size_t len)
+{
+	struct lfs_fs *fs = testfs_mount_ro();
+	uint64_t problems = fsck_memo_on(fs, memo, out, len);
+	lfs_abandon(fs);
+	return problems;
+}
+
 static uint64_t
 fsck_image(char *out, size_t len)
 {
-	struct lfs_fs *fs = testfs_mount_ro();
-	uint64_t problems = fsck_on(fs, out, len);
-	lfs_abandon(fs);
-	return problems;
+	return fsck_image_memo(NULL, out, len);
 }
 
 /* The report holds `what`, and exactly `n` problems were counted, one
@@ -267,6 +280,35 @@ summary_names_other_inode(struct img *im, const struct facts *fx)
 	ck_assert_uint_eq(lfs_get32(e + LFS_PE_OFF_INO), fx->f);
 	lfs_put32(e + LFS_PE_OFF_INO, (uint32_t)fx->g);
 }
+
+/* lfs_fsck_memo walks again the segments it is told were written: a
+ * data block damaged there is reported as lfs_fsck reports it.  Untold,
+ * it takes the segment from its memo (what makes it cheaper), which
+ * the damage does not reach. */
+START_TEST(memo_walks_what_was_written)
+{
+	struct facts fx;
+	make_sample(&fx);
+	struct lfs_fsck_memo *memo;
+	ck_assert_int_eq(lfs_fsck_memo_new(&memo), 0);
+	char out[REPORT], want[160];
+	ck_assert_uint_eq(fsck_image_memo(memo, out, sizeof(out)), 0);
+	damage(flip_data_byte, &fx, false);
+	ck_assert_uint_eq(fsck_image_memo(memo, out, sizeof(out)), 0);
+	/* another segment written: this one is still taken from the memo */
+	bool s_there = fx.seg100 == fx.seg_s;
+	ck_assert_uint_ne(s_there ? fx.seg_g0 : fx.seg_s, fx.seg100);
+	lfs_fsck_memo_forget(memo, (s_there ? fx.g_blk0 : fx.rec_s.daddr) * 4096, 4096);
+	ck_assert_uint_eq(fsck_image_memo(memo, out, sizeof(out)), 0);
+	lfs_fsck_memo_forget(memo, fx.f_blk100 * 4096 + 77, 1);
+	uint64_t p = fsck_image_memo(memo, out, sizeof(out));
+	snprintf(want, sizeof(want), "inode %llu (/d/f): block %llu (kind 1) is not described by any verifying summary",
+		 (unsigned long long)fx.f, (unsigned long long)fx.f_blk100);
+	expect_report(p, out, 1, want);
+	lfs_fsck_memo_free(memo);
+	testfs_remove();
+}
+END_TEST
 
 /* Every block an inode references must be named by a verifying summary
  * entry, for that inode and of that kind, with a matching checksum: a
@@ -612,4 +654,4 @@ END_TEST
 
 CHECK_MAIN("fsck", "checks", 60, sound_image_has_no_problem, summary_must_name_each_block,
 	   record_invariants_checked, tree_checked, ownership_and_counts_checked, usage_table_checked,
-	   running_counts_checked, damage_shared_by_kept_trees_reported_in_each)
+	   running_counts_checked, damage_shared_by_kept_trees_reported_in_each, memo_walks_what_was_written)
