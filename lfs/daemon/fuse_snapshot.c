@@ -26,13 +26,21 @@ struct lfs_remote {
 };
 
 static int
-remote_read(void *ctx, uint64_t seq, uint64_t addr, void *buf)
+remote_read(void *ctx, uint64_t seq, uint64_t addr, uint32_t n, void *buf)
 {
 	struct lfs_remote *r = ctx;
-	struct lfs_ctl_req req = { .op = LFS_CTL_VIEW_READ, .arg = { seq, addr } };
-	struct lfs_ctl_resp resp;
-	/* exactly a block, or -EPROTO */
-	int err = lfs_ctl_call(&r->cl, &req, NULL, 0, &resp, buf, r->bsize, NULL);
+	uint32_t most = LFS_CTL_VIEW_READ_BYTES / r->bsize;
+	int err = 0;
+	for (uint32_t i = 0, k; i < n && !err; i += k) {
+		k = n - i < most ? n - i : most;
+		struct lfs_ctl_req req = { .op = LFS_CTL_VIEW_READ, .count = k, .arg = { seq, addr + i } };
+		struct lfs_ctl_resp resp;
+		/* exactly k blocks, or -EPROTO */
+		err = lfs_ctl_call(&r->cl, &req, NULL, 0, &resp, (uint8_t *)buf + (size_t)i * r->bsize,
+				   (size_t)k * r->bsize, NULL);
+		if (!err && resp.count != k)
+			err = -EPROTO;
+	}
 	if (err)
 		lfs_log("snapshot %" PRIu64 ": block %" PRIu64 " from the mounted filesystem: %s", seq, addr,
 			lfs_ctl_strerror(err));
@@ -116,6 +124,9 @@ lfs_remote_view(const char *image, const char *mnt, const char *spec, const char
 	char path[LFS_CTL_PATH_MAX];
 	if (!err)
 		err = lfs_ctl_ask_info(&r->cl, &info, path);
+	/* a block size of lfs's, or reads would not come in whole blocks */
+	if (!err && (info.val[0] < 512 || info.val[0] > LFS_CTL_BLOCK_MAX || (info.val[0] & (info.val[0] - 1))))
+		err = -EPROTO;
 	if (err) {
 		lfs_log("%s is mounted at %s; its daemon cannot be reached: %s", image, mnt, lfs_ctl_strerror(err));
 		lfs_remote_free(r);
