@@ -20,16 +20,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Single blocks kept by address (direct-mapped): the inode block the
+ * records of its neighbours are read from one after another, a
+ * directory's or an indirect block read again, come over the socket
+ * once.  A kept checkpoint's blocks never change, wherever the cleaner
+ * moves them, so what was read stays true. */
+#define REMOTE_CACHE 256u
+
 struct lfs_remote {
 	struct lfs_ctl_client cl;
 	uint32_t bsize;
+	uint64_t tag[REMOTE_CACHE]; /* the address + 1 in each slot, 0: none */
+	uint8_t *cache;             /* REMOTE_CACHE blocks */
 };
 
 static int
 remote_read(void *ctx, uint64_t seq, uint64_t addr, uint32_t n, void *buf)
 {
 	struct lfs_remote *r = ctx;
-	uint32_t most = LFS_CTL_VIEW_READ_BYTES / r->bsize;
+	uint32_t most = LFS_CTL_VIEW_READ_BYTES / r->bsize, slot = (uint32_t)(addr % REMOTE_CACHE);
+	uint8_t *cached = r->cache ? r->cache + (size_t)slot * r->bsize : NULL;
+	if (n == 1 && cached && r->tag[slot] == addr + 1) {
+		memcpy(buf, cached, r->bsize);
+		return 0;
+	}
 	int err = 0;
 	for (uint32_t i = 0, k; i < n && !err; i += k) {
 		k = n - i < most ? n - i : most;
@@ -40,6 +54,10 @@ remote_read(void *ctx, uint64_t seq, uint64_t addr, uint32_t n, void *buf)
 				   (size_t)k * r->bsize, NULL);
 		if (!err && resp.count != k)
 			err = -EPROTO;
+	}
+	if (!err && n == 1 && cached) {
+		memcpy(cached, buf, r->bsize);
+		r->tag[slot] = addr + 1;
 	}
 	if (err)
 		lfs_log("snapshot %" PRIu64 ": block %" PRIu64 " from the mounted filesystem: %s", seq, addr,
@@ -133,6 +151,7 @@ lfs_remote_view(const char *image, const char *mnt, const char *spec, const char
 		return err;
 	}
 	r->bsize = (uint32_t)info.val[0];
+	r->cache = malloc((size_t)REMOTE_CACHE * r->bsize); /* none: every read asks */
 	uint64_t seq;
 	if ((err = resolve(r, spec, &seq))) {
 		char shown[LFS_ESC_LEN(LFS_HIST_NAME_MAX + 1)];
@@ -162,5 +181,6 @@ lfs_remote_free(struct lfs_remote *r)
 	if (!r)
 		return;
 	lfs_ctl_close(&r->cl);
+	free(r->cache);
 	free(r);
 }
