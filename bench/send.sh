@@ -3,21 +3,36 @@
 # full snapshot against `tar -c` of the same tree on the live mount (both
 # piped through cat to /dev/null: GNU tar reads no file data when its
 # archive is /dev/null itself), an incremental send of 1 MiB of scattered
-# overwrites, and a 256 MiB file read from the snapshot mounted beside the
-# live one against the same file read from the live mount.  Before every
-# timed step the live daemon is remounted (its own caches emptied) and the
-# kernel's caches are dropped, the same way for every step.
+# 4 KiB overwrites, and a 256 MiB file read from the snapshot mounted
+# beside the live one against the same file read from the live mount.
+# Before every timed step the live daemon is started again (its own
+# caches emptied) and the kernel's caches are dropped, the same way for
+# every step.  The mount is noatime, so that reading the tree (tar) is no
+# change the incremental stream would carry.
 #
-#   bench/send.sh BUILD_DIR [FS_SIZE [TREE_MIB]]    (as root; FS_SIZE 2G, TREE_MIB 1024)
+#   bench/send.sh [-r ROUNDS] [-s FS_SIZE] [-t TREE_MIB] BUILD_DIR [BUILD_DIR...]
 #
-# Prints one line per measure and the ratios; the image lives in a mktemp
-# -d directory under $TMPDIR (default /tmp), removed at the end.
+# as root; ROUNDS 3, FS_SIZE 2G, TREE_MIB 1024.  With several build
+# directories (a base and a change, say), each one's daemon and lfs-send
+# are measured in every round, in turn, on the same image (the first
+# build makes it).  Prints each measure's median over the rounds and the
+# ratios; the image lives in a mktemp -d directory under $TMPDIR
+# (default /tmp), removed at the end.
 set -eu
-B=$(cd "${1:?usage: bench/send.sh BUILD_DIR [FS_SIZE [TREE_MIB]]}" && pwd)
-SIZE=${2:-2G}
-TREE=${3:-1024}
+ROUNDS=3 SIZE=2G TREE=1024
+while getopts r:s:t: c; do
+	case $c in
+	r) ROUNDS=$OPTARG ;;
+	s) SIZE=$OPTARG ;;
+	t) TREE=$OPTARG ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || { echo "usage: bench/send.sh [-r ROUNDS] [-s FS_SIZE] [-t TREE_MIB] BUILD_DIR..." >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "bench/send.sh: must run as root (mounts, drop_caches)" >&2; exit 2; }
-LFS=$B/lfs/lfs MKFS=$B/lfs/mkfs.lfs CKPT=$B/ckpt/lfs-ckpt SEND=$B/lfs/lfs-send
+BUILDS=()
+for b in "$@"; do BUILDS+=("$(cd "$b" && pwd)"); done
 W=$(mktemp -d "${TMPDIR:-/tmp}/lfs-send-bench.XXXXXX")
 IMG=$W/img MNT=$W/mnt SNAP=$W/snap
 mkdir -p "$MNT" "$SNAP"
@@ -37,19 +52,18 @@ wait_mounted() {
 	echo "bench/send.sh: $1 did not mount" >&2
 	exit 1
 }
-mount_live() {
-	"$LFS" -f -o nocleaner "$IMG" "$MNT" 2>>"$W/daemon.log" &
-	PID=$!
-	wait_mounted "$MNT"
-}
+# cold BUILD: the live mount served by BUILD's daemon, started afresh,
+# with the kernel's caches dropped
 cold() {
 	stop "$MNT" "$PID"
 	PID=
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
-	mount_live
+	"$1/lfs/lfs" -f -o nocleaner,noatime "$IMG" "$MNT" 2>>"$W/daemon.log" &
+	PID=$!
+	wait_mounted "$MNT"
 }
-# secs CMD...: run CMD (a shell string), print its wall time in seconds
+# secs CMD: run CMD (a shell string), print its wall time in seconds
 secs() {
 	local t0 t1
 	t0=$(date +%s%N)
@@ -57,12 +71,16 @@ secs() {
 	t1=$(date +%s%N)
 	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'
 }
-mibs() { awk -v m="$1" -v s="$2" 'BEGIN { printf "%.1f", m / s }'; }
+# record NAME SECONDS; median NAME
+record() { echo "$2" >>"$W/t.$1"; }
+median() { sort -g "$W/t.$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+list() { tr '\n' ' ' <"$W/t.$1"; }
 
-"$MKFS" -f -s "$SIZE" "$IMG" >/dev/null
-mount_live
-# the tree: a quarter in 4,096 files of 64 KiB, the rest in 16 MiB files,
-# one of them the 256 MiB file the read compares
+B0=${BUILDS[0]}
+"$B0/lfs/mkfs.lfs" -f -s "$SIZE" "$IMG" >/dev/null
+cold "$B0"
+# the tree: a quarter in 4,096 files of 64 KiB, the rest in 16 MiB files
+# and the 256 MiB file the reads compare
 mkdir -p "$MNT/small" "$MNT/big"
 head -c 65536 /dev/urandom >"$W/seed"
 for i in $(seq 0 63); do
@@ -72,34 +90,44 @@ done
 dd if=/dev/urandom of="$MNT/big/256m" bs=1M count=256 status=none
 n=$(((TREE * 3 / 4 - 256) / 16))
 for i in $(seq 1 "$n"); do dd if=/dev/urandom of="$MNT/big/$i" bs=1M count=16 status=none; done
-"$CKPT" -s -n s1 "$MNT" >/dev/null
-bytes=$(du -sb "$MNT" | cut -f1)
-mib=$(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1048576 }')
-echo "tree: $mib MiB in $(find "$MNT" | wc -l) names, file system $SIZE"
-
-cold
-t_send=$(secs "'$SEND' s1 '$MNT' | cat >/dev/null")
-cold
-t_tar=$(secs "tar -cf - -C '$MNT' . | cat >/dev/null")
-echo "full send: $t_send s ($(mibs "$mib" "$t_send") MiB/s); tar -c: $t_tar s ($(mibs "$mib" "$t_tar") MiB/s); send/tar speed $(awk -v a="$t_send" -v b="$t_tar" 'BEGIN { printf "%.2f", b / a }')x"
-
+"$B0/ckpt/lfs-ckpt" -s -n s1 "$MNT" >/dev/null
 # 1 MiB of scattered overwrites: 256 blocks of 4 KiB over the big files
 for i in $(seq 1 256); do
-	f=$((i % n + 1))
-	dd if=/dev/urandom of="$MNT/big/$f" bs=4096 count=1 seek=$(((i * 7919) % 4096)) conv=notrunc status=none
+	dd if=/dev/urandom of="$MNT/big/$((i % n + 1))" bs=4096 count=1 seek=$(((i * 7919) % 4096)) conv=notrunc \
+		status=none
 done
-"$CKPT" -s -n s2 "$MNT" >/dev/null
-cold
-t_incr=$(secs "'$SEND' -p s1 s2 '$MNT' >'$W/incr'")
-echo "incremental send (1 MiB changed): $t_incr s, stream $(stat -c %s "$W/incr") bytes"
+"$B0/ckpt/lfs-ckpt" -s -n s2 "$MNT" >/dev/null
+mib=$(du -sb "$MNT" | awk '{ printf "%.1f", $1 / 1048576 }')
+echo "tree: $mib MiB in $(find "$MNT" | wc -l) names, file system $SIZE, $ROUNDS rounds, builds: ${BUILDS[*]}"
 
-cold
-"$LFS" -f -o snapshot=s1 "$IMG" "$SNAP" 2>>"$W/snap.log" &
-SPID=$!
-wait_mounted "$SNAP"
-t_snap=$(secs "cat '$SNAP/big/256m' >/dev/null")
-stop "$SNAP" "$SPID"
-SPID=
-cold
-t_live=$(secs "cat '$MNT/big/256m' >/dev/null")
-echo "read 256 MiB: snapshot mount $t_snap s ($(mibs 256 "$t_snap") MiB/s); live $t_live s ($(mibs 256 "$t_live") MiB/s); snapshot/live speed $(awk -v a="$t_snap" -v b="$t_live" 'BEGIN { printf "%.2f", b / a }')x"
+for ((r = 1; r <= ROUNDS; r++)); do
+	cold "$B0"
+	record tar "$(secs "tar -cf - -C '$MNT' . | cat >/dev/null")"
+	cold "$B0"
+	record live "$(secs "cat '$MNT/big/256m' >/dev/null")"
+	for k in "${!BUILDS[@]}"; do
+		B=${BUILDS[$k]}
+		cold "$B"
+		record "send$k" "$(secs "'$B/lfs/lfs-send' s1 '$MNT' | cat >/dev/null")"
+		cold "$B"
+		record "incr$k" "$(secs "'$B/lfs/lfs-send' -p s1 s2 '$MNT' >'$W/incr$k'")"
+		cold "$B"
+		"$B/lfs/lfs" -f -o snapshot=s1 "$IMG" "$SNAP" 2>>"$W/snap.log" &
+		SPID=$!
+		wait_mounted "$SNAP"
+		record "snap$k" "$(secs "cat '$SNAP/big/256m' >/dev/null")"
+		stop "$SNAP" "$SPID"
+		SPID=
+	done
+done
+
+t_tar=$(median tar) t_live=$(median live)
+echo "tar -c: median $t_tar s ($(list tar)), $(awk -v m="$mib" -v s="$t_tar" 'BEGIN { printf "%.1f", m / s }') MiB/s"
+echo "live read of 256 MiB: median $t_live s ($(list live)), $(awk -v s="$t_live" 'BEGIN { printf "%.1f", 256 / s }') MiB/s"
+for k in "${!BUILDS[@]}"; do
+	t_send=$(median "send$k") t_incr=$(median "incr$k") t_snap=$(median "snap$k")
+	echo "${BUILDS[$k]}:"
+	echo "  full send: median $t_send s ($(list "send$k")), $(awk -v m="$mib" -v s="$t_send" 'BEGIN { printf "%.1f", m / s }') MiB/s, $(awk -v a="$t_send" -v b="$t_tar" 'BEGIN { printf "%.2f", b / a }')x tar's speed"
+	echo "  incremental send (1 MiB changed): median $t_incr s ($(list "incr$k")), stream $(stat -c %s "$W/incr$k") bytes"
+	echo "  snapshot read of 256 MiB: median $t_snap s ($(list "snap$k")), $(awk -v s="$t_snap" 'BEGIN { printf "%.1f", 256 / s }') MiB/s, $(awk -v a="$t_snap" -v b="$t_live" 'BEGIN { printf "%.2f", b / a }')x the live read's speed"
+done

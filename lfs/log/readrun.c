@@ -62,20 +62,24 @@ int
 lfs_read_blocks_at(struct lfs_fs *fs, uint64_t addr, uint32_t n, void *buf)
 {
 	uint8_t *out = buf;
-	bool one_read = n > 1 && lfs_addr_valid(fs, addr) && lfs_addr_valid(fs, addr + n - 1) &&
-			lfs_addr_seg(fs, addr) == lfs_addr_seg(fs, addr + n - 1) && !in_memory(fs, addr, n);
-	if (!one_read) {
-		int err = 0;
-		for (uint32_t i = 0; i < n && !err; i++)
-			err = lfs_read_block_at(fs, addr + i, out + (size_t)i * fs->bsize);
-		return err;
+	int err = 0;
+	for (uint32_t k; n && !err; addr += k, n -= k, out += (size_t)k * fs->bsize) {
+		if (!lfs_addr_valid(fs, addr) || in_memory(fs, addr, 1)) {
+			k = 1;
+			err = lfs_read_block_at(fs, addr, out);
+			continue;
+		}
+		/* one read per segment, up to the first block still in memory */
+		uint64_t seg_end = lfs_seg_first_block(fs, lfs_addr_seg(fs, addr)) + fs->sb.seg_blocks;
+		for (k = 1; k < n && addr + k < seg_end && !in_memory(fs, addr + k, 1); k++)
+			;
+		err = lfs_bdev_read(&fs->dev, addr, k, out);
+		if (err)
+			lfs_log("read: blocks %llu to %llu: %s", (unsigned long long)addr,
+				(unsigned long long)(addr + k - 1), strerror(-err));
+		else
+			err = lfs_verify_blocks(fs, addr, k, out);
 	}
-	int err = lfs_bdev_read(&fs->dev, addr, n, out);
-	if (err)
-		lfs_log("read: blocks %llu to %llu: %s", (unsigned long long)addr, (unsigned long long)(addr + n - 1),
-			strerror(-err));
-	else
-		err = lfs_verify_blocks(fs, addr, n, out);
 	return err;
 }
 
