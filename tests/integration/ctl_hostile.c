@@ -265,7 +265,7 @@ garbage(const char *mnt)
 		fprintf(stderr, "garbage: connect: %s\n", strerror(errno));
 		return 1;
 	}
-	static uint8_t big[100000]; /* over any request, under the socket buffer */
+	static uint8_t big[LFS_CTL_MSG_MAX + 4096]; /* over any message, under the socket buffer */
 	unsigned sent = 0, replies = 0, errors = 0, closed = 0, first = 0;
 	struct lfs_ctl_req req = { .magic = LFS_CTL_MAGIC, .version = LFS_CTL_VERSION };
 #define TRY(msg, len)                                                                                        \
