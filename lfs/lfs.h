@@ -340,12 +340,12 @@ int lfs_view_open(struct lfs_fs *src, const char *spec, bool lock_src, struct lf
 uint64_t lfs_view_seq(const struct lfs_fs *v);
 /* Where a view in another process than the filesystem's daemon gets the
  * kept checkpoint seq's blocks (the daemon's control socket): .read
- * fills buf with the block seq reads as addr (found through the held
- * table, verified); .imap fills addrs[0..n) with the inode-map block
+ * fills buf with the n blocks seq reads as addr on (each found through
+ * the held table, verified); .imap fills addrs[0..n) with the inode-map block
  * addresses seq read, *root its tree's root (0: the
  * root; a received snapshot's, another).  0 or -errno each. */
 struct lfs_view_source {
-	int (*read)(void *ctx, uint64_t seq, uint64_t addr, void *buf);
+	int (*read)(void *ctx, uint64_t seq, uint64_t addr, uint32_t n, void *buf);
 	int (*imap)(void *ctx, uint64_t seq, uint64_t *addrs, uint32_t n, uint32_t *root);
 	void *ctx;
 };

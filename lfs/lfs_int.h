@@ -673,6 +673,9 @@ int lfs_seg_pick_next(struct lfs_fs *fs, uint64_t *seg);
  * on a snapshot's view; _at: the block at addr, whatever the view. */
 int lfs_read_block(struct lfs_fs *fs, uint64_t addr, void *buf);
 int lfs_read_block_at(struct lfs_fs *fs, uint64_t addr, void *buf);
+/* The n blocks at addr on, as lfs_read_block_at reads each: those on the
+ * disk and in one segment in one read. */
+int lfs_read_blocks_at(struct lfs_fs *fs, uint64_t addr, uint32_t n, void *buf);
 /* The birth of the block at addr: the first checkpoint that references
  * it, one more than its pseg's ckpt_seq (lfs(5), SNAPSHOTS); a block not
  * yet on disk was written after the last checkpoint.  -EIO if no valid
@@ -1029,6 +1032,9 @@ int lfs_retain_checkpoint(struct lfs_fs *fs, uint64_t seq, uint64_t time_ns, con
  * its bytes are now; -ESTALE once seq is no longer kept (what it held
  * may be reused), -EFSCORRUPTED for an address outside the log. */
 int lfs_retain_read(struct lfs_fs *fs, uint64_t seq, uint64_t addr, void *buf);
+/* The n blocks checkpoint seq reads at addr on, wherever the held table
+ * says each is now, into buf; lock held. */
+int lfs_retain_read_run(struct lfs_fs *fs, uint64_t seq, uint64_t addr, uint32_t n, void *buf);
 /* Checkpoint seq was not committed: it is not in the history. */
 void lfs_retain_abort(struct lfs_fs *fs, uint64_t seq);
 /* The history changed outside a checkpoint (a snapshot deleted or

@@ -541,8 +541,8 @@ answer_snapshots(struct lfs_ctl_server *srv, struct client *c, struct request *q
 		return q->resp->count * sizeof(uint64_t);
 	}
 	case LFS_CTL_VIEW_READ:
-		q->resp->err = lfs_ctl_view_read(srv->fs, q->req.arg[0], q->req.arg[1], q->rout, &v);
-		q->resp->count = !q->resp->err;
+		q->resp->err = lfs_ctl_view_read(srv->fs, q->req.arg[0], q->req.arg[1], q->req.count, q->rout, &v);
+		q->resp->count = q->resp->err ? 0 : q->req.count ? q->req.count : 1;
 		return q->resp->err ? 0 : v;
 	case LFS_CTL_VIEW_HOLD:
 		q->resp->err = view_hold(srv, c, q->req.arg[0], (const struct lfs_ctl_path *)q->payload);

@@ -46,13 +46,14 @@
 #include <sys/ioctl.h>
 
 #define LFS_CTL_MAGIC   0x4c544331u /* "1CTL" */
-#define LFS_CTL_VERSION 10        /* 4: one registered cleaner, its state, lfs-clean's verbs;
+#define LFS_CTL_VERSION 11        /* 4: one registered cleaner, its state, lfs-clean's verbs;
 				   * 5: LFS_CTL_REQUESTS; 6: snapshots; 7: SNAP_LIST pages by
 				   * checkpoint number, views held, CLEANER_STATS without
 				   * victims; 8: SCRUB_WHO, SCRUB_INODES; 9: RESIZE;
-				   * 10: RECV_*, SNAP_LIST's origins, VIEW_IMAP's root */
-#define LFS_CTL_VERSION_STR "10"  /* in messages: keep equal */
-_Static_assert(LFS_CTL_VERSION == 10, "LFS_CTL_VERSION_STR");
+				   * 10: RECV_*, SNAP_LIST's origins, VIEW_IMAP's root;
+				   * 11: VIEW_READ of several blocks */
+#define LFS_CTL_VERSION_STR "11"  /* in messages: keep equal */
+_Static_assert(LFS_CTL_VERSION == 11, "LFS_CTL_VERSION_STR");
 #define LFS_CTL_PREFIX  "lfs-ctl:"
 #define LFS_CTL_NAME_MAX 48         /* the abstract name, NUL included */
 /* Set by the daemon for the cleaner it starts: the abstract name of its
@@ -127,8 +128,10 @@ enum lfs_ctl_op {
 	/* A kept checkpoint read by a second mount (lfs -o snapshot=) */
 	LFS_CTL_VIEW_IMAP = 18, /* arg0 checkpoint, arg1 first, count n -> up to n uint64_t: the
 				 * inode-map block addresses it read; val0 how many in all */
-	LFS_CTL_VIEW_READ = 19, /* arg0 checkpoint, arg1 an address it reads -> the block (count 1,
-				 * a block of payload), verified; -ESTALE once it is not kept */
+	LFS_CTL_VIEW_READ = 19, /* arg0 checkpoint, arg1 the first address it reads, count n blocks
+				 * (0 is 1; at most LFS_CTL_VIEW_READ_BYTES of them, else -EINVAL)
+				 * -> the n blocks it reads at arg1 on (count n, their bytes as
+				 * payload), verified; -ESTALE once it is not kept */
 	LFS_CTL_VIEW_HOLD = 20, /* arg0 checkpoint, payload 1 struct lfs_ctl_path: where the view this
 				 * connection reads for is mounted.  Until the connection closes,
 				 * SNAP_DELETE of it and SNAP_KEEP arg1 0 of it as a snapshot get
@@ -206,6 +209,11 @@ struct lfs_ctl_name {
 /* The largest block LFS_CTL_VIEW_READ carries (format.h's
  * LFS_MAX_BLOCK_SIZE, asserted equal where both are known). */
 #define LFS_CTL_BLOCK_MAX 32768
+/* The most bytes of blocks one VIEW_READ answers: a FUSE read or a send
+ * stream's DATA record (128 KiB each) in one round trip, not one per
+ * block. */
+#define LFS_CTL_VIEW_READ_BYTES (128u << 10)
+_Static_assert(LFS_CTL_VIEW_READ_BYTES % LFS_CTL_BLOCK_MAX == 0, "whole blocks of every size");
 
 /* LFS_CTL_REQUESTS: slot i counts the requests of FUSE opcode i
  * (linux/fuse.h); the last slot counts every opcode from it up
@@ -351,13 +359,13 @@ _Static_assert(sizeof(struct lfs_ctl_damage) == 40, "damage record size");
 #define LFS_CTL_REPLY_REQUESTS_MAX (3 * LFS_CTL_REQ_SLOTS * sizeof(uint64_t))
 #define LFS_CTL_REPLY_SNAP_LIST_MAX (LFS_CTL_MAX_RECORDS * sizeof(struct lfs_ctl_ckpt))
 #define LFS_CTL_REPLY_VIEW_IMAP_MAX (LFS_CTL_MAX_RECORDS * sizeof(uint64_t))
-#define LFS_CTL_REPLY_VIEW_READ_MAX LFS_CTL_BLOCK_MAX
+#define LFS_CTL_REPLY_VIEW_READ_MAX LFS_CTL_VIEW_READ_BYTES
 #define LFS_CTL_REPLY_VIEW_WHO_MAX sizeof(struct lfs_ctl_path)
 #define LFS_CTL_REPLY_SCRUB_WHO_MAX (LFS_CTL_MAX_RECORDS * sizeof(struct lfs_ctl_damage))
 #define LFS_CTL_REPLY_SCRUB_INODES_MAX (LFS_CTL_MAX_RECORDS * sizeof(uint32_t))
 #define LFS_CTL_REPLY_RESIZE_MAX LFS_CTL_RESIZE_WHY_MAX
 #define LFS_CTL_REQ_RECV_MAX sizeof(struct lfs_ctl_recv) /* RECV_* replies: the header only */
-#define LFS_CTL_PAYLOAD_MAX LFS_CTL_REPLY_SNAP_LIST_MAX /* the largest of them all */
+#define LFS_CTL_PAYLOAD_MAX LFS_CTL_REPLY_VIEW_READ_MAX /* the largest of them all */
 #define LFS_CTL_MSG_MAX (sizeof(struct lfs_ctl_resp) + LFS_CTL_PAYLOAD_MAX)
 _Static_assert(sizeof(struct lfs_ctl_req) == sizeof(struct lfs_ctl_resp), "one header size");
 _Static_assert(LFS_CTL_REQ_PAYLOAD_MAX <= LFS_CTL_PAYLOAD_MAX, "largest request");

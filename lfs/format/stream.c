@@ -67,8 +67,6 @@ lfs_stream_name_ok(const char *name, size_t len)
 static int
 emit(struct lfs_stream_wr *w, const void *buf, size_t len)
 {
-	w->crc = lfs_crc(w->crc, buf, len);
-	w->bytes += len;
 	return len ? w->write(w->ctx, buf, len) : 0;
 }
 
@@ -77,18 +75,21 @@ static int
 put(struct lfs_stream_wr *w, unsigned type, const uint8_t *fixed, size_t flen, const void *a, size_t alen,
     const void *b, size_t blen)
 {
-	if (flen + alen + blen > LFS_STREAM_REC_MAX)
+	size_t len = flen + alen + blen;
+	if (len > LFS_STREAM_REC_MAX)
 		return -EINVAL;
 	uint8_t h[LFS_STREAM_HDR];
 	lfs_put16(h, (uint16_t)type);
 	lfs_put16(h + 2, 0);
-	lfs_put32(h + 4, (uint32_t)(flen + alen + blen));
+	lfs_put32(h + 4, (uint32_t)len);
 	lfs_put32(h + 8, w->index);
-	uint32_t c = lfs_crc(0, h, 12);
-	c = lfs_crc(c, fixed, flen);
-	c = lfs_crc(c, a, alen);
-	c = lfs_crc(c, b, blen);
-	lfs_put32(h + 12, c);
+	/* each byte read once: the record's crc and the whole stream's
+	 * are both made from the body's */
+	uint32_t body = lfs_crc(lfs_crc(lfs_crc(0, fixed, flen), a, alen), b, blen);
+	uint32_t op = lfs_crc_combine_gen(len);
+	lfs_put32(h + 12, lfs_crc_combine(lfs_crc(0, h, 12), body, op));
+	w->crc = lfs_crc_combine(lfs_crc(w->crc, h, sizeof(h)), body, op);
+	w->bytes += sizeof(h) + len;
 	int err = emit(w, h, sizeof(h));
 	if (!err)
 		err = emit(w, fixed, flen);

@@ -320,12 +320,20 @@ lfs_ctl_view_imap(struct lfs_fs *fs, uint64_t seq, uint64_t first, uint32_t n, u
 _Static_assert(LFS_CTL_BLOCK_MAX == LFS_MAX_BLOCK_SIZE, "VIEW_READ carries the largest block");
 
 int
-lfs_ctl_view_read(struct lfs_fs *fs, uint64_t seq, uint64_t addr, uint8_t *out, uint64_t *len)
+lfs_ctl_view_read(struct lfs_fs *fs, uint64_t seq, uint64_t addr, uint32_t n, uint8_t *out, uint64_t *len)
 {
+	n = n ? n : 1;
+	*len = 0;
+	if (n > LFS_CTL_VIEW_READ_BYTES / fs->bsize)
+		return -EINVAL;
+	/* a range: its first and last addresses kept, so every one between */
+	if (!lfs_addr_kept(fs, addr) || addr + (n - 1) < addr || !lfs_addr_kept(fs, addr + (n - 1)))
+		return -EINVAL;
 	lfs_lock(fs);
-	*len = fs->bsize;
-	int err = lfs_addr_kept(fs, addr) ? lfs_retain_read(fs, seq, addr, out) : -EINVAL;
+	int err = lfs_retain_read_run(fs, seq, addr, n, out);
 	pthread_mutex_unlock(&fs->lock);
+	if (!err)
+		*len = (uint64_t)n * fs->bsize;
 	return err;
 }
 

@@ -31,8 +31,9 @@ void lfs_ctl_stats(struct lfs_fs *fs, struct lfs_ctl_stats *out);
  * *root its tree's root (0: the filesystem's). */
 int lfs_ctl_view_imap(struct lfs_fs *fs, uint64_t seq, uint64_t first, uint32_t n, uint64_t *out, uint32_t *got,
 		      uint64_t *total, uint32_t *root);
-/* LFS_CTL_VIEW_READ: the block seq reads as addr into out (*len bytes). */
-int lfs_ctl_view_read(struct lfs_fs *fs, uint64_t seq, uint64_t addr, uint8_t *out, uint64_t *len);
+/* LFS_CTL_VIEW_READ: the n blocks (0: one) seq reads as addr on into out
+ * (*len bytes); -EINVAL for more than LFS_CTL_VIEW_READ_BYTES of them. */
+int lfs_ctl_view_read(struct lfs_fs *fs, uint64_t seq, uint64_t addr, uint32_t n, uint8_t *out, uint64_t *len);
 /* Up to n kept checkpoints from number `from` up (LFS_CTL_SNAP_LIST): the
  * records into out; their count, the total, the bytes held, the
  * protection period and the records left after them into resp. */

@@ -41,6 +41,9 @@ lfs_rdplan_free(struct lfs_rdplan *p)
 	p->nruns = p->nblk = 0;
 }
 
+/* The most blocks read_now asks a remote view's source for at once. */
+#define READ_REMOTE_MAX 64u
+
 /* Whether one of the n blocks at addr is still in memory, not on disk. */
 static bool
 in_memory(const struct lfs_fs *fs, uint64_t addr, uint32_t n)
@@ -55,20 +58,51 @@ in_memory(const struct lfs_fs *fs, uint64_t addr, uint32_t n)
 	return false;
 }
 
+int
+lfs_read_blocks_at(struct lfs_fs *fs, uint64_t addr, uint32_t n, void *buf)
+{
+	uint8_t *out = buf;
+	int err = 0;
+	for (uint32_t k; n && !err; addr += k, n -= k, out += (size_t)k * fs->bsize) {
+		if (!lfs_addr_valid(fs, addr) || in_memory(fs, addr, 1)) {
+			k = 1;
+			err = lfs_read_block_at(fs, addr, out);
+			continue;
+		}
+		/* one read per segment, up to the first block still in memory */
+		uint64_t seg_end = lfs_seg_first_block(fs, lfs_addr_seg(fs, addr)) + fs->sb.seg_blocks;
+		for (k = 1; k < n && addr + k < seg_end && !in_memory(fs, addr + k, 1); k++)
+			;
+		err = lfs_bdev_read(&fs->dev, addr, k, out);
+		if (err)
+			lfs_log("read: blocks %llu to %llu: %s", (unsigned long long)addr,
+				(unsigned long long)(addr + k - 1), strerror(-err));
+		else
+			err = lfs_verify_blocks(fs, addr, k, out);
+	}
+	return err;
+}
+
 /* The n blocks at addr now, with the lock, as lfs_read_block reads them. */
 static int
 read_now(struct lfs_fs *fs, struct lfs_rdplan *p, uint64_t addr, uint32_t n, size_t dst, uint32_t skip,
 	 size_t len)
 {
-	uint8_t *blk = lfs_malloc(fs->bsize);
+	/* a remote view's source reads runs: one request for many blocks */
+	uint32_t most = fs->view_remote.read ? READ_REMOTE_MAX : 1;
+	uint8_t *blk = lfs_malloc((size_t)(n < most ? n : most) * fs->bsize);
 	if (!blk)
 		return -ENOMEM;
 	int err = 0;
-	for (uint32_t i = 0; i < n && !err && len; i++) {
-		err = lfs_read_block(fs, addr + i, blk);
-		size_t m = fs->bsize - skip < len ? fs->bsize - skip : len;
+	while (n && !err && len) {
+		uint32_t k = n < most ? n : most;
+		err = k > 1 ? fs->view_remote.read(fs->view_remote.ctx, fs->view_seq, addr, k, blk) :
+			      lfs_read_block(fs, addr, blk);
+		size_t m = (size_t)k * fs->bsize - skip < len ? (size_t)k * fs->bsize - skip : len;
 		if (!err)
 			memcpy(p->out + dst, blk + skip, m);
+		addr += k;
+		n -= k;
 		dst += m;
 		len -= m;
 		skip = 0;

@@ -376,7 +376,7 @@ int
 lfs_read_block(struct lfs_fs *fs, uint64_t addr, void *buf)
 {
 	if (fs->view_remote.read)
-		return fs->view_remote.read(fs->view_remote.ctx, fs->view_seq, addr, buf);
+		return fs->view_remote.read(fs->view_remote.ctx, fs->view_seq, addr, 1, buf);
 	if (fs->view_seq) {
 		/* a snapshot reads its addresses where the held table says
 		 * they are now, from the filesystem that writes them */

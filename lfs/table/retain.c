@@ -370,3 +370,21 @@ lfs_retain_read(struct lfs_fs *fs, uint64_t seq, uint64_t addr, void *buf)
 		return -ESTALE;
 	return lfs_read_block_at(fs, lfs_held_translate(&fs->held, addr, seq), buf);
 }
+
+int
+lfs_retain_read_run(struct lfs_fs *fs, uint64_t seq, uint64_t addr, uint32_t n, void *buf)
+{
+	if (!fs->snapshots || !lfs_hist_get(&fs->hist, seq))
+		return -ESTALE;
+	uint8_t *out = buf;
+	int err = 0;
+	for (uint32_t i = 0, k; i < n && !err; i += k) {
+		/* the blocks the cleaner left where they were, or moved
+		 * together, in one read */
+		uint64_t cur = lfs_held_translate(&fs->held, addr + i, seq);
+		for (k = 1; i + k < n && lfs_held_translate(&fs->held, addr + i + k, seq) == cur + k; k++)
+			;
+		err = lfs_read_blocks_at(fs, cur, k, out + (size_t)i * fs->bsize);
+	}
+	return err;
+}

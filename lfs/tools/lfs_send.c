@@ -33,9 +33,8 @@ usage(FILE *f)
 }
 
 static int
-write_out(void *ctx, const void *buf, size_t len)
+write_all(int fd, const void *buf, size_t len)
 {
-	int fd = *(int *)ctx;
 	const char *p = buf;
 	while (len) {
 		ssize_t n = write(fd, p, len);
@@ -46,6 +45,39 @@ write_out(void *ctx, const void *buf, size_t len)
 		p += n;
 		len -= (size_t)n;
 	}
+	return 0;
+}
+
+/* The stream goes out in large writes, not one or more per record: a
+ * pipe's reader is woken once per OUT_BUF bytes. */
+#define OUT_BUF (1u << 20)
+struct out {
+	int fd;
+	size_t n;
+	uint8_t *buf;
+};
+
+static int
+flush_out(struct out *o)
+{
+	int err = write_all(o->fd, o->buf, o->n);
+	o->n = 0;
+	return err;
+}
+
+static int
+write_out(void *ctx, const void *buf, size_t len)
+{
+	struct out *o = ctx;
+	if (o->n + len > OUT_BUF) {
+		int err = flush_out(o);
+		if (err)
+			return err;
+	}
+	if (len >= OUT_BUF)
+		return write_all(o->fd, buf, len);
+	memcpy(o->buf + o->n, buf, len);
+	o->n += len;
 	return 0;
 }
 
@@ -105,13 +137,20 @@ main(int argc, char **argv)
 		lfs_remote_free(r);
 		return 1;
 	}
-	int fd = STDOUT_FILENO;
-	if (!pview)
-		err = lfs_send(view, stream_name(spec), write_out, &fd);
-	else if ((err = lfs_send_incr(pview, view, stream_name(spec), stream_name(parent), write_out, &fd)) == -EINVAL)
+	struct out o = { .fd = STDOUT_FILENO, .buf = malloc(OUT_BUF) };
+	if (!o.buf)
+		err = -ENOMEM;
+	else if (!pview)
+		err = lfs_send(view, stream_name(spec), write_out, &o);
+	else if ((err = lfs_send_incr(pview, view, stream_name(spec), stream_name(parent), write_out, &o)) == -EINVAL)
 		fprintf(stderr, "lfs-send: %s is not a snapshot older than %s\n", parent, spec);
 	else if (err == -EOPNOTSUPP)
 		fprintf(stderr, "lfs-send: -p: %s or %s is a received snapshot: send it in full\n", parent, spec);
+	/* what was sent before a failure goes out too: the receiver
+	 * sees a stream cut short, not one cut at a buffer's edge */
+	int ferr = o.buf ? flush_out(&o) : 0;
+	err = err ? err : ferr;
+	free(o.buf);
 	if (pview) {
 		lfs_abandon(pview);
 		lfs_remote_free(pr);

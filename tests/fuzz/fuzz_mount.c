@@ -399,10 +399,16 @@ clean(struct lfs_fs *fs)
 /* A view as another process has it: every block through the control
  * operations of the filesystem's daemon. */
 static int
-remote_read(void *ctx, uint64_t seq, uint64_t addr, void *buf)
+remote_read(void *ctx, uint64_t seq, uint64_t addr, uint32_t n, void *buf)
 {
-	uint64_t len;
-	return lfs_ctl_view_read(ctx, seq, addr, buf, &len);
+	uint64_t len = 0;
+	int err = 0;
+	/* in the daemon's pieces, as fuse_snapshot.c asks for them */
+	for (uint32_t i = 0, k; i < n && !err; i += k, buf = (uint8_t *)buf + len) {
+		k = n - i < 4 ? n - i : 4;
+		err = lfs_ctl_view_read(ctx, seq, addr + i, k, buf, &len);
+	}
+	return err;
 }
 
 static int

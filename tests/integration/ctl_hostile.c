@@ -234,6 +234,15 @@ largest_replies(int fd, const struct lfs_ctl_req *base, unsigned *sent, unsigned
 		rc = ask(fd, base, LFS_CTL_VIEW_READ, 0, seq, addrs[i]);
 		printf("view_read %d: %zu bytes\n", rc, reply_len);
 	}
+	/* as many blocks as one reply holds, one more, and a run that
+	 * would wrap around the addresses */
+	uint32_t most = LFS_CTL_VIEW_READ_BYTES / 4096;
+	const uint32_t counts[] = { most, most + 1, 2 };
+	const uint64_t from[] = { first_addr, first_addr, UINT64_MAX };
+	for (unsigned i = 0; i < 3; i++) {
+		rc = ask(fd, base, LFS_CTL_VIEW_READ, counts[i], seq, from[i]);
+		printf("view_readv %d: %zu bytes\n", rc, reply_len);
+	}
 	*sent += asked;
 	*replies += answered;
 	return 0;
@@ -256,7 +265,7 @@ garbage(const char *mnt)
 		fprintf(stderr, "garbage: connect: %s\n", strerror(errno));
 		return 1;
 	}
-	static uint8_t big[100000]; /* over any request, under the socket buffer */
+	static uint8_t big[LFS_CTL_MSG_MAX + 4096]; /* over any message, under the socket buffer */
 	unsigned sent = 0, replies = 0, errors = 0, closed = 0, first = 0;
 	struct lfs_ctl_req req = { .magic = LFS_CTL_MAGIC, .version = LFS_CTL_VERSION };
 #define TRY(msg, len)                                                                                        \

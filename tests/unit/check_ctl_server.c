@@ -131,7 +131,7 @@ START_TEST(malformed_refused_exactly)
 	struct lfs_fs *fs;
 	struct lfs_ctl_server *srv = start(&fs);
 	int fd = connect_to(srv);
-	static uint8_t big[100000];
+	static uint8_t big[LFS_CTL_MSG_MAX + 4096]; /* over the largest message, under the socket buffer */
 	const struct lfs_ctl_req ok = { .magic = LFS_CTL_MAGIC, .version = LFS_CTL_VERSION, .op = LFS_CTL_STATS };
 	struct lfs_ctl_req q;
 	struct lfs_ctl_resp r;
