@@ -12,6 +12,7 @@ export LFS_CLEANERD="$top_builddir/cleaner/lfs_cleanerd"
 # first (pyenv's costs a fifth of a CPU-second at every start)
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3) || PY=
+export PY # scripts the suites write and run (falloc_ext4.sh's cmp.sh) use it too
 
 skip() { echo "SKIP: $*"; exit 77; }
 # fail MESSAGE: the test fails; the daemon's last words go with it, since a
