@@ -120,7 +120,7 @@ lfs_fuse_cache_bounded(struct lfs_fuse_cache *c, uint64_t usable)
 	pthread_mutex_lock(&c->lock);
 	uint64_t limit = read_limit(c);
 	pthread_mutex_unlock(&c->lock);
-	return limit && need_for(limit) <= usable / 8;
+	return limit && need_for(limit) <= usable / 16;
 }
 
 static uint64_t
@@ -129,8 +129,10 @@ headroom_locked(struct lfs_fuse_cache *c, uint64_t usable)
 	uint64_t limit = read_limit(c);
 	if (!limit)
 		return c->headroom = 0;
-	/* and 8 MiB for a few writers of a MiB at a time */
-	uint64_t need = need_for(limit), h = need + 8 * MIB;
+	/* and 8 MiB for a few writers of a MiB at a time: the last half,
+	 * where every writer is refused; the first half lets the writers
+	 * that used it be refused alone (see the header) */
+	uint64_t need = need_for(limit), h = 2 * (need + 8 * MIB);
 	/* The kernel reads its bound back as a share of a dirty limit that
 	 * follows free memory, so it drifts by a few pages from one read to
 	 * the next: the headroom (and so df) moves only when what is needed
@@ -139,10 +141,10 @@ headroom_locked(struct lfs_fuse_cache *c, uint64_t usable)
 		return c->headroom;
 	h = (h + h / 8 + MIB - 1) / MIB * MIB;
 	if (h > usable / 8) {
-		if (need > usable / 8 && limit != c->limit)
+		if (need > usable / 16 && limit != c->limit)
 			lfs_log("cache: the kernel may hold %llu MiB of writes for this mount; only %llu MiB "
-				"(an eighth of the filesystem) are kept for them", (unsigned long long)(limit / MIB),
-				(unsigned long long)(usable / 8 / MIB));
+				"(a sixteenth of the filesystem) are kept for them", (unsigned long long)(limit / MIB),
+				(unsigned long long)(usable / 16 / MIB));
 		h = usable / 8;
 	}
 	c->limit = limit;
@@ -164,35 +166,92 @@ lfs_fuse_cache_init(struct lfs_fuse_cache *c)
 {
 	pthread_mutex_init(&c->lock, NULL);
 	u64map_init(&c->full);
+	u64map_init(&c->writers);
 	c->max_bytes_path[0] = '\0';
 	c->limit = 0;
 	c->headroom = 0;
+	c->asking = false;
 }
 
+uint64_t
+lfs_fuse_cache_hard(struct lfs_fuse_cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	uint64_t h = c->headroom / 2;
+	pthread_mutex_unlock(&c->lock);
+	return h;
+}
+
+bool
+lfs_fuse_cache_ask(struct lfs_fuse_cache *c, bool on)
+{
+	pthread_mutex_lock(&c->lock);
+	bool changed = c->asking != on;
+	c->asking = on;
+	pthread_mutex_unlock(&c->lock);
+	return changed;
+}
+
+bool
+lfs_fuse_cache_asking(struct lfs_fuse_cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	bool on = c->asking;
+	pthread_mutex_unlock(&c->lock);
+	return on;
+}
+
+/* a failed put leaves a file or writer unmarked: it is refused at the
+ * end of the headroom instead */
 void
 lfs_fuse_cache_mark(struct lfs_fuse_cache *c, uint64_t ino)
 {
 	pthread_mutex_lock(&c->lock);
-	/* a failed put leaves the file unmarked: its writer learns at
-	 * the next writeback instead */
 	(void)u64map_put(&c->full, ino, (void *)1);
 	pthread_mutex_unlock(&c->lock);
 }
 
-bool
-lfs_fuse_cache_take(struct lfs_fuse_cache *c, uint64_t ino)
+void
+lfs_fuse_cache_mark_writer(struct lfs_fuse_cache *c, uint64_t ino, uint64_t tgid)
 {
 	pthread_mutex_lock(&c->lock);
-	bool was = c->full.count && u64map_get(&c->full, ino);
-	if (was)
-		u64map_del(&c->full, ino);
+	if (c->full.count && u64map_del(&c->full, ino))
+		(void)u64map_put(&c->writers, tgid, (void *)1);
+	pthread_mutex_unlock(&c->lock);
+}
+
+bool
+lfs_fuse_cache_writers(struct lfs_fuse_cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	bool any = c->writers.count != 0;
+	pthread_mutex_unlock(&c->lock);
+	return any;
+}
+
+bool
+lfs_fuse_cache_marked(struct lfs_fuse_cache *c, uint64_t ino, uint64_t tgid)
+{
+	pthread_mutex_lock(&c->lock);
+	bool was = (c->full.count && u64map_get(&c->full, ino)) ||
+		   (tgid && c->writers.count && u64map_get(&c->writers, tgid));
 	pthread_mutex_unlock(&c->lock);
 	return was;
+}
+
+void
+lfs_fuse_cache_unmark(struct lfs_fuse_cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	u64map_clear(&c->full);
+	u64map_clear(&c->writers);
+	pthread_mutex_unlock(&c->lock);
 }
 
 void
 lfs_fuse_cache_free(struct lfs_fuse_cache *c)
 {
 	u64map_free(&c->full);
+	u64map_free(&c->writers);
 	pthread_mutex_destroy(&c->lock);
 }
