@@ -4,20 +4,43 @@
  * With the writeback cache the kernel accepts a buffered write() without
  * asking lfs, and hands the data over later; a full filesystem could only
  * refuse it then, after write() had returned success.  So lfs keeps room
- * for everything the kernel can hold unwritten:
+ * for everything the kernel can hold unwritten.  The arithmetic, with D
+ * the kernel's bound on the mount's dirty pages and C the capacity (df's
+ * size), in live data L (what the daemon holds counted as new):
  *
- *   - the kernel bounds the dirty pages of one FUSE mount (its backing
- *     device info, /sys/class/bdi/DEV/max_bytes, under strict_limit); as
- *     root lfs sets that bound to follow the filesystem's size;
- *   - plain writers stop that much (the headroom) above the reserve, and
- *     df's Avail leaves it out; only writeback of data the kernel already
- *     accepted may use it (lfs_write_cached);
- *   - once writeback had to use it, the file is marked and its cached
- *     attributes dropped: the kernel then asks (GETATTR with the file
- *     handle) before its next buffered write(), and that request is
- *     answered ENOSPC while writers still have no room.
+ *   - D: the mount's backing device info (/sys/class/bdi/DEV/max_bytes,
+ *     under strict_limit); as root lfs sets it to follow the filesystem's
+ *     size.  The kernel throttles a writer only after it passed D, so it
+ *     holds at most D + D/4 (need_for); and write() calls that asked
+ *     before a refusal copy in whole (fuse_cache_write_iter asks once per
+ *     call): 8 MiB for a few writers of a MiB at a time.  R = D + D/4 +
+ *     8 MiB.
+ *   - The headroom H >= 2R (an eighth more; at most usable/8, and then
+ *     the mount is bounded only while D + D/4 fits in H/2, and what is
+ *     left of H/2 is for the write() calls): plain writers stop
+ *     at C, df leaves H out, and only writeback of what the kernel
+ *     accepted may go on to C + H (lfs_write_cached).
+ *   - Once writeback of new blocks leaves less than H of room for plain
+ *     writers, every regular file's cached attributes are dropped and
+ *     given for no time from then on (fuse_ops.c: cache_near,
+ *     attr_timeout): the kernel asks (GETATTR with the file handle)
+ *     before every buffered write(), of any file.
+ *   - At L >= C (plain writers have no room), that GETATTR is refused
+ *     once for a marked writer: a file whose writeback grew into the
+ *     headroom, or a process whose fsync wrote one back (FSYNC names
+ *     the caller; writeback WRITEs name nobody).  A writer refused there
+ *     stops at C + R at most.
+ *   - At L > C + H - H/2 every handle that may write is refused: what
+ *     the kernel still holds is at most R <= H/2, so L never passes
+ *     C + H, for any pattern of files and writers.  Overwrites mark
+ *     nothing, and L is counted net of what kept checkpoints would give
+ *     back, so that overwriting a full filesystem reaches this only
+ *     through what snapshots hold.
  *
- * What remains is named in lfs(8), BUGS.
+ * A read past the end and a write() ask the same GETATTR (the kernel
+ * sends no mask): a handle opened read-only is known by its fh
+ * (op_open) and never refused; one opened for reading and writing can
+ * be.  What remains is named in lfs(8), BUGS.
  */
 #include "fuse_cache.h"
 #include "lfs.h"

@@ -992,6 +992,19 @@ lfs_set_cache_headroom(struct lfs_fs *fs, uint64_t bytes)
 	pthread_mutex_unlock(&fs->lock);
 }
 
+/* Whether the live data is within `hard` bytes of the end of the cache
+ * headroom.  That end is measured in live data against the capacity,
+ * which is what cleaning must sustain (room in clean segments comes and
+ * goes with cleaning), less what kept checkpoints would give back when
+ * asked (space.c, give_way). */
+static bool
+headroom_spent(struct lfs_fs *fs, uint64_t hard)
+{
+	uint64_t used = lfs_space_used_blocks(fs) + (hard + fs->bsize - 1) / fs->bsize, give = 0;
+	uint64_t end = lfs_space_capacity(fs) + fs->headroom_blocks;
+	return used > end && !lfs_retain_giveable(fs, &give) && used > end + give / fs->bsize;
+}
+
 int
 lfs_space_check(struct lfs_fs *fs, uint64_t hard)
 {
@@ -999,13 +1012,11 @@ lfs_space_check(struct lfs_fs *fs, uint64_t hard)
 	int err = writable(fs);
 	if (err)
 		return unlock(fs, err);
-	/* the end of the headroom is measured in live data against the
-	 * capacity, which is what cleaning must sustain (room in clean
-	 * segments comes and goes with cleaning), less what kept
-	 * checkpoints would give back when asked (space.c, give_way) */
-	uint64_t used = lfs_space_used_blocks(fs), end = lfs_space_capacity(fs) + fs->headroom_blocks, give = 0;
-	used += (hard + fs->bsize - 1) / fs->bsize;
-	if (used > end && !lfs_retain_giveable(fs, &give) && used > end + give / fs->bsize)
+	/* buffered overwrites count as new until written (the old blocks
+	 * are freed then): only a flush tells */
+	if (headroom_spent(fs, hard) && fs->dirty_bytes && (err = lfs_flush(fs)))
+		return unlock(fs, err);
+	if (headroom_spent(fs, hard))
 		return unlock(fs, LFS_ROOM_SPENT);
 	err = lfs_space_admit(fs, LFS_SPACE_WRITE, fs->bsize);
 	if (err == -ENOSPC)
