@@ -26,10 +26,11 @@
  *     attr_timeout): the kernel asks (GETATTR with the file handle)
  *     before every buffered write(), of any file.
  *   - At L >= C (plain writers have no room), that GETATTR is refused
- *     once for a marked writer: a file whose writeback grew into the
- *     headroom, or a process whose fsync wrote one back (FSYNC names
- *     the caller; writeback WRITEs name nobody).  A writer refused there
- *     stops at C + R at most.
+ *     once for a marked writer: of a file whose writeback grew into the
+ *     headroom, or of an empty file (where a writer begins its next) by
+ *     a process whose fsync wrote one back (FSYNC names the caller;
+ *     writeback WRITEs name nobody).  A writer refused there stops at
+ *     C + R at most.
  *   - At L > C + H - H/2 every handle that may write is refused: what
  *     the kernel still holds is at most R <= H/2, so L never passes
  *     C + H, for any pattern of files and writers.  Overwrites mark

@@ -245,9 +245,12 @@ caller_tgid(fuse_req_t req)
 }
 
 /* The check before a buffered write() of a handle that may write
- * (fuse_cache.c): -ENOSPC where its writer must be told, else 0. */
+ * (fuse_cache.c), of a file of `size` bytes stored: -ENOSPC where its
+ * writer must be told, else 0.  A marked process is told at a file
+ * still empty, where its next write() would begin a new one: a read
+ * past the end asks the same, and a full file is what it reads back. */
 static int
-write_check(fuse_req_t req, fuse_ino_t ino)
+write_check(fuse_req_t req, fuse_ino_t ino, off_t size)
 {
 	struct lfs_fuse_cache *c = &D(req)->cache;
 	int room = lfs_space_check(FS(req), lfs_fuse_cache_hard(c));
@@ -257,7 +260,7 @@ write_check(fuse_req_t req, fuse_ino_t ino)
 		return -ENOSPC;
 	if (room != LFS_ROOM_NONE)
 		return 0; /* the filesystem's own errors come at writeback */
-	uint64_t tgid = lfs_fuse_cache_writers(c) ? caller_tgid(req) : 0;
+	uint64_t tgid = size == 0 && lfs_fuse_cache_writers(c) ? caller_tgid(req) : 0;
 	if (!lfs_fuse_cache_marked(c, ino, tgid))
 		return 0;
 	unsigned tries = 0;
@@ -277,13 +280,11 @@ static void
 op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct stat st;
-	int err = 0;
 	/* A file handle comes with the kernel's check before a buffered
 	 * write() (fuse_cache.c), and before a read past the end. */
-	if (fi && (fi->fh & FH_WRITABLE) && D(req)->writeback && lfs_fuse_cache_asking(&D(req)->cache))
-		err = write_check(req, ino);
-	if (!err)
-		err = lfs_getattr(FS(req), ino, &st);
+	int err = lfs_getattr(FS(req), ino, &st);
+	if (!err && fi && (fi->fh & FH_WRITABLE) && D(req)->writeback && lfs_fuse_cache_asking(&D(req)->cache))
+		err = write_check(req, ino, st.st_size);
 	if (err)
 		fuse_reply_err(req, -err);
 	else
