@@ -102,9 +102,9 @@ else:
     print(f"{len(stored)} files hold what was written")
 EOF
 mkdir "$MNT/d"
-python3 "$WORK/writer.py" "$MNT/d" fill "$WORK" || fail "the writer lost data that write(2) accepted"
+python3 "$WORK/writer.py" "$MNT/d" fill "$WORK" || fail "the writer that opened its files first (above)"
 python3 "$WORK/writer.py" "$MNT/d" overwrite "$WORK" || fail "overwrites on the full filesystem"
-python3 "$WORK/writer.py" "$MNT/d" persist "$WORK" || fail "a writer going on after ENOSPC lost data that write(2) accepted"
+python3 "$WORK/writer.py" "$MNT/d" persist "$WORK" || fail "the writer going on after ENOSPC (above)"
 lfs_umount
 lfs_mount
 python3 "$WORK/writer.py" "$MNT/d" check "$WORK" || fail "data lost across a remount"
