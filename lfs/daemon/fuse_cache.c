@@ -20,7 +20,7 @@
  *     left of H/2 is for the write() calls): plain writers stop
  *     at C, df leaves H out, and only writeback of what the kernel
  *     accepted may go on to C + H (lfs_write_cached).
- *   - Once writeback of new blocks leaves less than H of room for plain
+ *   - Once writeback that grows the live data leaves less than H of room for plain
  *     writers, every regular file's cached attributes are dropped and
  *     given for no time from then on (fuse_ops.c: cache_near,
  *     attr_timeout): the kernel asks (GETATTR with the file handle)
@@ -33,10 +33,11 @@
  *     C + R at most.
  *   - At L > C + H - H/2 every handle that may write is refused: what
  *     the kernel still holds is at most R <= H/2, so L never passes
- *     C + H, for any pattern of files and writers.  Overwrites mark
- *     nothing, and L is counted net of what kept checkpoints would give
- *     back, so that overwriting a full filesystem reaches this only
- *     through what snapshots hold.
+ *     C + H, for any pattern of files and writers.  Overwrites of
+ *     blocks nothing else holds need no room and mark nothing; those of
+ *     blocks a kept checkpoint or snapshot holds grow the live data and
+ *     mark as new blocks do (file.c, admit), and L is counted net of
+ *     what kept checkpoints would give back.
  *
  * A read past the end and a write() ask the same GETATTR (the kernel
  * sends no mask): a handle opened read-only is known by its fh

@@ -325,18 +325,16 @@ lfs_file_allocate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_
 
 /* Admission of a write; `grows`: it adds blocks the file did not have,
  * or overwrites blocks a kept checkpoint or snapshot holds.  Notes when
- * cached data that adds blocks (`adds`) came within a headroom of what
- * plain writers may use (fuse_cache.c then checks that writer's every
- * write()); overwrites are not noted: they need no capacity, or what
- * kept checkpoints giving way gives back, and what snapshots hold
- * counts towards the end of the headroom (lfs_space_check). */
+ * cached data that grows a file came within a headroom of what plain
+ * writers may use (fuse_cache.c then has every write() ask first);
+ * overwrites of blocks nothing else holds need no capacity. */
 static int
-admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes, bool grows, bool adds)
+admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes, bool grows)
 {
 	if (cls == LFS_SPACE_WRITE && !grows)
 		cls = LFS_SPACE_OVERWRITE;
 	int err = fs->up->admit(fs, cls, bytes);
-	if (!err && cls == LFS_SPACE_WRITEBACK && adds &&
+	if (!err && cls == LFS_SPACE_WRITEBACK && grows &&
 	    !lfs_space_fits(fs, LFS_SPACE_WRITE, bytes + fs->headroom_blocks * fs->bsize))
 		fs->near_full = true;
 	return err;
@@ -354,8 +352,7 @@ lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, enum lfs_space_class cls
 	int err;
 	if (ip->di.flags & LFS_DI_INLINE) {
 		if (end <= lfs_inline_max(fs->bsize)) {
-			err = admit(fs, cls, end > ip->di.size ? end - ip->di.size : 0, end > ip->di.size,
-				    end > ip->di.size);
+			err = admit(fs, cls, end > ip->di.size ? end - ip->di.size : 0, end > ip->di.size);
 			if (!err)
 				err = lfs_inode_inline_buf(fs, ip);
 			if (err)
@@ -376,7 +373,7 @@ lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, enum lfs_space_class cls
 	if ((err = write_counts(fs, ip, off, size, &have, &keeps)))
 		return err;
 	err = admit(fs, (ip->di.flags & LFS_DI_PREALLOC) && have && !keeps ? LFS_SPACE_DELETE : cls, size,
-		    !have || keeps, !have);
+		    !have || keeps);
 	/* Refused until the reclaimer's round: the whole call comes back
 	 * after it.  And a cached write stores all it was given or fails:
 	 * the kernel ignores the count a writeback WRITE is answered with,
