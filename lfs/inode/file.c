@@ -323,19 +323,29 @@ lfs_file_allocate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_
 	return err;
 }
 
-/* Admission of a write; `grows`: it adds blocks the file did not have,
- * or overwrites blocks a kept checkpoint or snapshot holds.  Notes when
- * cached data that grows a file came within a headroom of what plain
- * writers may use (fuse_cache.c then has every write() ask first);
- * overwrites of blocks nothing else holds need no capacity. */
+/* Whether cached data of `bytes` that grows the live data came within
+ * a headroom of what plain writers may use (fuse_cache.c then has every
+ * write() ask first).  An overwrite of blocks only kept checkpoints hold
+ * (not `adds`) needs no capacity while they can give as much back. */
+static bool
+near_full(struct lfs_fs *fs, uint64_t bytes, bool adds)
+{
+	uint64_t want = bytes + fs->headroom_blocks * fs->bsize, give = 0;
+	if (lfs_space_fits(fs, LFS_SPACE_WRITE, want))
+		return false;
+	return adds || lfs_retain_giveable(fs, &give) || give < want;
+}
+
+/* Admission of a write; `grows`: it adds blocks the file did not have
+ * (`adds`), or overwrites blocks a kept checkpoint or snapshot holds.
+ * Overwrites of blocks nothing else holds need no capacity. */
 static int
-admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes, bool grows)
+admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes, bool grows, bool adds)
 {
 	if (cls == LFS_SPACE_WRITE && !grows)
 		cls = LFS_SPACE_OVERWRITE;
 	int err = fs->up->admit(fs, cls, bytes);
-	if (!err && cls == LFS_SPACE_WRITEBACK && grows &&
-	    !lfs_space_fits(fs, LFS_SPACE_WRITE, bytes + fs->headroom_blocks * fs->bsize))
+	if (!err && cls == LFS_SPACE_WRITEBACK && grows && near_full(fs, bytes, adds))
 		fs->near_full = true;
 	return err;
 }
@@ -352,7 +362,8 @@ lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, enum lfs_space_class cls
 	int err;
 	if (ip->di.flags & LFS_DI_INLINE) {
 		if (end <= lfs_inline_max(fs->bsize)) {
-			err = admit(fs, cls, end > ip->di.size ? end - ip->di.size : 0, end > ip->di.size);
+			err = admit(fs, cls, end > ip->di.size ? end - ip->di.size : 0, end > ip->di.size,
+				    end > ip->di.size);
 			if (!err)
 				err = lfs_inode_inline_buf(fs, ip);
 			if (err)
@@ -373,7 +384,7 @@ lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, enum lfs_space_class cls
 	if ((err = write_counts(fs, ip, off, size, &have, &keeps)))
 		return err;
 	err = admit(fs, (ip->di.flags & LFS_DI_PREALLOC) && have && !keeps ? LFS_SPACE_DELETE : cls, size,
-		    !have || keeps);
+		    !have || keeps, !have);
 	/* Refused until the reclaimer's round: the whole call comes back
 	 * after it.  And a cached write stores all it was given or fails:
 	 * the kernel ignores the count a writeback WRITE is answered with,
