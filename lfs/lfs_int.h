@@ -1016,8 +1016,9 @@ void lfs_retain_drop(struct lfs_fs *fs, uint64_t addr, uint16_t slot, uint32_t c
  * so drag_bytes is exact at every checkpoint (fsck.lfs checks it). */
 void lfs_retain_use(struct lfs_fs *fs, uint64_t addr, uint32_t bytes, uint8_t kind);
 /* Whether the live tree letting go of the data block at addr now would
- * leave it held (1: overwriting it then takes new capacity) or not (0);
- * -errno if that cannot be read. */
+ * leave it held (1: overwriting it then takes new capacity, which kept
+ * plain checkpoints give back when they give way; 2: a snapshot holds
+ * it, which does not) or not (0); -errno if that cannot be read. */
 int lfs_retain_keeps(struct lfs_fs *fs, uint64_t addr);
 /* The cleaner wrote the live data block at old again at new, the same
  * bytes: counted free at old, and what retained checkpoints read there

@@ -34,10 +34,10 @@
  *   - At L > C + H - H/2 every handle that may write is refused: what
  *     the kernel still holds is at most R <= H/2, so L never passes
  *     C + H, for any pattern of files and writers.  Overwrites of
- *     blocks nothing else holds need no room and mark nothing; those of
- *     blocks a kept checkpoint or snapshot holds grow the live data and
- *     mark as new blocks do (file.c, admit), and L is counted net of
- *     what kept checkpoints would give back.
+ *     blocks no snapshot holds mark nothing: L is counted net of what
+ *     kept checkpoints would give back, so they need no room; those of
+ *     blocks a snapshot holds grow L and mark as new blocks do (file.c,
+ *     admit).
  *
  * A read past the end and a write() ask the same GETATTR (the kernel
  * sends no mask): a handle opened read-only is known by its fh

@@ -231,17 +231,20 @@ lfs_file_read(struct lfs_fs *fs, struct lfs_inode *ip, void *buf, size_t size, u
  * block or a page already.  *keeps: it does, and overwriting leaves old
  * blocks that snapshots or kept checkpoints hold, which stay counted, so
  * the overwrite takes new capacity as much as a write into a hole (a
- * dirty page's growth was counted when it was dirtied).  That is asked
+ * dirty page's growth was counted when it was dirtied); *pinned: a
+ * snapshot holds one of them, which does not give way.  That is asked
  * only within a headroom of the capacity, where it matters: the answer
  * costs a summary read per block.  One pass, one block-map lookup per
  * block; a lookup or summary that cannot be read is the write's error. */
 static int
-write_counts(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_t len, bool *have, bool *keeps)
+write_counts(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_t len, bool *have, bool *keeps,
+	     bool *pinned)
 {
 	bool ask = fs->snapshots && (fs->held.nretained || fs->held.count) &&
 		   !lfs_space_grows_within(fs, len + fs->headroom_blocks * fs->bsize);
 	*have = true;
 	*keeps = false;
+	*pinned = false;
 	for (uint64_t b = off / fs->bsize; b < (off + len + fs->bsize - 1) / fs->bsize; b++) {
 		const struct lfs_page *pg = u64map_get(&ip->pages, b);
 		if (pg && (pg->dirty || !ask))
@@ -253,13 +256,15 @@ write_counts(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_t len
 		if (!addr && !pg) {
 			*have = false;
 			*keeps = false;
+			*pinned = false;
 			return 0;
 		}
-		if (addr && addr != LFS_ADDR_UNWRITTEN && ask && !*keeps) {
+		if (addr && addr != LFS_ADDR_UNWRITTEN && ask && !*pinned) {
 			int k = lfs_retain_keeps(fs, addr);
 			if (k < 0)
 				return k;
-			*keeps = k;
+			*keeps |= k > 0;
+			*pinned = k > 1;
 		}
 	}
 	return 0;
@@ -323,29 +328,21 @@ lfs_file_allocate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_
 	return err;
 }
 
-/* Whether cached data of `bytes` that grows the live data came within
- * a headroom of what plain writers may use (fuse_cache.c then has every
- * write() ask first).  An overwrite of blocks only kept checkpoints hold
- * (not `adds`) needs no capacity while they can give as much back. */
-static bool
-near_full(struct lfs_fs *fs, uint64_t bytes, bool adds)
-{
-	uint64_t want = bytes + fs->headroom_blocks * fs->bsize, give = 0;
-	if (lfs_space_fits(fs, LFS_SPACE_WRITE, want))
-		return false;
-	return adds || lfs_retain_giveable(fs, &give) || give < want;
-}
-
-/* Admission of a write; `grows`: it adds blocks the file did not have
- * (`adds`), or overwrites blocks a kept checkpoint or snapshot holds.
- * Overwrites of blocks nothing else holds need no capacity. */
+/* Admission of a write; `grows`: it adds blocks the file did not have,
+ * or overwrites blocks a kept checkpoint or snapshot holds.  Notes when
+ * cached data that `marks` came within a headroom of what plain writers
+ * may use (fuse_cache.c then has every write() ask first): blocks the
+ * file did not have, or overwrites of what a snapshot holds.  Overwrites
+ * of what only kept plain checkpoints hold need no capacity once they
+ * give way, and those of blocks nothing else holds none at all. */
 static int
-admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes, bool grows, bool adds)
+admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes, bool grows, bool marks)
 {
 	if (cls == LFS_SPACE_WRITE && !grows)
 		cls = LFS_SPACE_OVERWRITE;
 	int err = fs->up->admit(fs, cls, bytes);
-	if (!err && cls == LFS_SPACE_WRITEBACK && grows && near_full(fs, bytes, adds))
+	if (!err && cls == LFS_SPACE_WRITEBACK && marks &&
+	    !lfs_space_fits(fs, LFS_SPACE_WRITE, bytes + fs->headroom_blocks * fs->bsize))
 		fs->near_full = true;
 	return err;
 }
@@ -380,11 +377,11 @@ lfs_file_write(struct lfs_fs *fs, struct lfs_inode *ip, enum lfs_space_class cls
 	}
 	/* overwriting what fallocate gave frees as much as it takes: the
 	 * promise of fallocate holds on a full filesystem too */
-	bool have, keeps;
-	if ((err = write_counts(fs, ip, off, size, &have, &keeps)))
+	bool have, keeps, pinned;
+	if ((err = write_counts(fs, ip, off, size, &have, &keeps, &pinned)))
 		return err;
 	err = admit(fs, (ip->di.flags & LFS_DI_PREALLOC) && have && !keeps ? LFS_SPACE_DELETE : cls, size,
-		    !have || keeps, !have);
+		    !have || keeps, !have || pinned);
 	/* Refused until the reclaimer's round: the whole call comes back
 	 * after it.  And a cached write stores all it was given or fails:
 	 * the kernel ignores the count a writeback WRITE is answered with,

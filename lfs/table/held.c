@@ -344,18 +344,40 @@ lfs_held_forward(struct lfs_fs *fs, struct lfs_held *h, uint64_t old, uint64_t n
 	return add(fs, h, &e);
 }
 
+/* 0 if no retained checkpoint lies in [from, until), 2 if one of them
+ * is a snapshot in hist (if given), else 1. */
+static int
+retained_kind(const struct lfs_held *h, uint64_t from, uint64_t until, const struct lfs_hist *hist)
+{
+	int kind = 0;
+	for (size_t i = retained_from(h, from); i < h->nretained && h->retained[i] < until && kind < 2; i++) {
+		const struct lfs_hist_entry *e = hist ? lfs_hist_get(hist, h->retained[i]) : NULL;
+		kind = e && (e->flags & LFS_HIST_SNAPSHOT) ? 2 : 1;
+		if (!hist)
+			break;
+	}
+	return kind;
+}
+
 int
-lfs_held_would_keep(struct lfs_fs *fs, const struct lfs_held *h, uint64_t addr, uint64_t until)
+lfs_held_would_keep(struct lfs_fs *fs, const struct lfs_held *h, uint64_t addr, uint64_t until,
+		    const struct lfs_hist *hist)
 {
 	int keep = 0;
-	for (uint64_t j = (uint64_t)(uintptr_t)u64map_get(&h->by_cur, addr); j && !keep; j = h->cur_next[j - 1])
-		keep = h->ent[j - 1].slot == 0;
-	if (!keep && h->nretained) {
+	for (uint64_t j = (uint64_t)(uintptr_t)u64map_get(&h->by_cur, addr); j && keep < 2; j = h->cur_next[j - 1]) {
+		const struct lfs_held_entry *e = &h->ent[j - 1];
+		if (e->slot == 0) {
+			int k = hist ? retained_kind(h, e->from, e->until, hist) : 0;
+			keep = k > keep ? k : keep ? keep : 1;
+		}
+	}
+	if (keep < 2 && h->nretained) {
 		uint64_t birth;
 		int err = lfs_seg_birth(fs, addr, &birth);
 		if (err)
 			return err;
-		keep = retained_in(h, birth, until);
+		int k = retained_kind(h, birth, until, hist);
+		keep = k > keep ? k : keep;
 	}
 	/* the drop may add an entry: room for it, or the write is refused */
 	return keep && h->count >= lfs_held_max(fs) ? -ENOSPC : keep;

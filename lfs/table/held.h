@@ -71,10 +71,14 @@ bool lfs_held_needed(const struct lfs_held *h, const struct lfs_held_entry *e);
 int lfs_held_drop(struct lfs_fs *fs, struct lfs_held *h, uint64_t addr, uint16_t slot, uint32_t charge,
 		  uint8_t kind, uint64_t aux, uint64_t until, bool *keep);
 /* Whether lfs_held_drop of the data block at addr now would keep it
- * counted (1) or not (0): a retained checkpoint before `until` reads it,
- * or entries follow it.  -errno, as lfs_held_drop, when its birth
- * cannot be read; -ENOSPC when it would be kept and the table is full. */
-int lfs_held_would_keep(struct lfs_fs *fs, const struct lfs_held *h, uint64_t addr, uint64_t until);
+ * counted (1, or 2 where one of the checkpoints that read it is a
+ * snapshot in `hist`, if given) or not (0): a retained checkpoint before
+ * `until` reads it, or entries follow it.  -errno, as lfs_held_drop,
+ * when its birth cannot be read; -ENOSPC when it would be kept and the
+ * table is full. */
+struct lfs_hist;
+int lfs_held_would_keep(struct lfs_fs *fs, const struct lfs_held *h, uint64_t addr, uint64_t until,
+			const struct lfs_hist *hist);
 /*
  * The cleaner moved the live block at old to new, the same bytes (a
  * data block): what retained checkpoints read at old is read at new, and

@@ -166,7 +166,7 @@ lfs_retain_drop(struct lfs_fs *fs, uint64_t addr, uint16_t slot, uint32_t charge
 int
 lfs_retain_keeps(struct lfs_fs *fs, uint64_t addr)
 {
-	return fs->snapshots ? lfs_held_would_keep(fs, &fs->held, addr, lfs_retain_until(fs)) : 0;
+	return fs->snapshots ? lfs_held_would_keep(fs, &fs->held, addr, lfs_retain_until(fs), &fs->hist) : 0;
 }
 
 void

@@ -400,6 +400,35 @@ START_TEST(refused_write_does_not_checkpoint_in_a_loop)
 	/* a round writes at most two: the give-way's and its own */
 	ck_assert_uint_le(most, 4);
 	testfs_fsck_clean(fs);
+/* Block addr of file a, block b: whether overwriting it now leaves it
+ * held (lfs_retain_keeps). */
+static int
+keeps_block(struct lfs_fs *fs, uint64_t a, uint64_t b)
+{
+	uint64_t addr;
+	lfs_lock(fs);
+	ck_assert_int_eq(lfs_bmap_get(fs, testfs_inode(fs, a), b, &addr), 0);
+	int k = lfs_retain_keeps(fs, addr);
+	pthread_mutex_unlock(&fs->lock);
+	return k;
+}
+
+/* An overwrite of what only a kept plain checkpoint holds is told apart
+ * from one of what a snapshot holds (1 and 2): the first gives way to a
+ * full filesystem's writers, the second does not (file.c marks only it). */
+START_TEST(keeps_tells_snapshot_from_plain)
+{
+	uint64_t a;
+	struct lfs_fs *fs = testfs_with_file(32ull << 20, SEG, NB, &a);
+	ck_assert_int_eq(keeps_block(fs, a, 0), 0);
+	ck_assert_int_eq(lfs_set_protection(fs, 3600), 0);
+	ck_assert_int_eq(lfs_checkpoint(fs), 0);
+	ck_assert_int_eq(keeps_block(fs, a, 0), 1);
+	uint64_t s1;
+	ck_assert_int_eq(lfs_snapshot_make(fs, "s1", &s1), 0);
+	ck_assert_int_eq(keeps_block(fs, a, 0), 2);
+	ck_assert_int_eq(lfs_snapshot_delete(fs, s1), 0);
+	ck_assert_int_eq(keeps_block(fs, a, 0), 1);
 	testfs_finish(fs);
 }
 END_TEST
@@ -452,4 +481,4 @@ END_TEST
 CHECK_MAIN("retain", "retain", 120, snapshot_reads_old_tree, delete_frees_what_it_held, cleaned_under_and_remounted,
 	   protection_period_keeps_plain_ones, held_overwrite_read_error_is_eio,
 	   kept_checkpoints_give_way_when_full, refused_write_does_not_checkpoint_in_a_loop,
-	   list_while_a_checkpoint_waits)
+	   keeps_tells_snapshot_from_plain, list_while_a_checkpoint_waits)
