@@ -400,6 +400,10 @@ START_TEST(refused_write_does_not_checkpoint_in_a_loop)
 	/* a round writes at most two: the give-way's and its own */
 	ck_assert_uint_le(most, 4);
 	testfs_fsck_clean(fs);
+	testfs_finish(fs);
+}
+END_TEST
+
 /* Block addr of file a, block b: whether overwriting it now leaves it
  * held (lfs_retain_keeps). */
 static int
