@@ -104,15 +104,17 @@ over_capacity(const struct lfs_fs *fs, uint64_t bytes)
 	return want > cap ? (want - cap) * fs->bsize : 0;
 }
 
-/* Whether kept plain checkpoints giving way would let `bytes` more live
- * data in (or free anything at all, with bytes 0). */
+/* Whether kept plain checkpoints giving way would let `bytes` more of
+ * class cls in: a plain write past the capacity needs them to give back
+ * all it adds; any other class needs clean space, which whatever they
+ * give back lets cleaning make (what they hold is dead to the live tree). */
 static bool
-giving_way_helps(struct lfs_fs *fs, uint64_t bytes)
+giving_way_helps(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 {
 	uint64_t giveable;
 	if (lfs_retain_giveable(fs, &giveable) || !giveable)
 		return false;
-	return giveable >= over_capacity(fs, bytes);
+	return cls != LFS_SPACE_WRITE || giveable >= over_capacity(fs, bytes);
 }
 
 /* Kept plain checkpoints give way to the writers of a full filesystem
@@ -268,7 +270,7 @@ make_room(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 		return 0;
 	/* at capacity, cleaning cannot help: only a delete can, or kept
 	 * checkpoints giving way */
-	bool yield = giving_way_helps(fs, bytes);
+	bool yield = giving_way_helps(fs, cls, bytes);
 	if (cls == LFS_SPACE_WRITE && !lfs_space_grows_within(fs, bytes) && !yield) {
 		lfs_space_log_full(fs, cls, "the live data is at the capacity");
 		return -ENOSPC;
