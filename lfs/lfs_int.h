@@ -204,6 +204,8 @@ struct lfs_page {
 	uint8_t *data;
 	bool dirty;
 	bool was_hole;              /* counted in blocks while dirty */
+	bool new_leaf;              /* a hole, counted with a leaf of its own
+				     * in fs->dirty_new_leaves while dirty */
 	bool moved;                 /* dirtied by the cleaner, the block's own
 				     * bytes: its write is a move (retain.c) */
 	uint8_t units;              /* its share of fs->dirty_units while dirty */
@@ -486,6 +488,7 @@ struct lfs_fs {
 	struct u64map tombstones;   /* ino -> version of freed inodes to log */
 	uint64_t dirty_bytes;
 	uint64_t dirty_units;       /* log space the dirty state needs, 1/16 blocks */
+	uint64_t dirty_new_leaves;  /* leaves the dirty holes may add (space_reserve.c) */
 	uint64_t relink_nodes;      /* dirty nodes behind relink records */
 	/* Roll-forward's relinks (relink.c): ino -> the data blocks its
 	 * relink records put in place of pointers of their block map.  Kept
@@ -1130,13 +1133,19 @@ int lfs_mount_open_log(struct lfs_fs *fs);
 
 /* clean.c */
 /* What moving a set of live blocks will write: the blocks, the block-map
- * nodes that point to them, their inodes' records. */
+ * nodes above them, their inodes' records, and the checkpoint that
+ * frees the victims (the inode-map and usage-table blocks it changes). */
 struct lfs_clean_cost {
-	uint64_t blocks;
-	struct u64map nodes, inos;
+	uint64_t blocks, unread;    /* unread: inode blocks whose records are not known */
+	struct u64map nodes, inos, tables;
 };
 void lfs_clean_cost_init(struct lfs_clean_cost *c);
-int lfs_clean_cost_add(struct lfs_clean_cost *c, const struct lfs_fs *fs, const struct lfs_pseg_entry *e);
+/* A live block to move (blk: its bytes, or NULL: an inode block's
+ * records are then counted as if each were of another inode-map block). */
+int lfs_clean_cost_add(struct lfs_clean_cost *c, const struct lfs_fs *fs, const struct lfs_pseg_entry *e,
+		       const uint8_t *blk);
+/* A victim: its usage-table entry changes at the checkpoint. */
+int lfs_clean_cost_victim(struct lfs_clean_cost *c, const struct lfs_fs *fs, uint64_t seg);
 uint64_t lfs_clean_cost_blocks(const struct lfs_clean_cost *c, const struct lfs_fs *fs);
 void lfs_clean_cost_free(struct lfs_clean_cost *c);
 /* Write what moving blocks re-dirtied, as data of age `age_ns`, counting

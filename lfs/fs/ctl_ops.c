@@ -132,9 +132,11 @@ lfs_ctl_move(struct lfs_fs *fs, const struct lfs_ctl_blk *b, uint32_t n, uint64_
 		if (!(live[i] = check_live(fs, &b[i], blk)))
 			continue;
 		struct lfs_pseg_entry e = { .ino = b[i].ino, .lblk = b[i].lblk, .kind = b[i].kind };
-		err = lfs_clean_cost_add(&cost, fs, &e);
+		err = lfs_clean_cost_add(&cost, fs, &e, blk);
 		if (!err)
 			err = u64map_put(&victims, lfs_addr_seg(fs, b[i].addr), (void *)1);
+		if (!err)
+			err = lfs_clean_cost_victim(&cost, fs, lfs_addr_seg(fs, b[i].addr));
 		uint64_t age = fs->segs[lfs_addr_seg(fs, b[i].addr)].mtime_ns;
 		if (age > move_age)
 			move_age = age;

@@ -83,6 +83,10 @@ lfs_file_dirty_page(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t lblk, stru
 			pg->units += LFS_UNITS_PER_BLOCK;
 		ip->last_leaf = leaf;
 	}
+	/* a hole counted with a leaf: the leaf may be new, live data the
+	 * capacity must count before it is written (lfs_space_used_blocks) */
+	pg->new_leaf = pg->was_hole && pg->units > LFS_UNITS_PER_BLOCK;
+	fs->dirty_new_leaves += pg->new_leaf;
 	fs->dirty_units += pg->units;
 	lfs_inode_dirty(fs, ip);
 	/* past the first tree: the interior nodes above its leaves */
@@ -98,6 +102,7 @@ page_free(struct lfs_fs *fs, struct lfs_inode *ip, struct lfs_page *pg)
 		ip->ndirty_pages--;
 		fs->dirty_bytes -= fs->bsize;
 		fs->dirty_units -= pg->units;
+		fs->dirty_new_leaves -= pg->new_leaf;
 		if (pg->was_hole)
 			ip->pending_new--;
 	}
@@ -549,6 +554,8 @@ lfs_file_flush_pages(struct lfs_fs *fs, struct lfs_inode *ip)
 		ip->ndirty_pages--;
 		fs->dirty_bytes -= fs->bsize;
 		fs->dirty_units -= pg->units;
+		fs->dirty_new_leaves -= pg->new_leaf;
+		pg->new_leaf = false;
 		if (!keep)
 			page_free(fs, ip, u64map_del(&ip->pages, keys[i]));
 	}

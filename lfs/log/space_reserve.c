@@ -121,12 +121,15 @@ lfs_space_capacity(const struct lfs_fs *fs)
 }
 
 /* Live blocks now, the buffered ones counted as new (an overwrite's old
- * block is freed only when it is written: a flush settles it), and the
- * unwritten ones fallocate reserved: writing one takes nothing more. */
+ * block is freed only when it is written: a flush settles it) with the
+ * leaves buffered holes may add (counted only once written, writes into
+ * sparse files took the live data past the capacity, and with it the
+ * dead space cleaning needs: check_capacity), and the unwritten ones
+ * fallocate reserved: writing one takes nothing more. */
 uint64_t
 lfs_space_used_blocks(const struct lfs_fs *fs)
 {
-	return (fs->live_total + fs->dirty_bytes + fs->bsize - 1) / fs->bsize + fs->unwritten;
+	return (fs->live_total + fs->dirty_bytes + fs->bsize - 1) / fs->bsize + fs->dirty_new_leaves + fs->unwritten;
 }
 
 bool

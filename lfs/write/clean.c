@@ -222,21 +222,27 @@ lfs_clean_scan(struct lfs_fs *fs, uint64_t seg,
 }
 
 /*
- * Moving a block rewrites the block-map nodes above it and its inode's
- * record: under random overwrites about one leaf per block moved, so
- * a segment more than half live costs more clean space than it frees
- * until the leaves it orphaned elsewhere are cleaned in turn.  That is
- * how a full filesystem makes progress, so it is allowed, but only while
- * half the reserve stays clean: below that, only cleaning that gains
- * ground, so that a writer is told ENOSPC at once rather than spending
- * the last segments in cleaning that cannot finish.
+ * What moving live blocks writes (lfs(5), "SPACE AND THE RESERVE", the
+ * drag): each block once; each block-map node on the path of a moved
+ * data block, and each ancestor of a moved node, once per batch (the
+ * moves are sorted by file and block, so a node is dirtied by one
+ * stretch of them and written once); each file's record, packed as
+ * records of a file with blocks are (LFS_INODE_HDR_SIZE bytes each);
+ * a summary per half partial segment; and the checkpoint that frees
+ * the victims: the inode-map block of each moved record, the usage
+ * table blocks of the victims and of the segments written, and its
+ * summary.  Under random overwrites about one leaf per block moved, so
+ * a segment more than half live may cost more clean space than it
+ * frees; that is allowed only while half the reserve stays clean
+ * (lfs_clean_affordable).
  */
 void
 lfs_clean_cost_init(struct lfs_clean_cost *c)
 {
-	c->blocks = 0;
+	c->blocks = c->unread = 0;
 	u64map_init(&c->nodes);
 	u64map_init(&c->inos);
+	u64map_init(&c->tables);
 }
 
 void
@@ -244,26 +250,87 @@ lfs_clean_cost_free(struct lfs_clean_cost *c)
 {
 	u64map_free(&c->nodes);
 	u64map_free(&c->inos);
+	u64map_free(&c->tables);
+}
+
+/* keys of c->tables: inode-map blocks, and usage-table blocks (flagged) */
+#define COST_SUT (1ull << 63)
+
+static uint64_t
+node_key(uint32_t ino, uint64_t id)
+{
+	return ((uint64_t)ino * 0x9e3779b97f4a7c15ull) ^ id;
+}
+
+/* A file's record rewritten: its inode-map block changes too. */
+static int
+cost_record(struct lfs_clean_cost *c, const struct lfs_fs *fs, uint32_t ino)
+{
+	int err = u64map_put(&c->inos, ino, (void *)1);
+	return err ? err : u64map_put(&c->tables, ino / lfs_imap_per_block(fs->bsize), (void *)1);
 }
 
 int
-lfs_clean_cost_add(struct lfs_clean_cost *c, const struct lfs_fs *fs, const struct lfs_pseg_entry *e)
+lfs_clean_cost_victim(struct lfs_clean_cost *c, const struct lfs_fs *fs, uint64_t seg)
 {
-	c->blocks++;
-	if (e->kind != LFS_BK_DATA && e->kind != LFS_BK_INDIR && e->kind != LFS_BK_XATTR)
+	return u64map_put(&c->tables, COST_SUT | (seg / lfs_sut_per_block(fs->bsize)), (void *)1);
+}
+
+int
+lfs_clean_cost_add(struct lfs_clean_cost *c, const struct lfs_fs *fs, const struct lfs_pseg_entry *e,
+		   const uint8_t *blk)
+{
+	if (e->kind == LFS_BK_INODE) {
+		/* its live records, rewritten, change their inode-map blocks;
+		 * not read: as many as the block may hold, each its own */
+		c->blocks++;
+		int err = 0;
+		for (uint32_t off = blk ? lfs_inode_block_next(blk, fs->bsize, 0) : fs->bsize; off < fs->bsize && !err;
+		     off = lfs_inode_block_next(blk, fs->bsize, off + LFS_INODE_ALIGN)) {
+			struct lfs_dinode di;
+			if (lfs_dinode_decode(&di, blk + off, fs->bsize - off) == 0 && di.ino < fs->sb.max_inodes)
+				err = u64map_put(&c->tables, di.ino / lfs_imap_per_block(fs->bsize), (void *)1);
+		}
+		c->unread += !blk;
+		return err;
+	}
+	if (e->kind != LFS_BK_DATA && e->kind != LFS_BK_INDIR && e->kind != LFS_BK_XATTR) {
+		c->blocks++;
 		return 0;
-	int err = u64map_put(&c->inos, e->ino, (void *)1);
-	uint64_t ids[LFS_NINDIRECT];
-	unsigned n = e->kind == LFS_BK_DATA ? lfs_bmap_path(fs, e->lblk, ids) : 0;
+	}
+	int err = cost_record(c, fs, e->ino);
+	uint64_t ids[LFS_NINDIRECT + 1];
+	unsigned n = 0;
+	if (e->kind == LFS_BK_DATA) {
+		c->blocks++;
+		n = lfs_bmap_path(fs, e->lblk, ids);
+	} else if (e->kind == LFS_BK_INDIR && (e->lblk & LFS_NODE_FLAG) && lfs_node_tree(e->lblk) < LFS_NINDIRECT &&
+		   lfs_node_level(e->lblk) <= lfs_node_tree(e->lblk)) {
+		/* the node itself (once, dragged by a data block or not) and
+		 * the nodes above it, which name its new address */
+		unsigned k = lfs_node_tree(e->lblk);
+		uint64_t idx = lfs_node_idx(e->lblk);
+		for (unsigned level = lfs_node_level(e->lblk) + 1; level-- > 0; idx /= fs->nptr)
+			ids[n++] = lfs_node_id(k, level, idx);
+	} else {
+		c->blocks++;
+	}
 	for (unsigned i = 0; i < n && !err; i++)
-		err = u64map_put(&c->nodes, ((uint64_t)e->ino * 0x9e3779b97f4a7c15ull) ^ ids[i], (void *)1);
+		err = u64map_put(&c->nodes, node_key(e->ino, ids[i]), (void *)1);
 	return err;
 }
 
 uint64_t
 lfs_clean_cost_blocks(const struct lfs_clean_cost *c, const struct lfs_fs *fs)
 {
-	uint64_t blocks = c->blocks + c->nodes.count + c->inos.count / 8 + 1;
+	uint64_t per = fs->bsize / LFS_INODE_HDR_SIZE;
+	uint64_t blocks = c->blocks + c->nodes.count + (c->inos.count + per - 1) / per;
+	uint64_t written = blocks / fs->sb.seg_blocks + 2, sut = fs->n_sut_blocks;
+	/* the checkpoint: its tables, with the usage-table blocks of the
+	 * segments the moves are written to, and its summary */
+	uint64_t imap = c->unread * per, tables = c->tables.count + (written < sut ? written : sut) + 1;
+	tables += imap < fs->n_imap_blocks ? imap : fs->n_imap_blocks;
+	blocks += tables;
 	return blocks + blocks / (fs->max_pseg / 2) + 16;
 }
 
@@ -329,7 +396,7 @@ keep(struct lfs_fs *fs, struct batch *b, const struct lfs_pseg_entry *e, uint64_
 	b->kept[b->n] = (struct kept_block){ .e = *e, .addr = addr };
 	memcpy(b->data + b->n * fs->bsize, blk, fs->bsize);
 	b->n++;
-	return lfs_clean_cost_add(&b->cost, fs, e);
+	return lfs_clean_cost_add(&b->cost, fs, e, blk);
 }
 
 /* Whether block j of the pseg w yields must be read: an inode block to
@@ -462,7 +529,12 @@ order_moves(struct lfs_fs *fs, const uint64_t *segs, size_t k, const struct batc
 /* Move the kept blocks still live in the order of keys[0..n), flushing
  * a slice between two files once the moves buffered reach the dirty
  * limit (memory stays bounded, and no file's nodes or record are split
- * between slices).  -ENOSPC: the safety net stopped the moves. */
+ * between slices).  -ENOSPC: the safety net stopped the moves: it
+ * writes what is buffered before it stops, since admission's estimate
+ * of the dirty state (a leaf per page, a record as a whole block) is
+ * above what the batch's count says the moves take, and written, the
+ * estimate becomes what they took (stopped by the estimate, batches
+ * the count admitted were cut short at a loss: check_capacity). */
 static int
 move_ordered(struct lfs_fs *fs, const struct batch *b, const struct move_key *keys, size_t n, uint64_t age,
 	     struct u64map *victims, uint64_t *moved)
@@ -478,10 +550,15 @@ move_ordered(struct lfs_fs *fs, const struct batch *b, const struct move_key *ke
 		const uint8_t *blk = b->data + keys[i].at * fs->bsize;
 		if (!lfs_clean_block_live(fs, &k->e, k->addr, blk))
 			continue;
-		/* a safety net: the batch's cost was checked to fit */
-		if (lfs_space_for_cleaning(fs) < 4)
-			return -ENOSPC;
-		int err = lfs_clean_move_block(fs, &k->e, k->addr, blk);
+		/* a safety net: the batch's cost was checked to fit; within
+		 * a file, what is buffered is written first */
+		int err = 0;
+		if (lfs_space_for_cleaning(fs) < 4 && fs->dirty_bytes)
+			err = lfs_clean_flush(fs, age, victims);
+		if (!err && lfs_space_for_cleaning(fs) < 4)
+			err = -ENOSPC;
+		if (!err)
+			err = lfs_clean_move_block(fs, &k->e, k->addr, blk);
 		if (err)
 			return err;
 		(*moved)++;
@@ -528,7 +605,7 @@ choose_batch(struct lfs_fs *fs, const uint64_t *segs, size_t n, bool may_yield, 
 			break;
 		}
 		reuses[k] = fs->segs[segs[k]].reuses;
-		if ((err = keep_segment(fs, segs[k], b)))
+		if ((err = lfs_clean_cost_victim(&b->cost, fs, segs[k])) || (err = keep_segment(fs, segs[k], b)))
 			break;
 		first[k + 1] = b->n;
 		uint64_t cost = lfs_clean_cost_blocks(&b->cost, fs);

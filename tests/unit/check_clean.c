@@ -252,43 +252,56 @@ START_TEST(liveness_follows_current_state)
 END_TEST
 
 /* What moving blocks costs: each block, each block-map node above a
- * data block once per file (blocks of one leaf share it), an inode
- * record per 8 inodes, a summary per half pseg, and 16 blocks of slack.
- * Underestimating lets cleaning start what it cannot finish. */
+ * data block once per file (blocks of one leaf share it), a record per
+ * 16 inodes (256 bytes each in 4 KiB), and the checkpoint that frees
+ * the victims (the inode-map blocks of the moved records, the usage
+ * table, its summary), a summary per half pseg, and 16 blocks of
+ * slack.  Underestimating lets cleaning start what it cannot finish:
+ * counting a record per 8 inodes, no ancestors of a moved node and no
+ * checkpoint, cleaning took batches for gains that lost. */
 START_TEST(cost_counts_what_a_move_writes)
 {
 	testfs_make(16 << 20, SEG);
 	struct lfs_fs *fs = testfs_mount();
 	ck_assert_uint_eq(fs->max_pseg, 15); /* a summary per 7 blocks below */
+	ck_assert_uint_eq(fs->n_sut_blocks, 1);
+	ck_assert_uint_eq(fs->n_imap_blocks, 16);
 	struct lfs_clean_cost c;
 	lfs_clean_cost_init(&c);
-	ck_assert_uint_eq(lfs_clean_cost_blocks(&c, fs), 17);
+	/* nothing moved: the checkpoint's usage table and summary */
+	ck_assert_uint_eq(lfs_clean_cost_blocks(&c, fs), 18);
 	static const struct {
 		struct lfs_pseg_entry e;
 		uint64_t want;
 	} steps[] = {
-		{ { .kind = LFS_BK_IMAP, .lblk = 0 }, 18 },                    /* a block, no owner */
-		{ { .kind = LFS_BK_DATA, .ino = 5, .lblk = 0 }, 19 },          /* direct: no node */
-		{ { .kind = LFS_BK_DATA, .ino = 5, .lblk = 12 }, 21 },         /* its first leaf */
-		{ { .kind = LFS_BK_DATA, .ino = 5, .lblk = 13 }, 22 },         /* the same leaf */
-		{ { .kind = LFS_BK_DATA, .ino = 6, .lblk = 13 }, 25 },         /* another file's leaf */
-		{ { .kind = LFS_BK_DATA, .ino = 7, .lblk = 12 + 512 }, 28 },   /* two levels */
-		{ { .kind = LFS_BK_INODE }, 29 },
+		{ { .kind = LFS_BK_IMAP, .lblk = 0 }, 19 },                    /* a block, no owner */
+		{ { .kind = LFS_BK_DATA, .ino = 5, .lblk = 0 }, 22 },          /* direct: its record, imap block */
+		{ { .kind = LFS_BK_DATA, .ino = 5, .lblk = 12 }, 25 },         /* its first leaf (a summary more) */
+		{ { .kind = LFS_BK_DATA, .ino = 5, .lblk = 13 }, 26 },         /* the same leaf */
+		{ { .kind = LFS_BK_DATA, .ino = 6, .lblk = 13 }, 28 },         /* another file's leaf */
+		{ { .kind = LFS_BK_DATA, .ino = 7, .lblk = 12 + 512 }, 32 },   /* two levels */
+		{ { .kind = LFS_BK_INDIR, .ino = 7, .lblk = LFS_NODE_FLAG | (1ull << 56) | (1ull << 52) }, 32 },
+		{ { .kind = LFS_BK_INDIR, .ino = 8, .lblk = LFS_NODE_FLAG | (1ull << 56) | (1ull << 52) | 3 }, 34 },
+		{ { .kind = LFS_BK_INODE }, 53 },                              /* records unread: 16 imap blocks */
 	};
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-		ck_assert_int_eq(lfs_clean_cost_add(&c, fs, &steps[i].e), 0);
+		ck_assert_int_eq(lfs_clean_cost_add(&c, fs, &steps[i].e, NULL), 0);
 		ck_assert_msg(lfs_clean_cost_blocks(&c, fs) == steps[i].want, "step %zu: %llu blocks, want %llu", i,
 			      (unsigned long long)lfs_clean_cost_blocks(&c, fs), (unsigned long long)steps[i].want);
 	}
-	/* eight more inodes (their xattr roots): one more block of records */
-	for (uint32_t ino = 10; ino < 18; ino++) {
+	/* sixteen more inodes (their xattr roots): one more block of records */
+	for (uint32_t ino = 10; ino < 26; ino++) {
 		struct lfs_pseg_entry x = { .kind = LFS_BK_XATTR, .ino = ino, .lblk = 0 };
-		ck_assert_int_eq(lfs_clean_cost_add(&c, fs, &x), 0);
+		ck_assert_int_eq(lfs_clean_cost_add(&c, fs, &x, NULL), 0);
 	}
-	ck_assert_uint_eq(c.blocks, 15);
-	ck_assert_uint_eq(c.nodes.count, 4);
-	ck_assert_uint_eq(c.inos.count, 11);
-	ck_assert_uint_eq(lfs_clean_cost_blocks(&c, fs), 40);
+	ck_assert_uint_eq(c.blocks, 23);
+	ck_assert_uint_eq(c.nodes.count, 6);
+	ck_assert_uint_eq(c.inos.count, 20);
+	ck_assert_uint_eq(lfs_clean_cost_blocks(&c, fs), 73);
+	/* victims: their usage-table block, once */
+	ck_assert_int_eq(lfs_clean_cost_victim(&c, fs, 3), 0);
+	ck_assert_int_eq(lfs_clean_cost_victim(&c, fs, 4), 0);
+	ck_assert_uint_eq(lfs_clean_cost_blocks(&c, fs), 74);
 	lfs_clean_cost_free(&c);
 	testfs_finish(fs);
 }
