@@ -83,19 +83,24 @@ lfs_space_floor(const struct lfs_fs *fs, enum lfs_space_class cls)
 }
 
 /* Dead space writers leave, so that cleaning can always gather a clean
- * segment from it: spread evenly over every segment, each victim then
- * holds total/slack of its own dead, and the victims that cleaning can
- * move within its budget (the writers' floor above the checkpoint's)
- * must hold a segment's worth; one more segment for the block-map
- * leaves and inode records that moved blocks drag along (lfs(5), "Space
- * and the reserve"). */
+ * segment from it at a net gain (lfs(5), "SPACE AND THE RESERVE", the
+ * invariant): spread evenly over every segment (the worst case), each
+ * victim then holds total/slack of its own dead, and the victims that
+ * cleaning can move within its budget (the writers' floor above the
+ * checkpoint's) must hold a segment's worth, and one more for the
+ * block-map leaves, records and checkpoint their moves drag along
+ * (lfs_clean_cost_blocks); and on top, the summaries: a moved block
+ * costs 1 + 1/(max_pseg/2) blocks, so a victim gains only if more than
+ * 1/(max_pseg/2 + 1) of it is dead, whatever the batch (a third of an
+ * 8-block segment, where max_pseg is 7). */
 static uint64_t
 slack_blocks(const struct lfs_fs *fs)
 {
 	uint64_t seg = fs->sb.seg_blocks, total = lfs_seg_limit(fs) * seg;
 	uint64_t floor = lfs_space_floor(fs, LFS_SPACE_WRITE), ckpt = ckpt_floor(fs);
 	uint64_t budget = floor > ckpt + seg ? floor - ckpt : seg;
-	return (LFS_SLACK_FACTOR * total / budget + 1) * seg;
+	uint64_t summaries = (total + fs->max_pseg / 2) / (fs->max_pseg / 2 + 1);
+	return (LFS_SLACK_FACTOR * total / budget + 1) * seg + summaries;
 }
 
 /* The content the log holds beside the floor and the slack, net of what
