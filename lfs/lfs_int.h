@@ -1132,6 +1132,12 @@ int lfs_mount_open_log(struct lfs_fs *fs);
 
 
 /* clean.c */
+/* The reclaimer's batch: at most this many victims, and this much live
+ * data, which its flush holds in memory.  The slack is sized for the
+ * victims of one batch (space_reserve.c): a larger cap asks less dead
+ * space of each. */
+#define LFS_RECLAIM_MAX_VICTIMS 64
+#define LFS_RECLAIM_MAX_BYTES (32ull << 20)
 /* What moving a set of live blocks will write: the blocks, the block-map
  * nodes above them, their inodes' records, and the checkpoint that
  * frees the victims (the inode-map and usage-table blocks it changes). */

@@ -32,7 +32,10 @@
  * content: pages with their leaves, records and interior nodes as they
  * were counted when dirtied (lfs_file_dirty_page), the new content's
  * blocks with a leaf per nptr of them and one more for a leaf it starts
- * in, a summary per pseg, tombstones packed 16 to a block. */
+ * in, a summary per pseg, tombstones packed 16 to a block.  The summary
+ * per max_pseg/2 blocks and the 16 of margin are the arithmetic's
+ * (1 + 1/(P/2)) and + 16 (lfs(5), "SPACE AND THE RESERVE"), as in
+ * lfs_clean_cost_blocks. */
 static uint64_t
 log_blocks(const struct lfs_fs *fs, uint64_t blocks)
 {
@@ -55,7 +58,8 @@ blocks_needed(const struct lfs_fs *fs, uint64_t bytes)
 
 /* What a checkpoint writes at most: every map block, their summaries,
  * and two segments, since the log head moving into next_seg must name a
- * clean successor. */
+ * clean successor.  The bottom of cleaning's budget B (lfs(5)): what
+ * cleaning may write is the clean space above it. */
 static uint64_t
 ckpt_floor(const struct lfs_fs *fs)
 {
@@ -70,8 +74,11 @@ lfs_space_floor(const struct lfs_fs *fs, enum lfs_space_class cls)
 	uint64_t reserve = (uint64_t)fs->sb.reserved_segs * fs->sb.seg_blocks;
 	if (reserve < ckpt)
 		reserve = ckpt;
-	/* cleaning at a loss stops half way into the reserve, and deletes
-	 * may go half way from there to the checkpoint's floor */
+	/* the writers' floor is the top of cleaning's budget B (lfs(5)):
+	 * the slack is sized from B.  Cleaning at a loss (outside the
+	 * invariant: the amortized progress of dragged nodes' old copies)
+	 * stops half way into the reserve, and deletes may go half way from
+	 * there to the checkpoint's floor */
 	uint64_t loss = reserve / 2 > ckpt ? reserve / 2 : ckpt;
 	if (cls == LFS_SPACE_WRITE || cls == LFS_SPACE_OVERWRITE)
 		return reserve + fs->headroom_blocks;
@@ -84,23 +91,30 @@ lfs_space_floor(const struct lfs_fs *fs, enum lfs_space_class cls)
 
 /* Dead space writers leave, so that cleaning can always gather a clean
  * segment from it at a net gain (lfs(5), "SPACE AND THE RESERVE", the
- * invariant): spread evenly over every segment (the worst case), each
- * victim then holds total/slack of its own dead, and the victims that
- * cleaning can move within its budget (the writers' floor above the
- * checkpoint's) must hold a segment's worth, and one more for the
- * block-map leaves, records and checkpoint their moves drag along
- * (lfs_clean_cost_blocks); and on top, the summaries: a moved block
- * costs 1 + 1/(max_pseg/2) blocks, so a victim gains only if more than
- * 1/(max_pseg/2 + 1) of it is dead, whatever the batch (a third of an
+ * invariant).  Spread evenly over all N segments (the worst case), each
+ * victim holds slack/N of its own dead space.  One batch takes V
+ * victims: as many as the budget (the writers' floor above the
+ * checkpoint's) can move, B/S, but no more than the reclaimer takes at
+ * once (LFS_RECLAIM_MAX_VICTIMS, and LFS_RECLAIM_MAX_BYTES of live data,
+ * a segment's worth each at most).  Those V must hold a segment's worth
+ * of dead space, the gain, and one more for the block-map leaves,
+ * records and checkpoint their moves drag along (lfs_clean_cost_blocks):
+ * (N/V + 1) segments.  On top, the summaries: a moved block costs
+ * 1 + 1/(max_pseg/2) blocks, so a victim gains only if more than
+ * 1/(max_pseg/2 + 1) of it is dead, whatever the batch (a quarter of an
  * 8-block segment, where max_pseg is 7). */
 static uint64_t
 slack_blocks(const struct lfs_fs *fs)
 {
-	uint64_t seg = fs->sb.seg_blocks, total = lfs_seg_limit(fs) * seg;
+	uint64_t seg = fs->sb.seg_blocks, nsegs = lfs_seg_limit(fs), total = nsegs * seg;
 	uint64_t floor = lfs_space_floor(fs, LFS_SPACE_WRITE), ckpt = ckpt_floor(fs);
 	uint64_t budget = floor > ckpt + seg ? floor - ckpt : seg;
+	/* N/V: the budget's T/B, or the reclaimer's cap when it is the less */
+	uint64_t cap = LFS_RECLAIM_MAX_BYTES / ((uint64_t)seg * fs->bsize);
+	cap = cap < LFS_RECLAIM_MAX_VICTIMS ? cap ? cap : 1 : LFS_RECLAIM_MAX_VICTIMS;
+	uint64_t per = total / budget, by_cap = (nsegs + cap - 1) / cap;
 	uint64_t summaries = (total + fs->max_pseg / 2) / (fs->max_pseg / 2 + 1);
-	return (LFS_SLACK_FACTOR * total / budget + 1) * seg + summaries;
+	return (LFS_SLACK_FACTOR * (per > by_cap ? per : by_cap) + 1) * seg + summaries;
 }
 
 /* The content the log holds beside the floor and the slack, net of what

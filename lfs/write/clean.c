@@ -334,6 +334,10 @@ lfs_clean_cost_blocks(const struct lfs_clean_cost *c, const struct lfs_fs *fs)
 	return blocks + blocks / (fs->max_pseg / 2) + 16;
 }
 
+/* The invariant's two tests (lfs(5), "SPACE AND THE RESERVE"): the cost
+ * within the budget B (the clean space above the checkpoint's floor and
+ * the dirty state), and a net gain, the cost below what the victims
+ * free. */
 bool
 lfs_clean_affordable(const struct lfs_fs *fs, uint64_t cost, uint64_t nsegs)
 {
@@ -743,10 +747,11 @@ by_live(const void *a, const void *b)
  * Cleaning victims one at a time would rewrite the leaves and inode
  * records of every file they share once per victim: under random
  * overwrites of a nearly full filesystem that costs as much as a victim
- * frees, and cleaning would never gain.
+ * frees, and cleaning would never gain.  The emptiest first: the
+ * invariant's batch (lfs(5)), whose V victims the slack is sized for.
  */
-#define RECLAIM_MAX_VICTIMS 64
-#define RECLAIM_MAX_BYTES (32ull << 20)
+#define RECLAIM_MAX_VICTIMS LFS_RECLAIM_MAX_VICTIMS
+#define RECLAIM_MAX_BYTES LFS_RECLAIM_MAX_BYTES
 
 int
 lfs_clean_reclaim(struct lfs_fs *fs, bool unlocked, struct lfs_reclaim_tally *t)
@@ -781,7 +786,8 @@ lfs_clean_reclaim(struct lfs_fs *fs, bool unlocked, struct lfs_reclaim_tally *t)
 			reuses[n] = fs->segs[segs[n]].reuses;
 			bytes += cand[n][0];
 		}
-		/* less than a segment dead in all of them: nothing to gain */
+		/* less than a segment dead in all of them: nothing to gain
+		 * (the segment the slack's arithmetic promises, lfs(5)) */
 		if (n * segbytes - bytes < segbytes) {
 			n = 0;
 			fs->room_why = "the emptiest segments it may clean hold less than a segment of dead space";

@@ -33,9 +33,9 @@ struct shape {
 /* Every block size mkfs.lfs accepts, and segments from the smallest it
  * accepts (8 blocks) to 1 MiB. */
 static const struct shape shapes[] = {
-	{ 16 * MIB, 4096, 256 * KIB, 8 }, { 16 * MIB, 4096, 32 * KIB, 4 },  { 32 * MIB, 4096, 1 * MIB, 4 },
-	{ 8 * MIB, 1024, 64 * KIB, 4 },   { 8 * MIB, 1024, 8 * KIB, 4 },    { 8 * MIB, 2048, 16 * KIB, 4 },
-	{ 24 * MIB, 8192, 512 * KIB, 4 }, { 32 * MIB, 16384, 1 * MIB, 4 },  { 64 * MIB, 32768, 1 * MIB, 4 },
+	{ 16 * MIB, 4096, 256 * KIB, 4 }, { 16 * MIB, 4096, 32 * KIB, 2 },  { 32 * MIB, 4096, 1 * MIB, 2 },
+	{ 8 * MIB, 1024, 64 * KIB, 4 },   { 8 * MIB, 1024, 8 * KIB, 2 },    { 8 * MIB, 2048, 16 * KIB, 2 },
+	{ 24 * MIB, 8192, 512 * KIB, 2 }, { 32 * MIB, 16384, 1 * MIB, 2 },  { 64 * MIB, 32768, 1 * MIB, 2 },
 };
 
 static uint64_t
@@ -309,7 +309,7 @@ run_state(const struct shape *sh, uint64_t seed, bool with_snaps, struct state *
 	ck_assert_uint_gt(st->nfiles, 2);
 	/* then fragmented: as many blocks overwritten as the capacity */
 	uint64_t cap = lfs_space_capacity(st->fs);
-	for (unsigned i = 0; i < 2 * cap && !st->lost; i++) {
+	for (unsigned i = 0; i < cap && !st->lost; i++) {
 		ssize_t r = overwrite(st, i);
 		/* a snapshot holds the old block: the overwrite adds a block */
 		ck_assert(r >= 0 || (r == -ENOSPC && st->snaps));
