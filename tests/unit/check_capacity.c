@@ -195,7 +195,11 @@ put(struct state *st, uint64_t ino, size_t len, uint64_t off)
 
 /* A new file: inline (a few hundred bytes), a few hundred KiB, large
  * enough for interior nodes, or sparse with one block in each of its
- * leaves (every live block drags a leaf of its own). */
+ * leaves (every live block drags a leaf of its own).  With
+ * CAPACITY_ADVERSARY=1 every file is sparse with two blocks under each
+ * leaf, and overwrites hit only the first: the second's leaf is then
+ * always written elsewhere, the layout lfs(5) says no slack short of
+ * half the log covers (it fails). */
 static int
 new_file(struct state *st)
 {
@@ -211,7 +215,9 @@ new_file(struct state *st)
 	unsigned f = st->nfiles++;
 	st->ino[f] = sb.st_ino;
 	st->blocks[f] = 0;
-	uint64_t kind = rnd(&st->seed) % 10, bs = fs->bsize;
+	uint64_t kind = rnd(&st->seed) % 10, bs = fs->bsize, pair = getenv("CAPACITY_ADVERSARY") ? 2 : 1;
+	if (pair == 2)
+		kind = 3;
 	uint64_t span = LFS_NDIRECT + fs->nptr; /* where the trees with interior nodes begin */
 	if (kind < 3) {
 		st->inline_len[f] = (uint32_t)(1 + rnd(&st->seed) % (bs - 300));
@@ -221,10 +227,10 @@ new_file(struct state *st)
 	if (kind < 5) {
 		st->sparse[f] = true;
 		for (uint64_t i = 0, n = 2 + rnd(&st->seed) % 24; i < n; i++) {
-			ssize_t r = put(st, sb.st_ino, bs, (LFS_NDIRECT + i * fs->nptr) * bs);
+			ssize_t r = put(st, sb.st_ino, pair * bs, (LFS_NDIRECT + i * fs->nptr) * bs);
 			if (r < 0)
 				return (int)r;
-			st->blocks[f] = LFS_NDIRECT + i * fs->nptr + 1;
+			st->blocks[f] = LFS_NDIRECT + i * fs->nptr + pair;
 		}
 		return 0;
 	}
