@@ -213,10 +213,20 @@ ssize_t lfs_write_cached(struct lfs_fs *fs, uint64_t ino, const void *buf, size_
 /* Keep `bytes` free below plain writers for lfs_write_cached (the most the
  * kernel's page cache can hold unwritten); df's Avail excludes it. */
 void lfs_set_cache_headroom(struct lfs_fs *fs, uint64_t bytes);
-/* Whether a plain write of one block can be admitted now (after cleaning
- * if need be): 0 yes, 1 yes but less than the cache headroom is left,
- * else -ENOSPC or the filesystem's error. */
-int lfs_space_check(struct lfs_fs *fs);
+/* Where the room of writers stands, for the daemon's check before a
+ * buffered write() (fuse_cache.c): the filesystem's error, or */
+enum lfs_room {
+	LFS_ROOM_FAR,   /* a plain write has room, and the headroom besides */
+	LFS_ROOM_NEAR,  /* a plain write has room, less than the headroom more */
+	LFS_ROOM_NONE,  /* a plain write has none (after cleaning) */
+	LFS_ROOM_SPENT, /* the live data is within `hard` bytes of the end of
+			   the headroom, which only writeback may use */
+};
+int lfs_space_check(struct lfs_fs *fs, uint64_t hard);
+/* Adds to `out` the regular files the kernel may cache attributes of,
+ * and those the kernel holds whose type lfs no longer has at hand. */
+struct u64map;
+void lfs_kernel_files(struct lfs_fs *fs, struct u64map *out);
 int lfs_fsync(struct lfs_fs *fs, uint64_t ino, bool datasync);
 /* Before a write or truncate: remove the file capability and, for a
  * caller without CAP_FSETID (who != NULL), clear set-user-ID and

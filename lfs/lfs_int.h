@@ -965,8 +965,10 @@ void lfs_space_log_full(struct lfs_fs *fs, enum lfs_space_class cls, const char 
  * not tried again before something is freed, or a second passes), or
  * the filesystem's error.  `unlocked` as for lfs_clean_reclaim; grow:
  * the most bytes a refused request asked for (past the capacity, kept
- * plain checkpoints give way: lfs_retain_give_way). */
-int lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked, uint64_t grow);
+ * plain checkpoints give way: lfs_retain_give_way); capped: every
+ * refused request is held at the capacity (LFS_SPACE_WRITE), so that
+ * only live data given back counts as room made. */
+int lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked, uint64_t grow, bool capped);
 
 /* space_reserve.c: the floors of the reserve */
 /* Whether `bytes` more content fits now, without flushing or cleaning. */

@@ -4,20 +4,45 @@
  * With the writeback cache the kernel accepts a buffered write() without
  * asking lfs, and hands the data over later; a full filesystem could only
  * refuse it then, after write() had returned success.  So lfs keeps room
- * for everything the kernel can hold unwritten:
+ * for everything the kernel can hold unwritten.  The arithmetic, with D
+ * the kernel's bound on the mount's dirty pages and C the capacity (df's
+ * size), in live data L (what the daemon holds counted as new):
  *
- *   - the kernel bounds the dirty pages of one FUSE mount (its backing
- *     device info, /sys/class/bdi/DEV/max_bytes, under strict_limit); as
- *     root lfs sets that bound to follow the filesystem's size;
- *   - plain writers stop that much (the headroom) above the reserve, and
- *     df's Avail leaves it out; only writeback of data the kernel already
- *     accepted may use it (lfs_write_cached);
- *   - once writeback had to use it, the file is marked and its cached
- *     attributes dropped: the kernel then asks (GETATTR with the file
- *     handle) before its next buffered write(), and that request is
- *     answered ENOSPC while writers still have no room.
+ *   - D: the mount's backing device info (/sys/class/bdi/DEV/max_bytes,
+ *     under strict_limit); as root lfs sets it to follow the filesystem's
+ *     size.  The kernel throttles a writer only after it passed D, so it
+ *     holds at most D + D/4 (need_for); and write() calls that asked
+ *     before a refusal copy in whole (fuse_cache_write_iter asks once per
+ *     call): 8 MiB for a few writers of a MiB at a time.  R = D + D/4 +
+ *     8 MiB.
+ *   - The headroom H >= 2R (an eighth more; at most usable/8, and then
+ *     the mount is bounded only while D + D/4 fits in H/2, and what is
+ *     left of H/2 is for the write() calls): plain writers stop
+ *     at C, df leaves H out, and only writeback of what the kernel
+ *     accepted may go on to C + H (lfs_write_cached).
+ *   - Once writeback that grows the live data leaves less than H of room for plain
+ *     writers, every regular file's cached attributes are dropped and
+ *     given for no time from then on (fuse_ops.c: cache_near,
+ *     attr_timeout): the kernel asks (GETATTR with the file handle)
+ *     before every buffered write(), of any file.
+ *   - At L >= C (plain writers have no room), that GETATTR is refused
+ *     once for a marked writer: of a file whose writeback grew into the
+ *     headroom, or of an empty file (where a writer begins its next) by
+ *     a process whose fsync wrote one back (FSYNC names the caller;
+ *     writeback WRITEs name nobody).  A writer refused there stops at
+ *     C + R at most.
+ *   - At L > C + H - H/2 every handle that may write is refused: what
+ *     the kernel still holds is at most R <= H/2, so L never passes
+ *     C + H, for any pattern of files and writers.  Overwrites of
+ *     blocks nothing else holds need no room and mark nothing; those of
+ *     blocks a kept checkpoint or snapshot holds grow the live data and
+ *     mark as new blocks do (file.c, admit), and L is counted net of
+ *     what kept checkpoints would give back.
  *
- * What remains is named in lfs(8), BUGS.
+ * A read past the end and a write() ask the same GETATTR (the kernel
+ * sends no mask): a handle opened read-only is known by its fh
+ * (op_open) and never refused; one opened for reading and writing can
+ * be.  What remains is named in lfs(8), BUGS.
  */
 #include "fuse_cache.h"
 #include "lfs.h"
@@ -120,7 +145,7 @@ lfs_fuse_cache_bounded(struct lfs_fuse_cache *c, uint64_t usable)
 	pthread_mutex_lock(&c->lock);
 	uint64_t limit = read_limit(c);
 	pthread_mutex_unlock(&c->lock);
-	return limit && need_for(limit) <= usable / 8;
+	return limit && need_for(limit) <= usable / 16;
 }
 
 static uint64_t
@@ -129,8 +154,10 @@ headroom_locked(struct lfs_fuse_cache *c, uint64_t usable)
 	uint64_t limit = read_limit(c);
 	if (!limit)
 		return c->headroom = 0;
-	/* and 8 MiB for a few writers of a MiB at a time */
-	uint64_t need = need_for(limit), h = need + 8 * MIB;
+	/* and 8 MiB for a few writers of a MiB at a time: the last half,
+	 * where every writer is refused; the first half lets the writers
+	 * that used it be refused alone (see the header) */
+	uint64_t need = need_for(limit), h = 2 * (need + 8 * MIB);
 	/* The kernel reads its bound back as a share of a dirty limit that
 	 * follows free memory, so it drifts by a few pages from one read to
 	 * the next: the headroom (and so df) moves only when what is needed
@@ -139,10 +166,10 @@ headroom_locked(struct lfs_fuse_cache *c, uint64_t usable)
 		return c->headroom;
 	h = (h + h / 8 + MIB - 1) / MIB * MIB;
 	if (h > usable / 8) {
-		if (need > usable / 8 && limit != c->limit)
+		if (need > usable / 16 && limit != c->limit)
 			lfs_log("cache: the kernel may hold %llu MiB of writes for this mount; only %llu MiB "
-				"(an eighth of the filesystem) are kept for them", (unsigned long long)(limit / MIB),
-				(unsigned long long)(usable / 8 / MIB));
+				"(a sixteenth of the filesystem) are kept for them", (unsigned long long)(limit / MIB),
+				(unsigned long long)(usable / 16 / MIB));
 		h = usable / 8;
 	}
 	c->limit = limit;
@@ -164,35 +191,92 @@ lfs_fuse_cache_init(struct lfs_fuse_cache *c)
 {
 	pthread_mutex_init(&c->lock, NULL);
 	u64map_init(&c->full);
+	u64map_init(&c->writers);
 	c->max_bytes_path[0] = '\0';
 	c->limit = 0;
 	c->headroom = 0;
+	c->asking = false;
 }
 
+uint64_t
+lfs_fuse_cache_hard(struct lfs_fuse_cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	uint64_t h = c->headroom / 2;
+	pthread_mutex_unlock(&c->lock);
+	return h;
+}
+
+bool
+lfs_fuse_cache_ask(struct lfs_fuse_cache *c, bool on)
+{
+	pthread_mutex_lock(&c->lock);
+	bool changed = c->asking != on;
+	c->asking = on;
+	pthread_mutex_unlock(&c->lock);
+	return changed;
+}
+
+bool
+lfs_fuse_cache_asking(struct lfs_fuse_cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	bool on = c->asking;
+	pthread_mutex_unlock(&c->lock);
+	return on;
+}
+
+/* a failed put leaves a file or writer unmarked: it is refused at the
+ * end of the headroom instead */
 void
 lfs_fuse_cache_mark(struct lfs_fuse_cache *c, uint64_t ino)
 {
 	pthread_mutex_lock(&c->lock);
-	/* a failed put leaves the file unmarked: its writer learns at
-	 * the next writeback instead */
 	(void)u64map_put(&c->full, ino, (void *)1);
 	pthread_mutex_unlock(&c->lock);
 }
 
-bool
-lfs_fuse_cache_take(struct lfs_fuse_cache *c, uint64_t ino)
+void
+lfs_fuse_cache_mark_writer(struct lfs_fuse_cache *c, uint64_t ino, uint64_t tgid)
 {
 	pthread_mutex_lock(&c->lock);
-	bool was = c->full.count && u64map_get(&c->full, ino);
-	if (was)
-		u64map_del(&c->full, ino);
+	if (c->full.count && u64map_del(&c->full, ino))
+		(void)u64map_put(&c->writers, tgid, (void *)1);
+	pthread_mutex_unlock(&c->lock);
+}
+
+bool
+lfs_fuse_cache_writers(struct lfs_fuse_cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	bool any = c->writers.count != 0;
+	pthread_mutex_unlock(&c->lock);
+	return any;
+}
+
+bool
+lfs_fuse_cache_marked(struct lfs_fuse_cache *c, uint64_t ino, uint64_t tgid)
+{
+	pthread_mutex_lock(&c->lock);
+	bool was = (c->full.count && u64map_get(&c->full, ino)) ||
+		   (tgid && c->writers.count && u64map_get(&c->writers, tgid));
 	pthread_mutex_unlock(&c->lock);
 	return was;
+}
+
+void
+lfs_fuse_cache_unmark(struct lfs_fuse_cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	u64map_clear(&c->full);
+	u64map_clear(&c->writers);
+	pthread_mutex_unlock(&c->lock);
 }
 
 void
 lfs_fuse_cache_free(struct lfs_fuse_cache *c)
 {
 	u64map_free(&c->full);
+	u64map_free(&c->writers);
 	pthread_mutex_destroy(&c->lock);
 }

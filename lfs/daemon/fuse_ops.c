@@ -45,6 +45,15 @@ FS(fuse_req_t req)
 	return D(req)->fs;
 }
 
+/* Near full, a regular file's attributes are given for no time, so that
+ * every buffered write() asks first (fuse_cache.c). */
+static double
+attr_timeout(fuse_req_t req, const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && D(req)->writeback && lfs_fuse_cache_asking(&D(req)->cache) ? 0
+														 : D(req)->timeout;
+}
+
 /* The entry of an inode the reply gives the kernel a reference to.  Its
  * generation goes into the kernel's file handles (lfs(8), EXPORTING),
  * and must be the same in every reply; the root's is 0, what the kernel
@@ -59,7 +68,7 @@ fill_entry(fuse_req_t req, const struct stat *st, struct fuse_entry_param *e)
 	e->ino = st->st_ino;
 	e->generation = gen;
 	e->attr = *st;
-	e->attr_timeout = D(req)->timeout;
+	e->attr_timeout = attr_timeout(req, st);
 	e->entry_timeout = D(req)->entry_timeout;
 	return err;
 }
@@ -118,8 +127,10 @@ op_init(void *userdata, struct fuse_conn_info *conn)
 	/* An open holds nothing the kernel's lookup reference does not:
 	 * answering the first OPEN with ENOSYS saves a round trip per open
 	 * and its RELEASE.  O_TRUNC then must come as a SETATTR, since the
-	 * kernel skips the truncating SETATTR when it thinks OPEN did it. */
-	if (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) {
+	 * kernel skips the truncating SETATTR when it thinks OPEN did it.
+	 * Under the writeback cache the OPEN is kept: its handle tells a
+	 * read's GETATTR from a write()'s near full (fuse_cache.c). */
+	if ((conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) && !d->writeback) {
 		d->no_open = true;
 		conn->want &= ~(unsigned)FUSE_CAP_ATOMIC_O_TRUNC;
 	}
@@ -195,39 +206,89 @@ op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
 	fuse_reply_none(req);
 }
 
+/* A handle's fh says whether it may write (op_open): a read past the end
+ * asks the same GETATTR as a write() does, and must not be refused. */
+#define FH_WRITABLE 1u
+
+static uint64_t
+fh_for(int flags)
+{
+	return (flags & O_ACCMODE) != O_RDONLY ? FH_WRITABLE : 0;
+}
+
+/* A number from the "key" line of /proc/PID/status, parsed as hex for
+ * the capability sets, else decimal; false if there is none to read
+ * (a caller outside our pid namespace). */
+static bool
+proc_status(pid_t pid, const char *key, unsigned long long *v)
+{
+	char path[40], line[128];
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	FILE *f = pid > 0 ? fopen(path, "re") : NULL;
+	if (!f)
+		return false;
+	bool found = false, hex = strncmp(key, "Cap", 3) == 0;
+	size_t len = strlen(key);
+	while (!found && fgets(line, sizeof(line), f))
+		found = strncmp(line, key, len) == 0 && sscanf(line + len, hex ? "%llx" : "%llu", v) == 1;
+	fclose(f);
+	return found;
+}
+
+/* The caller's process: the kernel names the thread. */
+static uint64_t
+caller_tgid(fuse_req_t req)
+{
+	pid_t pid = fuse_req_ctx(req)->pid;
+	unsigned long long tgid;
+	return proc_status(pid, "Tgid:", &tgid) ? tgid : (uint64_t)pid;
+}
+
+/* The check before a buffered write() of a handle that may write
+ * (fuse_cache.c), of a file of `size` bytes stored: -ENOSPC where its
+ * writer must be told, else 0.  A marked process is told at a file
+ * still empty, where its next write() would begin a new one: a read
+ * past the end asks the same, and a full file is what it reads back. */
+static int
+write_check(fuse_req_t req, fuse_ino_t ino, off_t size)
+{
+	struct lfs_fuse_cache *c = &D(req)->cache;
+	int room = lfs_space_check(FS(req), lfs_fuse_cache_hard(c));
+	if (room == LFS_ROOM_FAR)
+		lfs_fuse_cache_ask(c, false);
+	if (room == LFS_ROOM_SPENT)
+		return -ENOSPC;
+	if (room != LFS_ROOM_NONE)
+		return 0; /* the filesystem's own errors come at writeback */
+	uint64_t tgid = size == 0 && lfs_fuse_cache_writers(c) ? caller_tgid(req) : 0;
+	if (!lfs_fuse_cache_marked(c, ino, tgid))
+		return 0;
+	unsigned tries = 0;
+	while (room == LFS_ROOM_NONE && lfs_room_wait(FS(req), &tries))
+		room = lfs_space_check(FS(req), lfs_fuse_cache_hard(c));
+	/* every round made room, which the writeback of data the kernel
+	 * holds took first: room is being made, so the writer is not told
+	 * yet, only asked again at its next write() */
+	if (room == LFS_ROOM_SPENT || (room == LFS_ROOM_NONE && !lfs_room_spent(tries))) {
+		lfs_fuse_cache_unmark(c);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
 static void
 op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct stat st;
-	int err = 0;
-	double timeout = D(req)->timeout;
 	/* A file handle comes with the kernel's check before a buffered
-	 * write() (fuse_cache.c).  Near full, a file written back is marked:
-	 * its writer's next write() is told ENOSPC if writers have no room
-	 * (once: a reader at the end of the file may be the one told), and
-	 * while the room left is below the headroom, the attributes are
-	 * given for no time, so that every write() asks again. */
-	if (fi && D(req)->writeback && lfs_fuse_cache_take(&D(req)->cache, ino)) {
-		unsigned tries = 0;
-		while ((err = lfs_space_check(FS(req))) == -ENOSPC && lfs_room_wait(FS(req), &tries))
-			;
-		/* every round made room, which the writeback of data the kernel
-		 * holds took first: room is being made, so the writer is not
-		 * told ENOSPC, only asked again at its next write() */
-		if (err == -ENOSPC && lfs_room_spent(tries))
-			err = 1;
-		if (err == 1) {
-			lfs_fuse_cache_mark(&D(req)->cache, ino);
-			timeout = 0;
-			err = 0;
-		}
-	}
-	if (!err)
-		err = lfs_getattr(FS(req), ino, &st);
+	 * write() (fuse_cache.c), and before a read past the end. */
+	int err = lfs_getattr(FS(req), ino, &st);
+	if (!err && fi && (fi->fh & FH_WRITABLE) && D(req)->writeback && lfs_fuse_cache_asking(&D(req)->cache))
+		err = write_check(req, ino, st.st_size);
 	if (err)
 		fuse_reply_err(req, -err);
 	else
-		fuse_reply_attr(req, &st, timeout);
+		fuse_reply_attr(req, &st, attr_timeout(req, &st));
 }
 
 static bool
@@ -246,24 +307,13 @@ caller_in_group(void *ctx, gid_t gid)
 
 /* Whether the caller has CAP_FSETID, which the kernel does not tell with
  * a chown: its thread's effective set in /proc or, where that cannot be
- * read (a caller outside our pid namespace), whether it is root. */
+ * read, whether it is root. */
 static bool
 caller_fsetid(fuse_req_t req)
 {
 	const struct fuse_ctx *c = fuse_req_ctx(req);
-	char path[40], line[128];
-	snprintf(path, sizeof(path), "/proc/%ld/status", (long)c->pid);
-	FILE *f = c->pid > 0 ? fopen(path, "re") : NULL;
-	if (!f)
-		return c->uid == 0;
-	bool found = false, fsetid = false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long long caps;
-		found = sscanf(line, "CapEff: %llx", &caps) == 1;
-		fsetid = found && (caps >> CAP_FSETID & 1);
-	}
-	fclose(f);
-	return found ? fsetid : c->uid == 0;
+	unsigned long long caps;
+	return proc_status(c->pid, "CapEff:", &caps) ? (caps >> CAP_FSETID & 1) : c->uid == 0;
 }
 
 /* chown keeps set-group-ID without group execution for a caller in the
@@ -315,7 +365,7 @@ op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct
 	if (err)
 		fuse_reply_err(req, -err);
 	else
-		fuse_reply_attr(req, &st, D(req)->timeout);
+		fuse_reply_attr(req, &st, attr_timeout(req, &st));
 }
 
 static void
@@ -420,6 +470,7 @@ op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	fi->keep_cache = 1; /* we are the only writer: cached pages stay valid */
+	fi->fh = fh_for(fi->flags);
 	fuse_reply_open(req, fi);
 }
 
@@ -440,6 +491,7 @@ op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, stru
 	struct fuse_entry_param e;
 	err = fill_entry(req, &st, &e);
 	fi->keep_cache = 1;
+	fi->fh = fh_for(fi->flags);
 	/* Once opens bypass us the kernel sends no RELEASE for a created file
 	 * either; the lookup reference the reply carries keeps the inode. */
 	if (D(req)->no_open || err)
@@ -513,6 +565,31 @@ direct_write(const struct fuse_file_info *fi)
 }
 
 static void
+inval_attr(uint64_t ino, void *val, void *ctx)
+{
+	(void)val;
+	fuse_lowlevel_notify_inval_inode(ctx, ino, -1, 0);
+}
+
+/* Writeback grew a file within the headroom of what writers may use
+ * (fuse_cache.c): the file is marked and, the first time, every file's
+ * cached attributes go (offset -1 leaves the page cache alone), so that
+ * every buffered write() from now on asks first. */
+static void
+cache_near(fuse_req_t req, fuse_ino_t ino)
+{
+	struct lfs_fuse_cache *c = &D(req)->cache;
+	lfs_fuse_cache_mark(c, ino);
+	struct u64map files;
+	u64map_init(&files);
+	(void)u64map_put(&files, ino, (void *)1);
+	if (lfs_fuse_cache_ask(c, true))
+		lfs_kernel_files(FS(req), &files);
+	u64map_each(&files, inval_attr, D(req)->se);
+	u64map_free(&files);
+}
+
+static void
 op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	bool allocated = false;
@@ -529,8 +606,7 @@ op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off
 				: lfs_write(FS(req), ino, buf, size, off, &allocated));
 	allocated |= dropped > 0;
 	if (headroom)
-		lfs_fuse_cache_mark(&D(req)->cache, ino);
-	allocated |= headroom;
+		cache_near(req, ino);
 	/* A direct write the kernel completes asynchronously (libaio,
 	 * io_uring) leaves its pages of the range as they were, and a read
 	 * racing it may just have filled them with the old bytes: they go
@@ -559,6 +635,10 @@ static void
 op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	(void)fi;
+	/* its writeback came first: a file it marked marks its writer */
+	struct lfs_fuse_cache *c = &D(req)->cache;
+	if (D(req)->writeback && lfs_fuse_cache_marked(c, ino, 0))
+		lfs_fuse_cache_mark_writer(c, ino, caller_tgid(req));
 	fuse_reply_err(req, -lfs_fsync(FS(req), ino, datasync != 0));
 }
 

@@ -992,16 +992,63 @@ lfs_set_cache_headroom(struct lfs_fs *fs, uint64_t bytes)
 	pthread_mutex_unlock(&fs->lock);
 }
 
+/* Whether the live data is within `hard` bytes of the end of the cache
+ * headroom.  That end is measured in live data against the capacity,
+ * which is what cleaning must sustain (room in clean segments comes and
+ * goes with cleaning), less what kept checkpoints would give back when
+ * asked (space.c, give_way). */
+static bool
+headroom_spent(struct lfs_fs *fs, uint64_t hard)
+{
+	uint64_t used = lfs_space_used_blocks(fs) + (hard + fs->bsize - 1) / fs->bsize, give = 0;
+	uint64_t end = lfs_space_capacity(fs) + fs->headroom_blocks;
+	return used > end && !lfs_retain_giveable(fs, &give) && used > end + give / fs->bsize;
+}
+
 int
-lfs_space_check(struct lfs_fs *fs)
+lfs_space_check(struct lfs_fs *fs, uint64_t hard)
 {
 	lock(fs);
 	int err = writable(fs);
-	if (!err)
-		err = lfs_space_admit(fs, LFS_SPACE_WRITE, fs->bsize);
-	if (!err)
-		err = !lfs_space_fits(fs, LFS_SPACE_WRITE, (fs->headroom_blocks + 1) * fs->bsize);
+	if (err)
+		return unlock(fs, err);
+	/* buffered overwrites count as new until written (the old blocks
+	 * are freed then): only a flush tells */
+	if (headroom_spent(fs, hard) && fs->dirty_bytes && (err = lfs_flush(fs)))
+		return unlock(fs, err);
+	if (headroom_spent(fs, hard))
+		return unlock(fs, LFS_ROOM_SPENT);
+	err = lfs_space_admit(fs, LFS_SPACE_WRITE, fs->bsize);
+	if (err == -ENOSPC)
+		return unlock(fs, LFS_ROOM_NONE);
+	if (!err && !lfs_space_fits(fs, LFS_SPACE_WRITE, (fs->headroom_blocks + 1) * fs->bsize))
+		err = LFS_ROOM_NEAR;
 	return unlock(fs, err);
+}
+
+static void
+add_file(uint64_t ino, void *val, void *ctx)
+{
+	const struct lfs_inode *ip = val;
+	if (S_ISREG(ip->di.mode))
+		(void)u64map_put(ctx, ino, (void *)1);
+}
+
+/* evicted while the kernel holds them: their type is not at hand */
+static void
+add_ref(uint64_t ino, void *val, void *ctx)
+{
+	(void)val;
+	(void)u64map_put(ctx, ino, (void *)1);
+}
+
+void
+lfs_kernel_files(struct lfs_fs *fs, struct u64map *out)
+{
+	lock(fs);
+	u64map_each(&fs->icache, add_file, out);
+	u64map_each(&fs->irefs, add_ref, out);
+	pthread_mutex_unlock(&fs->lock);
 }
 
 int

@@ -24,13 +24,17 @@
 
 /* Whether every request refused since the last round began would fit
  * now (the cleaner or a delete may have made the room); forgets them.
- * *most: the most bytes one of them asked for. */
+ * *most: the most bytes one of them asked for; *capped: all of them
+ * are plain writes, held at the capacity. */
 static bool
-needs_fit(struct lfs_fs *fs, uint64_t *most)
+needs_fit(struct lfs_fs *fs, uint64_t *most, bool *capped)
 {
 	bool fit = true;
 	*most = 0;
+	*capped = true;
 	for (int c = 0; c < LFS_SPACE_NCLASSES; c++) {
+		if (fs->room_need[c] && c != LFS_SPACE_WRITE)
+			*capped = false;
 		if (fs->room_need[c] && !lfs_space_fits(fs, (enum lfs_space_class)c, fs->room_need[c] - 1))
 			fit = false;
 		if (fs->room_need[c] && fs->room_need[c] - 1 > *most)
@@ -55,7 +59,8 @@ lfs_reclaim_serve(struct lfs_fs *fs)
 		 * emptiest segments when none is needed may be at a loss */
 		fs->room_why = NULL;
 		uint64_t most;
-		fs->room_err = needs_fit(fs, &most) ? 0 : lfs_space_reclaim_round(fs, true, most);
+		bool capped;
+		fs->room_err = needs_fit(fs, &most, &capped) ? 0 : lfs_space_reclaim_round(fs, true, most, capped);
 		fs->room_err_why = fs->room_err == -ENOSPC ? fs->room_why : NULL;
 		fs->room_done = asked;
 		lfs_cache_trim(fs);

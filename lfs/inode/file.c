@@ -328,10 +328,11 @@ lfs_file_allocate(struct lfs_fs *fs, struct lfs_inode *ip, uint64_t off, uint64_
 	return err;
 }
 
-/* Admission of a write; `grows`: it adds blocks the file did not have.
- * Notes when cached data that grows a file came within a headroom of
- * what plain writers may use (fuse_cache.c then checks that writer's
- * every write()); overwrites are not marked: they need no capacity. */
+/* Admission of a write; `grows`: it adds blocks the file did not have,
+ * or overwrites blocks a kept checkpoint or snapshot holds.  Notes when
+ * cached data that grows a file came within a headroom of what plain
+ * writers may use (fuse_cache.c then has every write() ask first);
+ * overwrites of blocks nothing else holds need no capacity. */
 static int
 admit(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes, bool grows)
 {

@@ -208,16 +208,11 @@ round_after(struct lfs_fs *fs, bool unlocked)
 	return -ENOSPC;
 }
 
-int
-lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked, uint64_t grow)
+static int
+reclaim_round(struct lfs_fs *fs, bool unlocked, uint64_t over)
 {
-	if (fs->fatal)
-		return fs->fatal;
-	if (fs->dev.readonly)
-		return -EROFS;
 	/* past the capacity with what kept checkpoints hold: they give way
 	 * first, and cleaning then gains what they held */
-	uint64_t over = over_capacity(fs, grow);
 	int gave = over ? give_way(fs, unlocked, over) : 0;
 	if (gave < 0)
 		return gave;
@@ -233,6 +228,29 @@ lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked, uint64_t grow)
 	 * them loses, though its victims outweigh what it wrote) */
 	gave = give_way(fs, unlocked, over);
 	return gave < 0 ? gave : gave ? 0 : err;
+}
+
+int
+lfs_space_reclaim_round(struct lfs_fs *fs, bool unlocked, uint64_t grow, bool capped)
+{
+	if (fs->fatal)
+		return fs->fatal;
+	if (fs->dev.readonly)
+		return -EROFS;
+	uint64_t over = over_capacity(fs, grow);
+	int err = reclaim_round(fs, unlocked, over);
+	/* A request held at the capacity gets room only where the round
+	 * brought the live data with what kept checkpoints hold down; clean
+	 * space does not help it.  The checkpoint that commits a give-way is
+	 * kept in its turn, and holds the old copies of the tables it and the
+	 * round's cleaning rewrite: where the checkpoints given way held no
+	 * more (a full filesystem whose kept checkpoints hold only tables),
+	 * every round would give some back and keep as much again. */
+	if (!err && capped && over && over_capacity(fs, grow) >= over) {
+		fs->room_why = "kept checkpoints gave way, but the checkpoint and cleaning that let them go kept as much";
+		return -ENOSPC;
+	}
+	return err;
 }
 
 static int
@@ -266,7 +284,7 @@ make_room(struct lfs_fs *fs, enum lfs_space_class cls, uint64_t bytes)
 		}
 	} else {
 		for (int round = 0; round < 64 && !lfs_space_fits(fs, cls, bytes); round++) {
-			err = lfs_space_reclaim_round(fs, false, bytes);
+			err = lfs_space_reclaim_round(fs, false, bytes, cls == LFS_SPACE_WRITE);
 			if (err == -ENOSPC)
 				break;
 			if (err)

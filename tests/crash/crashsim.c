@@ -167,6 +167,7 @@ struct workload {
 	unsigned ops;
 	bool verbose;
 	bool full;                  /* -F */
+	bool protect;               /* -P */
 	size_t max_size;            /* of any file, for the checker's buffer */
 };
 
@@ -323,25 +324,16 @@ xattrs_differ(struct lfs_fs *fs, uint64_t ino, const struct file *f)
 	return NULL;
 }
 
-/* -F: fill the filesystem with files[0..7] in turns of 64 KiB until a
- * write fails, then fsync (seal) the even ones. */
+/* Writes files[first], files[first + step], ... in turns of 64 KiB
+ * until a write comes back short (the filesystem is full). */
 static int
-fill(struct workload *w)
+fill_turns(struct workload *w, int first, int step)
 {
-	struct stat st;
 	uint8_t *buf = malloc(65536);
-	int err = 0;
-	for (int i = 0; i < 8 && !err; i++) {
-		struct file *f = &w->files[i];
-		snprintf(f->name, sizeof(f->name), "fill%d", i);
-		f->dir = LFS_ROOT_INO;
-		err = lfs_create(w->fs, f->dir, f->name, 0644, true, &cred, &st);
-		f->ino = st.st_ino;
-		f->exists = !err;
-	}
+	int err = buf ? 0 : -ENOMEM;
 	bool full = false;
-	for (int round = 0; !err && !full; round++) {
-		for (int i = 0; i < 8 && !full; i++) {
+	while (!err && !full) {
+		for (int i = first; i < 8 && !full; i += step) {
 			struct file *f = &w->files[i];
 			for (size_t k = 0; k < 65536; k++)
 				buf[k] = (uint8_t)rnd();
@@ -360,6 +352,59 @@ fill(struct workload *w)
 		}
 	}
 	free(buf);
+	return err;
+}
+
+/* Creates files[first], files[first + step], ... empty, named fill<i>. */
+static int
+fill_create(struct workload *w, int first, int step)
+{
+	struct stat st;
+	int err = 0;
+	for (int i = first; i < 8 && !err; i += step) {
+		struct file *f = &w->files[i];
+		snprintf(f->name, sizeof(f->name), "fill%d", i);
+		f->dir = LFS_ROOT_INO;
+		f->size = 0;
+		err = lfs_create(w->fs, f->dir, f->name, 0644, true, &cred, &st);
+		f->ino = st.st_ino;
+		f->exists = !err;
+	}
+	return err;
+}
+
+/* -F -P: the odd files deleted and written again to the full point.
+ * Kept checkpoints hold what the deleted ones had, about half the
+ * capacity, more than the slack's clean segments can take: so the
+ * refill can only go on where they give way (lfs_retain_give_way). */
+static int
+refill_odd(struct workload *w)
+{
+	int err = 0;
+	for (int i = 1; i < 8 && !err; i += 2) {
+		struct file *f = &w->files[i];
+		err = lfs_unlink(w->fs, f->dir, f->name);
+		f->exists = false;
+		/* closed and forgotten, as by the kernel: its blocks are free */
+		lfs_release(w->fs, f->ino);
+		lfs_forget(w->fs, f->ino, 1);
+	}
+	if (!err)
+		err = fill_create(w, 1, 2);
+	return err ? err : fill_turns(w, 1, 2);
+}
+
+/* -F: fill the filesystem with files[0..7] in turns of 64 KiB until a
+ * write fails (with -P, the odd ones again: refill_odd), then fsync
+ * (seal) the even ones. */
+static int
+fill(struct workload *w)
+{
+	int err = fill_create(w, 0, 1);
+	if (!err)
+		err = fill_turns(w, 0, 1);
+	if (!err && w->protect)
+		err = refill_odd(w);
 	for (int i = 0; i < 8 && !err; i += 2) {
 		if ((err = lfs_fsync(w->fs, w->files[i].ino, false)))
 			break;
@@ -1202,7 +1247,7 @@ main(int argc, char **argv)
 	close(fd);
 
 	static struct workload w;
-	w = (struct workload){ .trace = trace, .ops = ops, .verbose = verbose, .full = full, .max_size = 400000,
+	w = (struct workload){ .trace = trace, .ops = ops, .verbose = verbose, .full = full, .protect = protect, .max_size = 400000,
 			       .snapshots = snapshots, .relink = relink, .discard = discard, .resize = resize,
 			       .receive = receive, .recvs = { .rnd_below = rnd_below, .trace_len = trace_len, .trace = trace } };
 	struct lfs_opts o;

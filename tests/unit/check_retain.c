@@ -341,6 +341,69 @@ START_TEST(kept_checkpoints_give_way_when_full)
 }
 END_TEST
 
+/* Fills files[first], files[first + step] ... of fs in turns of 64 KiB
+ * until a write comes back short. */
+static void
+fill_in_turns(struct lfs_fs *fs, uint64_t *files, uint64_t *sizes, int first, int step)
+{
+	static uint8_t chunk[65536];
+	for (bool full = false; !full;)
+		for (int i = first; i < 8 && !full; i += step) {
+			fill_pattern(chunk, sizeof(chunk), (unsigned)(sizes[i] >> 16) + (unsigned)i);
+			ssize_t n = lfs_write(fs, files[i], chunk, sizeof(chunk), (off_t)sizes[i], NULL);
+			ck_assert(n >= 0 || n == -ENOSPC);
+			full = n < (ssize_t)sizeof(chunk);
+			sizes[i] += n > 0 ? (uint64_t)n : 0;
+		}
+}
+
+/* A full filesystem whose kept checkpoints hold little but old copies
+ * of tables (eight files filled, half of them deleted and the space
+ * written again, so that the old checkpoints gave way): a write past the
+ * capacity is refused after a few checkpoints.  Giving way writes the
+ * checkpoint that commits it, which is kept in its turn and holds as
+ * much again, so rounds that count it as room made would checkpoint
+ * 64 times per refused write (crashsim -F -P found it). */
+START_TEST(refused_write_does_not_checkpoint_in_a_loop)
+{
+	testfs_make(12ull << 20, 64u << 10);
+	struct lfs_fs *fs = testfs_mount();
+	ck_assert_int_eq(lfs_set_protection(fs, 3600), 0);
+	uint64_t files[8], sizes[8] = {0};
+	char name[16];
+	for (int i = 0; i < 8; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		files[i] = testfs_mkfile(fs, LFS_ROOT_INO, name);
+	}
+	fill_in_turns(fs, files, sizes, 0, 1);
+	for (int i = 1; i < 8; i += 2) {
+		snprintf(name, sizeof(name), "f%d", i);
+		ck_assert_int_eq(lfs_unlink(fs, LFS_ROOT_INO, name), 0);
+		ck_assert_int_eq(lfs_release(fs, files[i]), 0);
+		lfs_forget(fs, files[i], 1);
+		snprintf(name, sizeof(name), "g%d", i);
+		files[i] = testfs_mkfile(fs, LFS_ROOT_INO, name);
+		sizes[i] = 0;
+	}
+	fill_in_turns(fs, files, sizes, 1, 2);
+	ck_assert_uint_gt(fs->given_way, 0);
+	static uint8_t small[8192];
+	unsigned most = 0;
+	for (int k = 0; k < 16; k++) {
+		uint64_t seq = fs->ckpt_seq;
+		ssize_t n = lfs_write(fs, files[k % 8], small, sizeof(small), (off_t)sizes[k % 8], NULL);
+		ck_assert(n == -ENOSPC || n >= 0);
+		sizes[k % 8] += n > 0 ? (uint64_t)n : 0;
+		if (fs->ckpt_seq - seq > most)
+			most = (unsigned)(fs->ckpt_seq - seq);
+	}
+	/* a round writes at most two: the give-way's and its own */
+	ck_assert_uint_le(most, 4);
+	testfs_fsck_clean(fs);
+	testfs_finish(fs);
+}
+END_TEST
+
 /* The kept checkpoints listed while a checkpoint waits for the disk with
  * the lock released, its record already in the history: only those
  * committed, ascending (lfs-ckpt -l pages through them by number and
@@ -388,4 +451,5 @@ END_TEST
 
 CHECK_MAIN("retain", "retain", 120, snapshot_reads_old_tree, delete_frees_what_it_held, cleaned_under_and_remounted,
 	   protection_period_keeps_plain_ones, held_overwrite_read_error_is_eio,
-	   kept_checkpoints_give_way_when_full, list_while_a_checkpoint_waits)
+	   kept_checkpoints_give_way_when_full, refused_write_does_not_checkpoint_in_a_loop,
+	   list_while_a_checkpoint_waits)
