@@ -178,7 +178,7 @@ put(struct state *st, uint64_t ino, size_t len, uint64_t off)
 		lfs_lock(fs);
 		assert_some_batch_gains(st);
 		uint64_t before = lfs_seg_clean_blocks(fs);
-		int err = lfs_space_reclaim_round(fs, false, bytes);
+		int err = lfs_space_reclaim_round(fs, false, bytes, cls == LFS_SPACE_WRITE);
 		uint64_t after = lfs_seg_clean_blocks(fs);
 		pthread_mutex_unlock(&fs->lock);
 		st->rounds++;
