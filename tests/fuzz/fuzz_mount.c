@@ -57,7 +57,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define IMG (2u << 20)
+/* 46 segments of 64 KiB: the base's live data, about 120 blocks with what
+ * its snapshots hold, fits the 227 blocks of capacity with room for the
+ * workload's writes (2 MiB offers 115) */
+#define IMG (3u << 20)
 #define EDIT_SIZE 20
 /* plain checkpoints are kept this long: past any run */
 #define PROTECT_S (1u << 31)

@@ -143,11 +143,14 @@ table_segments(struct lfs_fs *fs)
  * back the same, and fsck agrees. */
 START_TEST(table_blocks_stay_together)
 {
-	testfs_make(64ull << 20, 32768); /* 2,048 segments: 8 usage-table blocks */
+	/* 4,096 segments: 16 usage-table blocks, and the 42 MiB written
+	 * within the capacity (64 MiB of 32 KiB segments offers 30 MiB) */
+	testfs_make(128ull << 20, 32768);
 	struct lfs_fs *fs = testfs_mount();
 	ck_assert_uint_ge(fs->n_sut_blocks, 8);
 	uint64_t ino = testfs_mkfile(fs, LFS_ROOT_INO, "f");
 	enum { CHUNK = 6 << 20 };
+	ck_assert_uint_lt(7ull * CHUNK / fs->bsize, lfs_space_capacity(fs) * 9 / 10);
 	uint8_t *buf = malloc(CHUNK);
 	for (int i = 0; i < 7; i++) { /* each past another 192 segments, then a checkpoint */
 		fill_pattern(buf, CHUNK, (unsigned)i);
