@@ -33,7 +33,9 @@
  * (recv_model.h): a state shows a received snapshot whole or not at
  * all, as its commit had returned or not begun, and once mounted
  * read-write no staged tree is left, the snapshots unharmed, and the
- * next mount finds the space accounted (fsck).
+ * next mount finds the space accounted (fsck).  With -F -V a turn of
+ * an odd file is cut off after the fill and a receive begun in its room
+ * (a run whose receives never began would check none).
  * With -D the filesystem is mounted with -o discard and the workload
  * gives clean segments back now and then (lfs_trim_freed, and lfs_trim
  * as FITRIM does): each discard is traced as zeros over its range, in
@@ -394,9 +396,24 @@ refill_odd(struct workload *w)
 	return err ? err : fill_turns(w, 1, 2);
 }
 
+/* -F -V: the last turn of files[1] cut off and a receive begun in the
+ * room it leaves, so that every run has one on the full filesystem (its
+ * files then compete with the workload's writes for that room), not
+ * only those whose workload happens to free room before a receive. */
+static int
+begin_receive(struct workload *w)
+{
+	struct file *f = &w->files[1];
+	struct stat a = { .st_size = (off_t)(f->size > 65536 ? f->size - 65536 : 0) }, st;
+	int err = lfs_setattr(w->fs, f->ino, &a, LFS_SET_SIZE, &st);
+	if (!err)
+		f->size = (size_t)a.st_size;
+	return err ? err : recvsim_op(&w->recvs, w->fs);
+}
+
 /* -F: fill the filesystem with files[0..7] in turns of 64 KiB until a
  * write fails (with -P, the odd ones again: refill_odd), then fsync
- * (seal) the even ones. */
+ * (seal) the even ones (with -V, then a receive begun: begin_receive). */
 static int
 fill(struct workload *w)
 {
@@ -413,7 +430,7 @@ fill(struct workload *w)
 	}
 	for (int i = 0; i < 8; i++)
 		lfs_release(w->fs, w->files[i].ino);
-	return err;
+	return !err && w->receive ? begin_receive(w) : err;
 }
 
 /* An O_TMPFILE file written and fsynced, never closed nor named: from
