@@ -366,10 +366,10 @@ lfs_held_would_keep(struct lfs_fs *fs, const struct lfs_held *h, uint64_t addr, 
 	int keep = 0;
 	for (uint64_t j = (uint64_t)(uintptr_t)u64map_get(&h->by_cur, addr); j && keep < 2; j = h->cur_next[j - 1]) {
 		const struct lfs_held_entry *e = &h->ent[j - 1];
-		if (e->slot == 0) {
-			int k = hist ? retained_kind(h, e->from, e->until, hist) : 0;
-			keep = k > keep ? k : keep ? keep : 1;
-		}
+		/* entries follow the block: it is kept, by a snapshot if one
+		 * of their checkpoints is */
+		if (e->slot == 0)
+			keep = hist && retained_kind(h, e->from, e->until, hist) == 2 ? 2 : 1;
 	}
 	if (keep < 2 && h->nretained) {
 		uint64_t birth;
